@@ -1,0 +1,27 @@
+# Sourced by scripts/test and scripts/serve: cd to the repo root and make sure .venv is current.
+# (Re)installs the project with its dev extra only when pyproject.toml or the Python changed.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+PYTHON="${PYTHON:-python3}"
+VENV="$ROOT/.venv"
+STAMP="$VENV/.fiftyk-install-stamp"
+LOG="$VENV/.fiftyk-install.log"
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+    echo "scripts: creating .venv with $("$PYTHON" --version 2>&1)" >&2
+    "$PYTHON" -m venv "$VENV"
+fi
+
+wanted="$( { cat pyproject.toml; "$VENV/bin/python" --version; } | sha256sum | cut -d' ' -f1)"
+if [[ "$(cat "$STAMP" 2>/dev/null)" != "$wanted" ]]; then
+    echo "scripts: installing fiftyk-referee[dev] into .venv" >&2
+    if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+            -e '.[dev]' >"$LOG" 2>&1; then
+        cat "$LOG" >&2
+        echo "scripts: pip install failed (log above, also in $LOG)" >&2
+        exit 1
+    fi
+    echo "$wanted" >"$STAMP"
+fi
