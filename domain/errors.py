@@ -1,0 +1,70 @@
+"""Typed rule errors carrying the stable reason codes of TRANSCRIPT.md."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    """Stable reason codes shared by results, gRPC error details and metrics."""
+
+    NOT_YOUR_TURN = "NOT_YOUR_TURN"
+    CARDS_NOT_IN_HAND = "CARDS_NOT_IN_HAND"
+    INVALID_COMBINATION = "INVALID_COMBINATION"
+    DOES_NOT_BEAT = "DOES_NOT_BEAT"
+    MUST_LEAD = "MUST_LEAD"
+    HAND_OVER = "HAND_OVER"
+    UNKNOWN_CARD = "UNKNOWN_CARD"
+    # More specific codes added by this project.
+    INVALID_RULESET = "INVALID_RULESET"
+    INVALID_DEAL = "INVALID_DEAL"
+    INVALID_SEAT = "INVALID_SEAT"
+    SEAT_TAKEN = "SEAT_TAKEN"
+    SEAT_EMPTY = "SEAT_EMPTY"
+    PLAYER_ALREADY_SEATED = "PLAYER_ALREADY_SEATED"
+    TABLE_NOT_FULL = "TABLE_NOT_FULL"
+    HAND_IN_PROGRESS = "HAND_IN_PROGRESS"
+    NO_HAND_IN_PROGRESS = "NO_HAND_IN_PROGRESS"
+    MATCH_OVER = "MATCH_OVER"
+    PRESET_DECK_NOT_ALLOWED = "PRESET_DECK_NOT_ALLOWED"
+    NO_TIMEOUT_CONFIGURED = "NO_TIMEOUT_CONFIGURED"
+    TURN_NOT_EXPIRED = "TURN_NOT_EXPIRED"
+    PLAYER_OUT = "PLAYER_OUT"
+    INVALID_TRANSCRIPT = "INVALID_TRANSCRIPT"
+
+
+class RuleError(Exception):
+    """A command or input that the rules refuse; carries a reason code and a player-facing text."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"RuleError({self.reason.value}, {self.message!r})"
+
+
+class InvalidRuleset(RuleError):
+    """A ruleset (preset + options) that cannot be used."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Reason.INVALID_RULESET, message)
+
+
+class UnknownCard(RuleError):
+    """A card token not written in the notation of RULES.md section 1."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(
+            Reason.UNKNOWN_CARD,
+            f"unknown card {token!r}: write rank then suit, e.g. 3S 10H QC AD 2S, jokers SJ BJ",
+        )
+        self.token = token
+
+
+class InvalidCombination(RuleError):
+    """Cards that form no combination of the ruleset."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Reason.INVALID_COMBINATION, message)
