@@ -126,6 +126,9 @@ class Tables:
         self.mixed_pair_key = (BIG_JOKER + 1) * step
         self.seq_low_rank = THREE + 1 if ruleset.three_high else THREE
         order = ruleset.sequence_order
+        # ace_two_low_singles_only keeps A (and 2) out of pair and triple straights entirely.
+        multi_top = KING if order == "ace_two_low_singles_only" else ACE
+        self.seq_high_rank = {1: ACE, 2: multi_top, 3: multi_top}
         self.low_order_widths = (
             {1, 2, 3} if order == "ace_two_low" else {1} if order == "ace_two_low_singles_only"
             else set()
@@ -133,6 +136,8 @@ class Tables:
         self.jinzhou = ruleset.bomb_reach == "jinzhou"
         self.min_bomb = ruleset.min_bomb
         self.joker_bombs = ruleset.joker_bombs
+        # Two identical jokers are a pair only where joker combos are not bomb-class rungs.
+        self.pair_rank_limit = SMALL_JOKER if ruleset.joker_bombs else BIG_JOKER + 1
         self.min_triple_run = max(2, ruleset.min_triple_straight)
         self.min_groups = {
             1: ruleset.min_straight, 2: ruleset.min_pair_straight,
@@ -144,7 +149,7 @@ class Tables:
         lo, hi, n = ranks[0], ranks[-1], len(ranks)
         if hi >= SMALL_JOKER:
             return None
-        if hi <= ACE and lo >= self.seq_low_rank and hi - lo == n - 1:
+        if hi <= self.seq_high_rank[width] and lo >= self.seq_low_rank and hi - lo == n - 1:
             return hi
         if width in self.low_order_widths and (ranks[-1] == TWO or ACE in ranks):
             low = sorted(_LOW_POSITION.get(r, r) for r in ranks)
@@ -279,9 +284,11 @@ def _kicker_type(cards: tuple[Card, ...], counts: dict[int, int], t: Tables) -> 
     if not triples or triples[-1] >= SMALL_JOKER:
         return None
     others = [c for rank, c in counts.items() if c != 3]
+    # A kicker pair must be a pair in this ruleset (identical jokers are not in joker-bomb games).
+    pair_kickers_ok = all(rank < t.pair_rank_limit for rank, c in counts.items() if c == 2)
     if n == 4 and len(triples) == 1:
         return Combination(TRIPLE_WITH_SINGLE, cards, t.key[triples[0]], NORMAL)
-    if n == 5 and len(triples) == 1 and others == [2]:
+    if n == 5 and len(triples) == 1 and others == [2] and pair_kickers_ok:
         return Combination(TRIPLE_WITH_PAIR, cards, t.key[triples[0]], NORMAL)
     if not t.ruleset.sequences:
         return None
@@ -291,7 +298,7 @@ def _kicker_type(cards: tuple[Card, ...], counts: dict[int, int], t: Tables) -> 
         return None
     if n == 4 * k and len(others) == k and all(c == 1 for c in others):
         return Combination(TRIPLE_STRAIGHT_WITH_SINGLES, cards, top, NORMAL)
-    if n == 5 * k and len(others) == k and all(c == 2 for c in others):
+    if n == 5 * k and len(others) == k and all(c == 2 for c in others) and pair_kickers_ok:
         return Combination(TRIPLE_STRAIGHT_WITH_PAIRS, cards, top, NORMAL)
     return None
 

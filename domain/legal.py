@@ -51,7 +51,6 @@ from domain.rulesets import Ruleset
 
 Groups = dict[int, list[Card]]
 LEAD = -1  # rank threshold below every key: any rank will do
-_HIGH_ORDER_TOP = ACE
 _LOW_ORDER = (ACE, TWO, *range(3, KING + 1))  # A 2 3 … K
 
 
@@ -132,7 +131,7 @@ def _pair_ranks(groups: Groups, t: Tables) -> list[int]:
     """Ranks that can form a pair: two of a rank (identical jokers only outside joker bombs)."""
     return [
         rank for rank, cards in groups.items()
-        if len(cards) >= 2 and (rank < SMALL_JOKER or not t.joker_bombs)
+        if len(cards) >= 2 and rank < t.pair_rank_limit
     ]
 
 
@@ -155,7 +154,7 @@ def _runs(
     """
     shortest = t.min_groups[width] if width != 3 else t.min_triple_run
     orders: list[tuple[tuple[int, ...], bool]] = [
-        (tuple(range(t.seq_low_rank, _HIGH_ORDER_TOP + 1)), False)
+        (tuple(range(t.seq_low_rank, t.seq_high_rank[width] + 1)), False)
     ]
     if width in t.low_order_widths:
         orders.append((_LOW_ORDER, True))
