@@ -1,0 +1,564 @@
+"""The hand aggregate: one deal of a table, from the deal to the score (RULES.md sections 5-8).
+
+Public command methods validate and decide; they then trigger events whose methods only
+mutate. Automatic consequences of an action (a trick won, cards drawn from the stock, an
+announcement, a player going out, the end of the hand) are decided by the command and
+recorded as events of their own, so the event stream reads as the referee's account.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.cards import (
+    Card,
+    card_points,
+    format_cards,
+    make_deck,
+    parse_card,
+    sort_cards,
+    sort_key,
+)
+from domain.combinations import BOMB, Combination, beats, classify, tables
+from domain.deal import SEED_BYTES, commitment, deal, shuffle_deck
+from domain.errors import Reason, RuleError
+from domain.legal import can_beat, legal_plays
+from domain.rulesets import Ruleset
+from domain.scoring import HandFacts, HandScore, score_hand, teams_of
+
+HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/hand")
+PLAYING, OVER = "playing", "over"
+PASS_BY_PLAYER, PASS_EMPTY_HAND, PASS_TIMEOUT = "player", "empty_hand", "timeout"
+FIRST_LEAD_FALLBACK = "holder:3H"
+
+
+@lru_cache(maxsize=256)
+def _ruleset_from_text(text: str) -> Ruleset:
+    return Ruleset.from_json(json.loads(text))
+
+
+def ruleset_of(spec: dict[str, Any]) -> Ruleset:
+    """The Ruleset for a stored JSON spec (cached: events carry specs, not objects)."""
+    return _ruleset_from_text(json.dumps(spec, sort_keys=True))
+
+
+def hand_id_for(table_id: str, number: int) -> UUID:
+    """The deterministic id of a table's n-th hand (so racing deals collide, not fork)."""
+    return uuid5(HAND_NAMESPACE, f"{table_id}/{number}")
+
+
+def lead_card_of(first_lead: str) -> Card | None:
+    """The card a `holder:XX` first-lead option names, else None."""
+    kind, _, card = first_lead.partition(":")
+    return parse_card(card) if kind == "holder" else None
+
+
+def first_leader(ruleset: Ruleset, deck: Sequence[str], players: int, dealer: int,
+                 previous_first_out: int | None) -> int:
+    """Who leads the first trick (RULES.md section 5, `first_lead`)."""
+    rule = ruleset.first_lead
+    if rule == "previous_first_out":
+        if previous_first_out is not None:
+            return previous_first_out
+        rule = FIRST_LEAD_FALLBACK
+    wanted = lead_card_of(rule)
+    _, _, order = deal(deck, players, dealer, ruleset.hand_size)
+    for seat, card in order:
+        if card == wanted:
+            return seat
+    return (dealer + 1) % players
+
+
+def check_deck(ruleset: Ruleset, deck: Sequence[str]) -> None:
+    """Refuse a preset deck whose multiset is not exactly the ruleset's deck."""
+    try:
+        cards = [parse_card(c) for c in deck]
+    except RuleError as error:
+        raise RuleError(Reason.INVALID_DEAL, f"deck: {error.message}") from error
+    want = Counter(make_deck(ruleset.packs, jokers=ruleset.jokers))
+    have = Counter(cards)
+    if have != want:
+        missing = format_cards((want - have).elements())
+        extra = format_cards((have - want).elements())
+        raise RuleError(
+            Reason.INVALID_DEAL,
+            f"the deck must be exactly the {ruleset.deck_size}-card deck of preset"
+            f" {ruleset.preset!r}; missing {missing or 'nothing'}, extra {extra or 'nothing'}",
+        )
+
+
+class Hand(Aggregate):
+    """One deal: the cards, the tricks, going out, and the hand's score."""
+
+    @staticmethod
+    def create_id(table_id: str, number: int) -> UUID:
+        """Hands are identified by table and number."""
+        return hand_id_for(table_id, number)
+
+    # -- creation ---------------------------------------------------------------------------
+
+    @classmethod
+    def deal_new(
+        cls,
+        *,
+        table_id: str,
+        number: int,
+        ruleset: Ruleset,
+        players: int,
+        dealer: int,
+        deck: Sequence[str] | None = None,
+        seed: bytes | None = None,
+        previous_first_out: int | None = None,
+    ) -> Hand:
+        """Deal a new hand: shuffle from a secret seed, or use a (permitted) preset deck."""
+        ruleset.check_players(players)
+        if not 0 <= dealer < players:
+            raise RuleError(Reason.INVALID_SEAT, f"dealer must be a seat 0..{players - 1}")
+        if deck is None:
+            seed = seed if seed is not None else secrets.token_bytes(SEED_BYTES)
+            base = make_deck(ruleset.packs, jokers=ruleset.jokers)
+            cards = [str(c) for c in shuffle_deck(seed, base)]
+        else:
+            check_deck(ruleset, deck)
+            cards = [str(parse_card(c)) for c in deck]
+            seed = None
+        leader = first_leader(ruleset, cards, players, dealer, previous_first_out)
+        return cls(
+            table_id=table_id,
+            number=number,
+            ruleset=ruleset.to_json(),
+            players=players,
+            dealer=dealer,
+            deck=cards,
+            first_leader=leader,
+            commitment=commitment(seed, cards),
+            seed=seed.hex() if seed is not None else None,
+        )
+
+    @event("Dealt")
+    def __init__(
+        self,
+        table_id: str,
+        number: int,
+        ruleset: dict[str, Any],
+        players: int,
+        dealer: int,
+        deck: list[str],
+        first_leader: int,
+        commitment: str,
+        seed: str | None,
+    ) -> None:
+        self.table_id = table_id
+        self.number = number
+        self.ruleset_spec = ruleset
+        self.rules = ruleset_of(ruleset)
+        self.players = players
+        self.dealer = dealer
+        self.deck = list(deck)
+        self.commitment = commitment
+        self.seed = seed
+        self.hands, self.stock, _ = deal(deck, players, dealer, self.rules.hand_size)
+        self.first_leader = first_leader
+        self.leader = first_leader
+        self.turn: int | None = first_leader
+        self.top: Combination | None = None
+        self.top_seat: int | None = None
+        self.trick: list[tuple[int, tuple[str, ...] | None]] = []
+        self.table_points = 0
+        self.passed: set[int] = set()
+        self.out: list[int] = []
+        self.resigned: list[int] = []
+        self.collected = [0] * players
+        self.announced: dict[int, int] = {}
+        self.unbeaten_bombs: list[tuple[int, int]] = []
+        self.tricks_won = 0
+        self.actions: list[dict[str, Any]] = []
+        self.status = PLAYING
+        self.result: dict[str, Any] | None = None
+
+    # -- queries ----------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        """The hand has ended and been scored."""
+        return self.status == OVER
+
+    def is_active(self, seat: int) -> bool:
+        """Still playing: neither out nor resigned."""
+        return seat not in self.out and seat not in self.resigned
+
+    def active_seats(self) -> list[int]:
+        """Seats still playing, in seat order."""
+        return [s for s in range(self.players) if self.is_active(s)]
+
+    def next_active(self, seat: int) -> int | None:
+        """The next seat after `seat` in turn order that is still playing (None if none)."""
+        for step in range(1, self.players):
+            candidate = (seat + step) % self.players
+            if self.is_active(candidate):
+                return candidate
+        return None
+
+    def partner_of(self, seat: int) -> int | None:
+        """The partner seat in team games."""
+        for team in teams_of(self.rules, self.players):
+            if seat in team:
+                return next(s for s in team if s != seat)
+        return None
+
+    def legal_plays(self, seat: int) -> list[Combination]:
+        """Every distinct legal play for `seat` now (empty when it is not their turn)."""
+        if self.is_over or seat != self.turn:
+            return []
+        return legal_plays(self.hands[seat], self.top, self.rules)
+
+    def turn_deadline(self) -> datetime | None:
+        """When the current turn times out (last event time + turn_timeout), if clocked."""
+        if self.is_over or not self.rules.turn_timeout or self.turn is None:
+            return None
+        return self.modified_on + timedelta(seconds=self.rules.turn_timeout)
+
+    def score(self) -> dict[str, Any] | None:
+        """The stored result of the hand once over (plain JSON)."""
+        return self.result
+
+    # -- commands ---------------------------------------------------------------------------
+
+    def _check_turn(self, seat: int) -> None:
+        if self.is_over:
+            raise RuleError(Reason.HAND_OVER, "the hand is over")
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
+            raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{self.players - 1}")
+        if not self.is_active(seat):
+            state = "gone out" if seat in self.out else "resigned"
+            raise RuleError(Reason.PLAYER_OUT, f"seat {seat} has {state} and no longer plays")
+        if seat != self.turn:
+            raise RuleError(Reason.NOT_YOUR_TURN, f"it is seat {self.turn}'s turn, not {seat}'s")
+
+    def play(self, seat: int, cards: Iterable[str | Card], *, timeout: bool = False) -> Combination:
+        """Play cards that form a combination beating the trick's top play (or any, leading)."""
+        self._check_turn(seat)
+        parsed = [c if isinstance(c, Card) else parse_card(c) for c in cards]
+        if not parsed:
+            raise RuleError(Reason.INVALID_COMBINATION, "a play needs at least one card")
+        have = Counter(self.hands[seat])
+        need = Counter(parsed)
+        missing = need - have
+        if missing:
+            raise RuleError(
+                Reason.CARDS_NOT_IN_HAND,
+                f"seat {seat} does not hold {' '.join(format_cards(missing.elements()))}",
+            )
+        combo = classify(parsed, self.rules)
+        if self.top is not None and not beats(combo, self.top, self.rules):
+            raise RuleError(
+                Reason.DOES_NOT_BEAT,
+                f"{combo.type} {' '.join(combo.card_strings())} does not beat"
+                f" {self.top.type} {' '.join(self.top.card_strings())}",
+            )
+        self._played(
+            seat=seat, cards=combo.card_strings(), type=combo.type, rank=combo.rank,
+            rung=combo.rung, points=combo.points(joker_points=self.rules.joker_points),
+            timeout=timeout,
+        )
+        self._after_hand_change(seat)
+        self._advance()
+        return combo
+
+    def pass_turn(self, seat: int, *, timeout: bool = False) -> None:
+        """Pass (过): allowed for everyone but the player who must lead."""
+        self._check_turn(seat)
+        if self.top is None:
+            raise RuleError(Reason.MUST_LEAD, f"seat {seat} leads this trick and cannot pass")
+        self._passed(seat=seat, why=PASS_TIMEOUT if timeout else PASS_BY_PLAYER)
+        self._advance()
+
+    def resign(self, seat: int) -> None:
+        """Resign: the seat stops playing, keeps its cards (leftover) and is placed last."""
+        if self.is_over:
+            raise RuleError(Reason.HAND_OVER, "the hand is over")
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
+            raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{self.players - 1}")
+        if not self.is_active(seat):
+            raise RuleError(Reason.PLAYER_OUT, f"seat {seat} no longer plays")
+        self._resigned(seat=seat)
+        self._advance()
+
+    def time_out(self, seat: int, now: datetime) -> str:
+        """Apply the referee's decision for an expired turn: pass if allowed, else lowest single."""
+        self._check_turn(seat)
+        deadline = self.turn_deadline()
+        if deadline is None:
+            raise RuleError(Reason.NO_TIMEOUT_CONFIGURED, "this table has no turn clock")
+        if now < deadline:
+            raise RuleError(Reason.TURN_NOT_EXPIRED, f"seat {seat}'s turn runs until {deadline}")
+        if self.top is not None:
+            self.pass_turn(seat, timeout=True)
+            return "pass"
+        key = tables(self.rules).key
+        lowest = min(self.hands[seat], key=lambda c: (key[c.rank], sort_key(c)))
+        self.play(seat, [lowest], timeout=True)
+        return "play"
+
+    # -- automatic consequences ---------------------------------------------------------------
+
+    def _after_hand_change(self, seat: int) -> None:
+        count = len(self.hands[seat])
+        limit = self.rules.announce_at
+        if limit and 0 < count <= limit and self.announced.get(seat) != count:
+            self._announced(seat=seat, count=count)
+        if count == 0 and not self.stock and seat not in self.out:
+            self._went_out(seat=seat, place=len(self.out) + 1)
+
+    def _trick_complete(self) -> bool:
+        if self.top_seat is None:
+            return False
+        return all(s in self.passed for s in self.active_seats() if s != self.top_seat)
+
+    def _next_leader(self, winner: int) -> int | None:
+        if self.is_active(winner):
+            return winner
+        if self.rules.wind == "partner":
+            partner = self.partner_of(winner)
+            if partner is not None and self.is_active(partner):
+                return partner
+        return self.next_active(winner)
+
+    def _advance(self) -> None:
+        while True:
+            if self._hand_ended():
+                self._finish()
+                return
+            if self._trick_complete():
+                winner = self.top_seat
+                if winner is None:  # unreachable: _trick_complete needs a top seat
+                    return
+                self._trick_won(seat=winner, points=self.table_points,
+                                leader=self._next_leader(winner))
+                self._replenish(winner)
+                continue
+            turn = self.turn
+            if turn is not None and self.rules.has_stock and not self.hands[turn] and self.stock:
+                self._passed(seat=turn, why=PASS_EMPTY_HAND)
+                continue
+            return
+
+    def _replenish(self, winner: int) -> None:
+        size = self.rules.hand_size
+        if size is None:
+            return
+        order = [(winner + i) % self.players for i in range(self.players)]
+        for seat in order:
+            if not self.is_active(seat):
+                continue
+            want = size - len(self.hands[seat])
+            if want > 0 and self.stock:
+                drawn = [str(c) for c in self.stock[:want]]
+                self._drew(seat=seat, cards=drawn)
+                self._after_hand_change(seat)
+        if not self.stock:
+            for seat in order:
+                if self.is_active(seat) and not self.hands[seat]:
+                    self._went_out(seat=seat, place=len(self.out) + 1)
+
+    def _sides_active(self) -> int:
+        teams = teams_of(self.rules, self.players)
+        active = self.active_seats()
+        if teams:
+            return sum(1 for team in teams if any(s in active for s in team))
+        return len(active)
+
+    def _hand_ended(self) -> bool:
+        r = self.rules
+        out = self.out
+        if self._sides_active() < 2:
+            return True
+        teams = teams_of(r, self.players)
+        if teams:
+            return any(all(s in out for s in team) for team in teams)
+        if r.scoring == "qq":
+            return len(out) >= 2
+        if r.end == "first_out":
+            return len(out) >= 1
+        return False  # last_standing: covered by fewer than two sides playing
+
+    def _still_in(self) -> list[int]:
+        start = self.out[-1] if self.out else self.dealer
+        ordered = [(start + i) % self.players for i in range(1, self.players + 1)]
+        playing = [s for s in ordered if s not in self.out and s not in self.resigned]
+        return playing + list(reversed(self.resigned))
+
+    def _finish(self) -> None:
+        if self.top_seat is not None and self.trick:
+            # Decision (RULES.md section 5): a trick cut short goes to its top play's player.
+            self._trick_won(seat=self.top_seat, points=self.table_points, leader=None)
+        still_in = self._still_in()
+        jp = self.rules.joker_points
+        facts = HandFacts(
+            players=self.players,
+            finish_order=tuple(self.out),
+            still_in=tuple(still_in),
+            collected=tuple(self.collected),
+            leftover_points=tuple(
+                0 if s in self.out else sum(card_points(c, joker_points=jp) for c in self.hands[s])
+                for s in range(self.players)
+            ),
+            unbeaten_bombs=tuple(self.unbeaten_bombs),
+        )
+        scored: HandScore = score_hand(self.rules, facts)
+        result = {
+            "finish_order": list(self.out),
+            "collected": list(self.collected),
+            **scored.to_json(),
+            "places": list(scored.places),
+            "side_totals": {k: str(v) for k, v in scored.side_totals().items()},
+        }
+        self._ended(result=result, seed=self.seed)
+
+    # -- events (mutation only) -------------------------------------------------------------
+
+    @event("CardsPlayed")
+    def _played(self, seat: int, cards: list[str], type: str, rank: int, rung: int,
+                points: int, timeout: bool) -> None:
+        played = [parse_card(c) for c in cards]
+        hand = self.hands[seat]
+        for card in played:
+            hand.remove(card)
+        self.top = Combination(type, tuple(played), rank, rung)
+        self.top_seat = seat
+        self.trick.append((seat, tuple(cards)))
+        self.table_points += points
+        self.passed = set()
+        self.turn = self.next_active(seat)
+        self.actions.append({"seat": seat, "play": list(cards)})
+
+    @event("Passed")
+    def _passed(self, seat: int, why: str) -> None:
+        self.passed.add(seat)
+        self.trick.append((seat, None))
+        self.turn = self.next_active(seat)
+        if why != PASS_EMPTY_HAND:
+            self.actions.append({"seat": seat, "pass": True})
+
+    @event("Resigned")
+    def _resigned(self, seat: int) -> None:
+        self.resigned.append(seat)
+        self.passed.discard(seat)
+        if self.turn == seat:
+            self.turn = self.next_active(seat)
+        self.actions.append({"seat": seat, "resign": True})
+
+    @event("TrickWon")
+    def _trick_won(self, seat: int, points: int, leader: int | None) -> None:
+        self.collected[seat] += points
+        if self.top is not None and self.top.type == BOMB:
+            self.unbeaten_bombs.append((seat, len(self.top.cards)))
+        self.tricks_won += 1
+        self.top = None
+        self.top_seat = None
+        self.trick = []
+        self.table_points = 0
+        self.passed = set()
+        self.leader = leader if leader is not None else seat
+        self.turn = leader
+
+    @event("CardsDrawn")
+    def _drew(self, seat: int, cards: list[str]) -> None:
+        del self.stock[: len(cards)]
+        self.hands[seat].extend(parse_card(c) for c in cards)
+
+    @event("Announced")
+    def _announced(self, seat: int, count: int) -> None:
+        self.announced[seat] = count
+
+    @event("WentOut")
+    def _went_out(self, seat: int, place: int) -> None:
+        del place  # recorded in the event for readers; equal to the position in `out`
+        self.out.append(seat)
+
+    @event("HandEnded")
+    def _ended(self, result: dict[str, Any], seed: str | None) -> None:
+        del seed  # revealed in the event for verification; already known to the aggregate
+        self.result = result
+        self.status = OVER
+        self.turn = None
+
+    # -- views ------------------------------------------------------------------------------
+
+    def _counts_visible_to(self, seat: int | None) -> list[int | None]:
+        if self.rules.hand_counts == "public" or seat is None:
+            return [len(h) for h in self.hands]
+        return [
+            len(h) if s == seat else self.announced.get(s) for s, h in enumerate(self.hands)
+        ]
+
+    def _public(self, viewer: int | None) -> dict[str, Any]:
+        top = None
+        if self.top is not None:
+            top = {"seat": self.top_seat, "type": self.top.type, "cards": self.top.card_strings()}
+        return {
+            "hand_id": str(self.id),
+            "table_id": self.table_id,
+            "number": self.number,
+            "version": self.version,
+            "ruleset": self.ruleset_spec,
+            "players": self.players,
+            "dealer": self.dealer,
+            "status": self.status,
+            "turn": self.turn,
+            "leader": self.leader,
+            "trick": [
+                {"seat": s, "cards": list(c)} if c is not None else {"seat": s, "pass": True}
+                for s, c in self.trick
+            ],
+            "top": top,
+            "table_points": self.table_points,
+            "counts": self._counts_visible_to(viewer),
+            "stock_count": len(self.stock) if self.rules.has_stock else None,
+            "announced": {str(s): n for s, n in sorted(self.announced.items())},
+            "collected": list(self.collected),
+            "finish_order": list(self.out),
+            "resigned": list(self.resigned),
+            "commitment": self.commitment,
+            "seed": self.seed if self.is_over else None,
+            "result": self.result,
+            "turn_deadline": (d.isoformat() if (d := self.turn_deadline()) else None),
+        }
+
+    def view(self, seat: int) -> dict[str, Any]:
+        """What `seat` may see: its own cards, never another seat's."""
+        if not 0 <= seat < self.players:
+            raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{self.players - 1}")
+        data = self._public(seat)
+        data["seat"] = seat
+        data["cards"] = [str(c) for c in sort_cards(self.hands[seat])]
+        return data
+
+    def audit_view(self) -> dict[str, Any]:
+        """Everything, for auditors: every hand and the stock."""
+        data = self._public(None)
+        data["seat"] = None
+        data["hands"] = [[str(c) for c in sort_cards(h)] for h in self.hands]
+        data["stock"] = [str(c) for c in self.stock]
+        data["seed"] = self.seed
+        data["first_leader"] = self.first_leader
+        return data
+
+    def can_seat_beat(self, seat: int) -> bool:
+        """Whether `seat` could beat the current top play (False when leading)."""
+        return self.top is not None and can_beat(self.hands[seat], self.top, self.rules)
+
+
+__all__ = [
+    "OVER", "PLAYING", "Hand", "check_deck", "first_leader", "hand_id_for",
+    "lead_card_of", "ruleset_of",
+]
