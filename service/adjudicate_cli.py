@@ -1,0 +1,49 @@
+"""`fiftyk adjudicate FILE`: rule on a transcript and print the result JSON (TRANSCRIPT.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from domain.transcript import InvalidTranscript, adjudicate
+
+EXIT_UNREADABLE = 1
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `adjudicate`."""
+    parser = sub.add_parser(
+        "adjudicate", help="replay a transcript and print the ruling (fiftyk-result/1)",
+        description="Replay a fiftyk-transcript/1 file through the referee and print the"
+        " result JSON. Exit 0 whenever the file is a readable transcript.",
+    )
+    parser.add_argument("file", help="transcript JSON file, or - for standard input")
+    parser.set_defaults(handler=run)
+
+
+def _read(path: str) -> Any:
+    if path == "-":
+        return json.load(sys.stdin)
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the ruling; a message on stderr and a non-zero exit for an unreadable file."""
+    try:
+        data = _read(args.file)
+    except OSError as error:
+        print(f"fiftyk adjudicate: cannot read {args.file}: {error.strerror}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        print(f"fiftyk adjudicate: {args.file} is not JSON: {error}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    try:
+        result = adjudicate(data)
+    except InvalidTranscript as error:
+        print(f"fiftyk adjudicate: not a valid transcript: {error.message}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    print(json.dumps(result, ensure_ascii=False))
+    return 0
