@@ -172,7 +172,8 @@ class Hand(Aggregate):
         self.turn: int | None = first_leader
         self.top: Combination | None = None
         self.top_seat: int | None = None
-        self.trick: list[tuple[int, tuple[str, ...] | None]] = []
+        # (seat, cards or None for a pass, combination type or "", decided by the referee)
+        self.trick: list[tuple[int, tuple[str, ...] | None, str, bool]] = []
         self.table_points = 0
         self.passed: set[int] = set()
         self.out: list[int] = []
@@ -435,7 +436,7 @@ class Hand(Aggregate):
             hand.remove(card)
         self.top = Combination(type, tuple(played), rank, rung)
         self.top_seat = seat
-        self.trick.append((seat, tuple(cards)))
+        self.trick.append((seat, tuple(cards), type, timeout))
         self.table_points += points
         self.passed = set()
         self.turn = self.next_active(seat)
@@ -444,7 +445,7 @@ class Hand(Aggregate):
     @event("Passed")
     def _passed(self, seat: int, why: str) -> None:
         self.passed.add(seat)
-        self.trick.append((seat, None))
+        self.trick.append((seat, None, "", why != PASS_BY_PLAYER))
         self.turn = self.next_active(seat)
         if why != PASS_EMPTY_HAND:
             self.actions.append({"seat": seat, "pass": True})
@@ -517,8 +518,9 @@ class Hand(Aggregate):
             "turn": self.turn,
             "leader": self.leader,
             "trick": [
-                {"seat": s, "cards": list(c)} if c is not None else {"seat": s, "pass": True}
-                for s, c in self.trick
+                {"seat": s, "cards": list(c), "type": kind, "by_referee": referee}
+                if c is not None else {"seat": s, "pass": True, "by_referee": referee}
+                for s, c, kind, referee in self.trick
             ],
             "top": top,
             "table_points": self.table_points,
