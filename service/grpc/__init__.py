@@ -1,0 +1,1 @@
+"""The gRPC edge of the referee: servicer, auth, errors, interceptors."""

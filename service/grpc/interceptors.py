@@ -1,0 +1,285 @@
+"""Server interceptors for the cross-cutting concerns of every RPC: metrics and request logs.
+
+Both wrap the method handler's behaviour and observe the call through `_CallObserver`: one
+`started` per call, `received`/`sent` per message, and exactly one `finished` with the final
+status code — also when the handler aborts, raises, or the client cancels. Messages a handler
+writes with `context.write` instead of returning/yielding them are not seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
+
+import grpc
+import grpc.aio
+
+from service.logs import request_id_var
+from service.metrics import Metrics, RpcLabels, grpc_code_label
+
+REQUEST_ID_HEADER = "x-request-id"
+# Client-chosen ids are logged verbatim, so accept only short, plain ones.
+_VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+SERVER_ERROR_CODES = frozenset({
+    grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL, grpc.StatusCode.DATA_LOSS,
+    grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.UNAVAILABLE,
+})
+MILLISECONDS = 1000.0
+
+_log = logging.getLogger("fiftyk.rpc")
+
+if TYPE_CHECKING:  # the grpc classes are generic only in their type stubs
+    Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]
+    Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
+    Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]]
+
+
+class _CallObserver(Protocol):
+    """What an interceptor wants to know about one call."""
+
+    def received(self) -> None:
+        """One request message arrived."""
+
+    def sent(self) -> None:
+        """One response message left."""
+
+    def finished(self, code: grpc.StatusCode) -> None:
+        """The call ended with `code`; called exactly once."""
+
+
+if TYPE_CHECKING:
+    ObserverFactory: TypeAlias = Callable[[Context], _CallObserver]
+
+
+def _grpc_type(handler: Handler) -> str:
+    if handler.request_streaming:
+        return "bidi_stream" if handler.response_streaming else "client_stream"
+    return "server_stream" if handler.response_streaming else "unary"
+
+
+class _Once:
+    """Forwards to an observer and guarantees a single `finished`, whoever reports it first."""
+
+    def __init__(self, observer: _CallObserver, context: Context):
+        self.observer = observer
+        self.done = False
+        # A client cancelling while gRPC itself awaits a send never reaches the wrapper.
+        context.add_done_callback(cast(Any, self._on_done))
+
+    def _on_done(self, _context: object) -> None:
+        self.finish(grpc.StatusCode.CANCELLED)
+
+    def finish(self, code: grpc.StatusCode) -> None:
+        if not self.done:
+            self.done = True
+            self.observer.finished(code)
+
+
+def _final_code(
+    context: Context, error: BaseException | None
+) -> grpc.StatusCode:
+    if isinstance(error, asyncio.CancelledError | GeneratorExit):
+        return grpc.StatusCode.CANCELLED
+    if error is None or isinstance(error, grpc.aio.AbortError):
+        set_code: grpc.StatusCode | None = context.code()  # None until a handler sets one
+        if set_code is not None:
+            return set_code
+        return grpc.StatusCode.OK if error is None else grpc.StatusCode.UNKNOWN
+    return grpc.StatusCode.UNKNOWN  # what grpc.aio answers for an unexpected exception
+
+
+async def _call(inner: Any, request: Any, context: Any) -> Any:
+    result = inner(request, context)
+    return await result if inspect.isawaitable(result) else result
+
+
+async def _responses(inner: Any, request: Any, context: Any) -> AsyncIterator[Any]:
+    responses = inner(request, context)
+    if hasattr(responses, "__aiter__"):
+        async for response in responses:
+            yield response
+    else:  # a synchronous servicer, such as grpc_health's, run on the aio server
+        for response in responses:
+            yield response
+
+
+def _is_async(function: Any) -> bool:
+    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
+
+
+async def _counted(requests: AsyncIterator[Any], call: _Once) -> AsyncIterator[Any]:
+    async for request in requests:
+        call.observer.received()
+        yield request
+
+
+def _wrap(handler: Handler, observe: ObserverFactory) -> Handler:
+    """Return a handler that runs `handler`'s behaviour under an observer per call."""
+    behaviour: Any
+    if handler.unary_unary is not None:
+        inner_uu: Any = handler.unary_unary
+
+        async def unary_unary(request: Any, context: Context) -> Any:
+            call = _Once(observe(context), context)
+            call.observer.received()
+            try:
+                response = await _call(inner_uu, request, context)
+            except BaseException as error:
+                call.finish(_final_code(context, error))
+                raise
+            call.observer.sent()
+            call.finish(_final_code(context, None))
+            return response
+
+        behaviour, make = unary_unary, grpc.unary_unary_rpc_method_handler
+    elif handler.unary_stream is not None:
+        inner_us: Any = handler.unary_stream
+
+        async def unary_stream(
+            request: Any, context: Context
+        ) -> AsyncIterator[Any]:
+            call = _Once(observe(context), context)
+            call.observer.received()
+            try:
+                async for response in _responses(inner_us, request, context):
+                    yield response
+                    call.observer.sent()
+            except BaseException as error:
+                call.finish(_final_code(context, error))
+                raise
+            call.finish(_final_code(context, None))
+
+        behaviour, make = unary_stream, grpc.unary_stream_rpc_method_handler
+    elif handler.stream_unary is not None and _is_async(handler.stream_unary):
+        inner_su: Any = handler.stream_unary
+
+        async def stream_unary(
+            requests: AsyncIterator[Any], context: Context
+        ) -> Any:
+            call = _Once(observe(context), context)
+            try:
+                response = await inner_su(_counted(requests, call), context)
+            except BaseException as error:
+                call.finish(_final_code(context, error))
+                raise
+            call.observer.sent()
+            call.finish(_final_code(context, None))
+            return response
+
+        behaviour, make = stream_unary, grpc.stream_unary_rpc_method_handler
+    elif handler.stream_stream is not None and _is_async(handler.stream_stream):
+        inner_ss: Any = handler.stream_stream
+
+        async def stream_stream(
+            requests: AsyncIterator[Any], context: Context
+        ) -> AsyncIterator[Any]:
+            call = _Once(observe(context), context)
+            try:
+                async for response in inner_ss(_counted(requests, call), context):
+                    yield response
+                    call.observer.sent()
+            except BaseException as error:
+                call.finish(_final_code(context, error))
+                raise
+            call.finish(_final_code(context, None))
+
+        behaviour, make = stream_stream, grpc.stream_stream_rpc_method_handler
+    else:  # a synchronous request-streaming handler expects a blocking iterator: leave it
+        return handler
+    return make(
+        behaviour,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+class _MetricsObserver:
+    """Records one call in the go-grpc-prometheus metrics."""
+
+    def __init__(self, metrics: Metrics, rpc: RpcLabels) -> None:
+        self.metrics = metrics
+        self.rpc = rpc
+        self.start = time.perf_counter()
+        metrics.grpc_started(rpc)
+
+    def received(self) -> None:
+        self.metrics.grpc_received(self.rpc)
+
+    def sent(self) -> None:
+        self.metrics.grpc_sent(self.rpc)
+
+    def finished(self, code: grpc.StatusCode) -> None:
+        self.metrics.grpc_handled(self.rpc, code, time.perf_counter() - self.start)
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):
+    """Counts started, handled (by status code) and timed RPCs and their messages."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler | None:
+        """Instrument the handler of a known method; unknown methods pass through unseen."""
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None  # only registered methods become labels: their number is bounded
+        rpc = RpcLabels.from_path(handler_call_details.method, _grpc_type(handler))
+        return _wrap(handler, lambda _context: _MetricsObserver(self.metrics, rpc))
+
+
+def request_id_from(metadata: Any) -> str:
+    """Return the client's `x-request-id` when it is a plain short token, else a new id."""
+    for key, value in metadata or ():
+        if key == REQUEST_ID_HEADER and isinstance(value, str) and _VALID_REQUEST_ID.fullmatch(
+            value
+        ):
+            return value
+    return uuid.uuid4().hex
+
+
+class _LogObserver:
+    """Binds the request id for the call and writes one log line when it ends."""
+
+    def __init__(self, method: str, context: Context) -> None:
+        self.method = method
+        self.start = time.perf_counter()
+        self.request_id = request_id_from(context.invocation_metadata())
+        # Each RPC runs in its own asyncio task (its own context), so the binding ends with it.
+        request_id_var.set(self.request_id)
+
+    def received(self) -> None:
+        pass
+
+    def sent(self) -> None:
+        pass
+
+    def finished(self, code: grpc.StatusCode) -> None:
+        level = logging.ERROR if code in SERVER_ERROR_CODES else logging.INFO
+        elapsed_ms = (time.perf_counter() - self.start) * MILLISECONDS
+        _log.log(
+            level, "%s %s", self.method, grpc_code_label(code),
+            extra={"request_id": self.request_id, "grpc_method": self.method,
+                   "grpc_code": grpc_code_label(code), "duration_ms": round(elapsed_ms, 3)},
+        )
+
+
+class RequestContextInterceptor(grpc.aio.ServerInterceptor):
+    """Binds a request id (`x-request-id` or generated) to the call's logs; logs each call."""
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler | None:
+        """Wrap the handler so the request id is bound while it runs."""
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        method = handler_call_details.method
+        return _wrap(handler, lambda context: _LogObserver(method, context))

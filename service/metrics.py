@@ -1,0 +1,326 @@
+"""Prometheus metrics of one referee process: gRPC traffic, game activity and the event store.
+
+Every `Metrics` owns its own `CollectorRegistry`, so several servers can live in one process
+(as they do in the tests) without their numbers mixing.
+
+Scraping several replicas: each server process serves its own `/metrics` endpoint on its
+metrics port (`FIFTYK_METRICS_PORT`) and Prometheus scrapes every replica separately: in
+docker compose by listing each replica as a target (`deploy/prometheus/prometheus.yml`), on
+Kubernetes through the `prometheus.io/scrape|port|path` pod annotations and pod service
+discovery (`deploy/k8s/deployment.yaml`). Counters are per process; dashboards and alerts
+`sum` them across the `instance` label.
+
+The gRPC metric names and labels are those of go-grpc-prometheus, so existing dashboards
+work; `grpc_code` takes the Go spelling of the status code (`OK`, `FailedPrecondition`, ...).
+Domain and store metrics carry the `fiftyk_` prefix. No label takes an unbounded value:
+values that come from outside the metrics module are checked against fixed sets and anything
+unexpected is counted under `other` / `OTHER`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from wsgiref.simple_server import WSGIServer
+
+import grpc
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    start_http_server,
+)
+
+from domain.combinations import (
+    BIG_JOKER_PAIR,
+    BOMB,
+    DOUBLE_FIFTY_K,
+    FIFTY_K,
+    JOKER_PAIR_MIXED,
+    JOKER_QUAD,
+    JOKER_TRIPLE,
+    PURE_DOUBLE_FIFTY_K,
+    PURE_FIFTY_K,
+    SMALL_JOKER_PAIR,
+    Combination,
+)
+from domain.errors import Reason
+from domain.rulesets import PRESETS
+
+# From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
+LATENCY_BUCKETS: tuple[float, ...] = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)
+# Rebuilding a table or hand from its events ranges from a few events to a long match.
+REBUILD_BUCKETS: tuple[float, ...] = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+)
+
+OTHER = "other"
+OTHER_REASON = "OTHER"
+ACCEPTED = "accepted"
+
+GRPC_TYPES = frozenset({"unary", "client_stream", "server_stream", "bidi_stream"})
+COMMAND_KINDS = frozenset({
+    "create_table", "join_table", "leave_table", "start_hand", "play", "pass", "resign",
+    "timeout",
+})
+OUTCOMES = frozenset({ACCEPTED, OTHER_REASON, *(reason.value for reason in Reason)})
+PRESET_LABELS = frozenset({*PRESETS, OTHER})
+SMALLEST_BOMB, LARGEST_BOMB = 3, 8
+BOMB_SIZES = frozenset({
+    *(f"{BOMB}_{n}" for n in range(SMALLEST_BOMB, LARGEST_BOMB + 1)),
+    FIFTY_K, PURE_FIFTY_K, DOUBLE_FIFTY_K, PURE_DOUBLE_FIFTY_K,
+    JOKER_PAIR_MIXED, SMALL_JOKER_PAIR, BIG_JOKER_PAIR, JOKER_TRIPLE, JOKER_QUAD, OTHER,
+})
+
+# go-grpc-prometheus writes codes as Go's codes.Code.String() does.
+_GO_CODE_NAMES = {
+    grpc.StatusCode.OK: "OK",
+    grpc.StatusCode.CANCELLED: "Canceled",
+    grpc.StatusCode.UNKNOWN: "Unknown",
+    grpc.StatusCode.INVALID_ARGUMENT: "InvalidArgument",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "DeadlineExceeded",
+    grpc.StatusCode.NOT_FOUND: "NotFound",
+    grpc.StatusCode.ALREADY_EXISTS: "AlreadyExists",
+    grpc.StatusCode.PERMISSION_DENIED: "PermissionDenied",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "ResourceExhausted",
+    grpc.StatusCode.FAILED_PRECONDITION: "FailedPrecondition",
+    grpc.StatusCode.ABORTED: "Aborted",
+    grpc.StatusCode.OUT_OF_RANGE: "OutOfRange",
+    grpc.StatusCode.UNIMPLEMENTED: "Unimplemented",
+    grpc.StatusCode.INTERNAL: "Internal",
+    grpc.StatusCode.UNAVAILABLE: "Unavailable",
+    grpc.StatusCode.DATA_LOSS: "DataLoss",
+    grpc.StatusCode.UNAUTHENTICATED: "Unauthenticated",
+}
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def grpc_code_label(code: grpc.StatusCode) -> str:
+    """Return the `grpc_code` label value of a status code (Go spelling, e.g. `NotFound`)."""
+    return _GO_CODE_NAMES[code]
+
+
+def bomb_size_label(combination: Combination) -> str:
+    """Return the `size` label of a bomb: `bomb_<n>` for n of a kind, else its type code."""
+    label = f"{BOMB}_{len(combination.cards)}" if combination.type == BOMB else combination.type
+    return label if label in BOMB_SIZES else OTHER
+
+
+def _command_label(kind: str) -> str:
+    snake = _CAMEL_BOUNDARY.sub("_", kind).lower()
+    return snake if snake in COMMAND_KINDS else OTHER
+
+
+def _bounded(value: str, allowed: frozenset[str], fallback: str) -> str:
+    return value if value in allowed else fallback
+
+
+@dataclass(frozen=True)
+class RpcLabels:
+    """The go-grpc-prometheus labels that identify one RPC method."""
+
+    grpc_type: str
+    grpc_service: str
+    grpc_method: str
+
+    @classmethod
+    def from_path(cls, path: str, grpc_type: str) -> RpcLabels:
+        """Split a `/package.Service/Method` path into labels."""
+        service, _, method = path.lstrip("/").rpartition("/")
+        return cls(_bounded(grpc_type, GRPC_TYPES, OTHER), service, method)
+
+
+class Metrics:
+    """The metrics of one server process, in a registry of its own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._server: WSGIServer | None = None
+        self._thread: threading.Thread | None = None
+        rpc = ("grpc_type", "grpc_service", "grpc_method")
+        registry = self.registry
+        self._grpc_started = Counter(
+            "grpc_server_started_total", "RPCs started on the server.", rpc, registry=registry
+        )
+        self._grpc_handled = Counter(
+            "grpc_server_handled_total", "RPCs completed on the server, regardless of success.",
+            (*rpc, "grpc_code"), registry=registry,
+        )
+        self._grpc_seconds = Histogram(
+            "grpc_server_handling_seconds",
+            "Time from the start of an RPC until the server finished handling it.",
+            rpc, buckets=LATENCY_BUCKETS, registry=registry,
+        )
+        self._grpc_received = Counter(
+            "grpc_server_msg_received_total", "Messages received by the server.", rpc,
+            registry=registry,
+        )
+        self._grpc_sent = Counter(
+            "grpc_server_msg_sent_total", "Messages sent by the server.", rpc, registry=registry
+        )
+        self._commands = Counter(
+            "fiftyk_commands_total",
+            "Game commands by kind and outcome (`accepted` or the rejection reason code).",
+            ("command", "outcome"), registry=registry,
+        )
+        self._hands_started = Counter(
+            "fiftyk_hands_started_total", "Hands dealt, by preset.", ("preset",),
+            registry=registry,
+        )
+        self._hands_completed = Counter(
+            "fiftyk_hands_completed_total", "Hands played to the end and scored, by preset.",
+            ("preset",), registry=registry,
+        )
+        self._tricks = Counter(
+            "fiftyk_tricks_total", "Tricks won, by preset.", ("preset",), registry=registry
+        )
+        self._bombs = Counter(
+            "fiftyk_bombs_total",
+            "Bombs played, by size (`bomb_<n>` for n of a kind, else the bomb's type code).",
+            ("size",), registry=registry,
+        )
+        self._append_seconds = Histogram(
+            "fiftyk_event_store_append_seconds", "Time to append a command's events to the store.",
+            buckets=LATENCY_BUCKETS, registry=registry,
+        )
+        self._conflicts = Counter(
+            "fiftyk_event_store_conflicts_total",
+            "Appends refused because another writer stored the same version first.",
+            registry=registry,
+        )
+        self._retries = Counter(
+            "fiftyk_command_retries_total", "Commands retried after a conflict.",
+            registry=registry,
+        )
+        self._idempotent_replays = Counter(
+            "fiftyk_idempotent_replays_total",
+            "Commands answered from a stored result because their request id was seen before.",
+            registry=registry,
+        )
+        self._rebuild_seconds = Histogram(
+            "fiftyk_rebuild_seconds", "Time to rebuild an aggregate or projection from events.",
+            buckets=REBUILD_BUCKETS, registry=registry,
+        )
+        self._active_tables = Gauge(
+            "fiftyk_active_tables", "Tables with a match in progress.", registry=registry
+        )
+        self._watch_streams = Gauge(
+            "fiftyk_watch_streams_open", "Open WatchTable streams.", registry=registry
+        )
+        self._projection_lag = Gauge(
+            "fiftyk_projection_lag_events",
+            "Events in the global feed not yet processed by the projection (head minus position).",
+            registry=registry,
+        )
+
+    # gRPC, called by service.grpc.interceptors.MetricsInterceptor.
+
+    def grpc_started(self, rpc: RpcLabels) -> None:
+        """Count an RPC that started."""
+        self._grpc_started.labels(rpc.grpc_type, rpc.grpc_service, rpc.grpc_method).inc()
+
+    def grpc_received(self, rpc: RpcLabels) -> None:
+        """Count one message received from the client."""
+        self._grpc_received.labels(rpc.grpc_type, rpc.grpc_service, rpc.grpc_method).inc()
+
+    def grpc_sent(self, rpc: RpcLabels) -> None:
+        """Count one message sent to the client."""
+        self._grpc_sent.labels(rpc.grpc_type, rpc.grpc_service, rpc.grpc_method).inc()
+
+    def grpc_handled(self, rpc: RpcLabels, code: grpc.StatusCode, seconds: float) -> None:
+        """Count a finished RPC with its final status code and observe its duration."""
+        labels = (rpc.grpc_type, rpc.grpc_service, rpc.grpc_method)
+        self._grpc_handled.labels(*labels, grpc_code_label(code)).inc()
+        self._grpc_seconds.labels(*labels).observe(seconds)
+
+    # Game activity, called by the application.
+
+    def command(self, kind: str, outcome: str) -> None:
+        """Count a command (`play`, `CreateTable`, ...) with `accepted` or its reason code."""
+        self._commands.labels(
+            _command_label(kind), _bounded(outcome, OUTCOMES, OTHER_REASON)
+        ).inc()
+
+    def hand_started(self, preset: str) -> None:
+        """Count a hand dealt under a preset."""
+        self._hands_started.labels(_bounded(preset, PRESET_LABELS, OTHER)).inc()
+
+    def hand_completed(self, preset: str) -> None:
+        """Count a hand played to the end under a preset."""
+        self._hands_completed.labels(_bounded(preset, PRESET_LABELS, OTHER)).inc()
+
+    def trick(self, preset: str) -> None:
+        """Count a trick won under a preset."""
+        self._tricks.labels(_bounded(preset, PRESET_LABELS, OTHER)).inc()
+
+    def bomb(self, size: str) -> None:
+        """Count a bomb played; `size` as returned by `bomb_size_label`."""
+        self._bombs.labels(_bounded(size, BOMB_SIZES, OTHER)).inc()
+
+    # Event store.
+
+    def observe_append(self, seconds: float) -> None:
+        """Observe the duration of one event-store append."""
+        self._append_seconds.observe(seconds)
+
+    def conflict(self) -> None:
+        """Count an append refused by optimistic concurrency control."""
+        self._conflicts.inc()
+
+    def retry(self) -> None:
+        """Count a command retried after a conflict."""
+        self._retries.inc()
+
+    def idempotent_replay(self) -> None:
+        """Count a command answered from the result stored for its request id."""
+        self._idempotent_replays.inc()
+
+    def observe_rebuild(self, seconds: float) -> None:
+        """Observe the duration of rebuilding state from stored events."""
+        self._rebuild_seconds.observe(seconds)
+
+    # Gauges.
+
+    def set_active_tables(self, count: int) -> None:
+        """Set the number of tables with a match in progress."""
+        self._active_tables.set(count)
+
+    def watch_opened(self) -> None:
+        """Count a WatchTable stream that opened."""
+        self._watch_streams.inc()
+
+    def watch_closed(self) -> None:
+        """Count a WatchTable stream that closed."""
+        self._watch_streams.dec()
+
+    def set_projection_lag(self, events: int) -> None:
+        """Set the projection lag: feed head position minus the projection's tracked position."""
+        self._projection_lag.set(events)
+
+    # Exposition.
+
+    def render(self) -> bytes:
+        """Return the Prometheus text exposition of every metric."""
+        return generate_latest(self.registry)
+
+    def start_http_server(self, port: int, addr: str = "0.0.0.0") -> int:
+        """Serve `/metrics` on a background thread; port 0 picks a free port. Return the port."""
+        if self._server is not None:
+            raise RuntimeError("the metrics HTTP server is already running")
+        self._server, self._thread = start_http_server(port, addr, registry=self.registry)
+        return int(self._server.server_port)
+
+    def stop_http_server(self) -> None:
+        """Stop the `/metrics` endpoint if it runs."""
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        self._server = self._thread = None
