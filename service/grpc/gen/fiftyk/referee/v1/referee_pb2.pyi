@@ -237,8 +237,11 @@ class SideScore(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    SIDE_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
+    side: _builtins.str
+    """side names the side: "team:0", "team:1" in team games, else "seat:N"."""
     score: _builtins.str
     """score is an exact decimal in text, e.g. "255" or "-5.5"."""
     @_builtins.property
@@ -248,12 +251,13 @@ class SideScore(_message.Message):
     def __init__(
         self,
         *,
+        side: _builtins.str = ...,
         seats: _abc.Iterable[_builtins.int] | None = ...,
         score: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["score", b"score", "seats", b"seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["score", b"score", "seats", b"seats", "side", b"side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -266,18 +270,23 @@ class TableView(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
     ALLOW_PRESET_DECK_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     HANDS_PLAYED_FIELD_NUMBER: _builtins.int
+    HAND_IDS_FIELD_NUMBER: _builtins.int
     CURRENT_HAND_ID_FIELD_NUMBER: _builtins.int
     NEXT_DEALER_FIELD_NUMBER: _builtins.int
     MATCH_OVER_FIELD_NUMBER: _builtins.int
+    MATCH_END_REASON_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """table_id identifies the table."""
+    name: _builtins.str
+    """name is the table's display name (may be empty)."""
     players: _builtins.int
     """players is the number of seats."""
     allow_preset_deck: _builtins.bool
@@ -287,9 +296,13 @@ class TableView(_message.Message):
     current_hand_id: _builtins.str
     """current_hand_id is the hand in progress; absent between hands."""
     next_dealer: _builtins.int
-    """next_dealer is the dealer of the next hand the table deals."""
+    """next_dealer is the dealer of the next hand the table deals (the dealer moves one seat
+    each hand).
+    """
     match_over: _builtins.bool
     """match_over is set once the match ended (`hands` played or `target_score` reached)."""
+    match_end_reason: _builtins.str
+    """match_end_reason says why the match ended; absent while it goes on."""
     version: _builtins.int
     """version is the table's event version (the number of events the table has recorded)."""
     @_builtins.property
@@ -304,28 +317,40 @@ class TableView(_message.Message):
     def scores(self) -> _containers.RepeatedCompositeFieldContainer[Global___SideScore]:
         """scores are the cumulative scores per side over the hands played."""
 
+    @_builtins.property
+    def hand_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """hand_ids lists the table's hands in order, the current one last."""
+
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
+        name: _builtins.str = ...,
         ruleset: Global___Ruleset | None = ...,
         players: _builtins.int = ...,
         allow_preset_deck: _builtins.bool = ...,
         seats: _abc.Iterable[Global___SeatInfo] | None = ...,
         scores: _abc.Iterable[Global___SideScore] | None = ...,
         hands_played: _builtins.int = ...,
+        hand_ids: _abc.Iterable[_builtins.str] | None = ...,
         current_hand_id: _builtins.str | None = ...,
         next_dealer: _builtins.int = ...,
         match_over: _builtins.bool = ...,
+        match_end_reason: _builtins.str | None = ...,
         version: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "current_hand_id", b"current_hand_id", "ruleset", b"ruleset"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "current_hand_id", b"current_hand_id", "match_end_reason", b"match_end_reason", "ruleset", b"ruleset"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "allow_preset_deck", b"allow_preset_deck", "current_hand_id", b"current_hand_id", "hands_played", b"hands_played", "match_over", b"match_over", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "current_hand_id", b"current_hand_id", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__current_hand_id: _TypeAlias = _typing.Literal["current_hand_id"]  # noqa: Y015
     _WhichOneofArgType__current_hand_id: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id"]  # noqa: Y015
+    _WhichOneofReturnType__match_end_reason: _TypeAlias = _typing.Literal["match_end_reason"]  # noqa: Y015
+    _WhichOneofArgType__match_end_reason: _TypeAlias = _typing.Literal["_match_end_reason", b"_match_end_reason"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__current_hand_id) -> _WhichOneofReturnType__current_hand_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__match_end_reason) -> _WhichOneofReturnType__match_end_reason | None: ...
 
 Global___TableView: _TypeAlias = TableView  # noqa: Y015
 
@@ -532,6 +557,7 @@ class HandResult(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     WINNING_TEAM_FIELD_NUMBER: _builtins.int
     WINNING_SEAT_FIELD_NUMBER: _builtins.int
+    PLACES_FIELD_NUMBER: _builtins.int
     winning_team: _builtins.int
     """winning_team is the winning team's index in `teams`; absent without teams or on a draw."""
     winning_seat: _builtins.int
@@ -544,6 +570,10 @@ class HandResult(_message.Message):
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatResult]:
         """seats holds every seat's final score and rating, in seat order."""
 
+    @_builtins.property
+    def places(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """places lists the seats from first place to last by the hand's final ranking."""
+
     def __init__(
         self,
         *,
@@ -551,10 +581,11 @@ class HandResult(_message.Message):
         seats: _abc.Iterable[Global___SeatResult] | None = ...,
         winning_team: _builtins.int | None = ...,
         winning_seat: _builtins.int | None = ...,
+        places: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_winning_seat", b"_winning_seat", "_winning_team", b"_winning_team", "winning_seat", b"winning_seat", "winning_team", b"winning_team"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winning_seat", b"_winning_seat", "_winning_team", b"_winning_team", "seats", b"seats", "teams", b"teams", "winning_seat", b"winning_seat", "winning_team", b"winning_team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winning_seat", b"_winning_seat", "_winning_team", b"_winning_team", "places", b"places", "seats", b"seats", "teams", b"teams", "winning_seat", b"winning_seat", "winning_team", b"winning_team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winning_seat: _TypeAlias = _typing.Literal["winning_seat"]  # noqa: Y015
     _WhichOneofArgType__winning_seat: _TypeAlias = _typing.Literal["_winning_seat", b"_winning_seat"]  # noqa: Y015
@@ -615,6 +646,7 @@ class HandView(_message.Message):
     ANNOUNCEMENTS_FIELD_NUMBER: _builtins.int
     TRICK_FIELD_NUMBER: _builtins.int
     TOP_PLAY_FIELD_NUMBER: _builtins.int
+    TRICK_POINTS_FIELD_NUMBER: _builtins.int
     LEADER_FIELD_NUMBER: _builtins.int
     TURN_SEAT_FIELD_NUMBER: _builtins.int
     TURN_DEADLINE_FIELD_NUMBER: _builtins.int
@@ -623,6 +655,9 @@ class HandView(_message.Message):
     RESULT_FIELD_NUMBER: _builtins.int
     LEGAL_PLAYS_FIELD_NUMBER: _builtins.int
     LEGAL_PLAYS_TRUNCATED_FIELD_NUMBER: _builtins.int
+    DEAL_COMMITMENT_FIELD_NUMBER: _builtins.int
+    DEAL_SEED_FIELD_NUMBER: _builtins.int
+    STOCK_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
@@ -638,6 +673,8 @@ class HandView(_message.Message):
     """stock_count is the number of cards left in the stock (5/6-card games); absent otherwise."""
     dealer: _builtins.int
     """dealer is the seat that dealt the hand."""
+    trick_points: _builtins.int
+    """trick_points is the sum of the points of the cards played in the current trick."""
     leader: _builtins.int
     """leader is the seat that led (or is to lead) the current trick."""
     turn_seat: _builtins.int
@@ -646,6 +683,14 @@ class HandView(_message.Message):
     """status says whether the hand is still being played."""
     legal_plays_truncated: _builtins.bool
     """legal_plays_truncated is set when `legal_plays` was cut at the requested maximum."""
+    deal_commitment: _builtins.str
+    """deal_commitment is the fairness commitment published with the deal (hex SHA-256 over
+    the secret shuffle seed and the deck, see domain/deal.py).
+    """
+    deal_seed: _builtins.str
+    """deal_seed is the shuffle seed (hex) that opens the commitment; revealed once the hand
+    is over (always shown to the audit role). Absent for preset decks.
+    """
     version: _builtins.int
     """version is the hand's event version this view reflects."""
     @_builtins.property
@@ -686,6 +731,10 @@ class HandView(_message.Message):
         and only while it is that seat's turn.
         """
 
+    @_builtins.property
+    def stock(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """stock lists the stock's cards in drawing order; audit views of 5/6-card games only."""
+
     def __init__(
         self,
         *,
@@ -701,6 +750,7 @@ class HandView(_message.Message):
         announcements: _abc.Iterable[Global___Announcement] | None = ...,
         trick: _abc.Iterable[Global___TrickAction] | None = ...,
         top_play: Global___TrickAction | None = ...,
+        trick_points: _builtins.int = ...,
         leader: _builtins.int | None = ...,
         turn_seat: _builtins.int | None = ...,
         turn_deadline: _timestamp_pb2.Timestamp | None = ...,
@@ -709,12 +759,17 @@ class HandView(_message.Message):
         result: Global___HandResult | None = ...,
         legal_plays: _abc.Iterable[Global___LegalPlay] | None = ...,
         legal_plays_truncated: _builtins.bool = ...,
+        deal_commitment: _builtins.str = ...,
+        deal_seed: _builtins.str | None = ...,
+        stock: _abc.Iterable[_builtins.str] | None = ...,
         version: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_leader", b"_leader", "_result", b"_result", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "leader", b"leader", "result", b"result", "stock_count", b"stock_count", "top_play", b"top_play", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "deal_seed", b"deal_seed", "leader", b"leader", "result", b"result", "stock_count", b"stock_count", "top_play", b"top_play", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_leader", b"_leader", "_result", b"_result", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "announcements", b"announcements", "dealer", b"dealer", "finish_order", b"finish_order", "full_view", b"full_view", "hand_id", b"hand_id", "hand_number", b"hand_number", "leader", b"leader", "legal_plays", b"legal_plays", "legal_plays_truncated", b"legal_plays_truncated", "own_cards", b"own_cards", "result", b"result", "seats", b"seats", "status", b"status", "stock_count", b"stock_count", "table_id", b"table_id", "top_play", b"top_play", "trick", b"trick", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "version", b"version", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "announcements", b"announcements", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "finish_order", b"finish_order", "full_view", b"full_view", "hand_id", b"hand_id", "hand_number", b"hand_number", "leader", b"leader", "legal_plays", b"legal_plays", "legal_plays_truncated", b"legal_plays_truncated", "own_cards", b"own_cards", "result", b"result", "seats", b"seats", "status", b"status", "stock", b"stock", "stock_count", b"stock_count", "table_id", b"table_id", "top_play", b"top_play", "trick", b"trick", "trick_points", b"trick_points", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "version", b"version", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deal_seed: _TypeAlias = _typing.Literal["deal_seed"]  # noqa: Y015
+    _WhichOneofArgType__deal_seed: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed"]  # noqa: Y015
     _WhichOneofReturnType__leader: _TypeAlias = _typing.Literal["leader"]  # noqa: Y015
     _WhichOneofArgType__leader: _TypeAlias = _typing.Literal["_leader", b"_leader"]  # noqa: Y015
     _WhichOneofReturnType__result: _TypeAlias = _typing.Literal["result"]  # noqa: Y015
@@ -729,6 +784,8 @@ class HandView(_message.Message):
     _WhichOneofArgType__turn_seat: _TypeAlias = _typing.Literal["_turn_seat", b"_turn_seat"]  # noqa: Y015
     _WhichOneofReturnType__viewer_seat: _TypeAlias = _typing.Literal["viewer_seat"]  # noqa: Y015
     _WhichOneofArgType__viewer_seat: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deal_seed) -> _WhichOneofReturnType__deal_seed | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__leader) -> _WhichOneofReturnType__leader | None: ...
     @_typing.overload
@@ -756,6 +813,7 @@ class CreateTableRequest(_message.Message):
     RULESET_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
     ALLOW_PRESET_DECK_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent: a retry with the same id returns the original
     outcome and writes nothing. Optional; at most 128 characters.
@@ -766,6 +824,8 @@ class CreateTableRequest(_message.Message):
     """allow_preset_deck lets StartHand bring its own deck order (tests, duplicate
     tournaments).
     """
+    name: _builtins.str
+    """name is an optional display name for the table (at most 128 characters)."""
     @_builtins.property
     def ruleset(self) -> Global___RulesetSpec:
         """ruleset is the table's preset and option overrides."""
@@ -777,10 +837,11 @@ class CreateTableRequest(_message.Message):
         ruleset: Global___RulesetSpec | None = ...,
         players: _builtins.int = ...,
         allow_preset_deck: _builtins.bool = ...,
+        name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "name", b"name", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -977,17 +1038,15 @@ class StartHandRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     DECK_FIELD_NUMBER: _builtins.int
-    DEALER_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
     """table_id identifies the table."""
-    dealer: _builtins.int
-    """dealer overrides the dealer of a preset-deck hand; absent keeps the table's rotation."""
     @_builtins.property
     def deck(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """deck is a preset deck order, first card dealt first (TRANSCRIPT.md `deck`); empty
-        shuffles. Only for tables created with `allow_preset_deck`.
+        shuffles. Only for tables created with `allow_preset_deck`. The dealer is always the
+        table's TableView.next_dealer.
         """
 
     def __init__(
@@ -996,15 +1055,12 @@ class StartHandRequest(_message.Message):
         request_id: _builtins.str = ...,
         table_id: _builtins.str = ...,
         deck: _abc.Iterable[_builtins.str] | None = ...,
-        dealer: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_dealer", b"_dealer", "dealer", b"dealer"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealer", b"_dealer", "dealer", b"dealer", "deck", b"deck", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deck", b"deck", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__dealer: _TypeAlias = _typing.Literal["dealer"]  # noqa: Y015
-    _WhichOneofArgType__dealer: _TypeAlias = _typing.Literal["_dealer", b"_dealer"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__dealer) -> _WhichOneofReturnType__dealer | None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StartHandRequest: _TypeAlias = StartHandRequest  # noqa: Y015
 

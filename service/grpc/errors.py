@@ -1,0 +1,218 @@
+"""The one place that maps domain and service errors to gRPC statuses, and back on the client.
+
+Every error leaves the server as a `google.rpc.Status` carrying exactly one `ErrorInfo`
+(reason = the stable code, domain = `fiftyk.referee.v1`) and, for malformed fields, one
+`BadRequest` with field violations. The table (README.md, "gRPC status codes"):
+
+- `INVALID_ARGUMENT`: a `RuleError` whose reason means malformed input
+  (`MALFORMED_INPUT_REASONS`: `UNKNOWN_CARD`, `INVALID_RULESET`, `INVALID_DEAL`,
+  `INVALID_SEAT`, `INVALID_TRANSCRIPT`, `INVALID_ACTION`) and `InvalidArgument`.
+- `FAILED_PRECONDITION`: a `RuleError` with any other reason (`NOT_YOUR_TURN`,
+  `DOES_NOT_BEAT`, `MUST_LEAD`, `HAND_OVER`, `CARDS_NOT_IN_HAND`, `SEAT_TAKEN`, ...).
+- `NOT_FOUND` `NotFound`, `ALREADY_EXISTS` `AlreadyExists`, `ABORTED` `Conflict`,
+  `UNAUTHENTICATED` `Unauthenticated`, `PERMISSION_DENIED` `PermissionDenied`,
+  `RESOURCE_EXHAUSTED` `ResourceExhausted`, `UNAVAILABLE` `Unavailable`
+  (reasons in `service.errors.ServiceReason`).
+
+`INVALID_COMBINATION` is a rule violation (the cards are well written but form nothing the
+ruleset allows), so it is `FAILED_PRECONDITION` like `DOES_NOT_BEAT`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, NoReturn, cast
+
+import grpc
+import grpc.aio
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from domain.errors import Reason, RuleError, UnknownCard
+from service.errors import (
+    AlreadyExists,
+    Conflict,
+    FieldViolation,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    ServiceError,
+    Unauthenticated,
+    Unavailable,
+)
+
+ERROR_DOMAIN = "fiftyk.referee.v1"
+
+# Rule-error reasons that mean "the request is malformed" rather than "the rules refuse it".
+MALFORMED_INPUT_REASONS: frozenset[Reason] = frozenset({
+    Reason.UNKNOWN_CARD,
+    Reason.INVALID_RULESET,
+    Reason.INVALID_DEAL,
+    Reason.INVALID_SEAT,
+    Reason.INVALID_TRANSCRIPT,
+    Reason.INVALID_ACTION,
+})
+
+# Service error class -> status code. Order matters only for subclasses of one another.
+SERVICE_ERROR_CODES: tuple[tuple[type[ServiceError], grpc.StatusCode], ...] = (
+    (InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
+    (NotFound, grpc.StatusCode.NOT_FOUND),
+    (AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
+    (Conflict, grpc.StatusCode.ABORTED),
+    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
+    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
+    (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (Unavailable, grpc.StatusCode.UNAVAILABLE),
+)
+
+MappedError = RuleError | ServiceError
+
+
+def status_code_for(error: MappedError) -> grpc.StatusCode:
+    """The gRPC status code an error travels with."""
+    if isinstance(error, RuleError):
+        if error.reason in MALFORMED_INPUT_REASONS:
+            return grpc.StatusCode.INVALID_ARGUMENT
+        return grpc.StatusCode.FAILED_PRECONDITION
+    for cls, code in SERVICE_ERROR_CODES:
+        if isinstance(error, cls):
+            return code
+    # A bare ServiceError names no kind; it is a server-side mistake, not the caller's.
+    return grpc.StatusCode.INTERNAL
+
+
+def _metadata_of(error: MappedError) -> dict[str, str]:
+    if isinstance(error, UnknownCard):
+        return {"card": error.token}
+    if isinstance(error, ServiceError):
+        return dict(error.metadata)
+    return {}
+
+
+def _violations_of(error: MappedError, field: str | None) -> list[FieldViolation]:
+    if isinstance(error, InvalidArgument) and error.field_violations:
+        return list(error.field_violations)
+    if field is not None and status_code_for(error) == grpc.StatusCode.INVALID_ARGUMENT:
+        return [FieldViolation(field, error.message)]
+    return []
+
+
+def _packed(message: Any) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
+
+
+def rich_status(error: MappedError, *, field: str | None = None) -> status_pb2.Status:
+    """Build the google.rpc.Status for an error: one ErrorInfo, plus BadRequest if given.
+
+    `field` names the request field a malformed-input rule error came from (e.g. `cards`),
+    so the caller learns which field to fix.
+    """
+    code = status_code_for(error)
+    info = error_details_pb2.ErrorInfo(
+        reason=str(error.reason), domain=ERROR_DOMAIN, metadata=_metadata_of(error)
+    )
+    details = [_packed(info)]
+    violations = _violations_of(error, field)
+    if violations:
+        bad_request = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(
+                    field=v.field, description=v.description
+                )
+                for v in violations
+            ]
+        )
+        details.append(_packed(bad_request))
+    return status_pb2.Status(code=code.value[0], message=error.message, details=details)
+
+
+def grpc_status(error: MappedError, *, field: str | None = None) -> grpc.Status:
+    """The error as a `grpc.Status` (code, details, trailing metadata with the rich status)."""
+    return rpc_status.to_status(rich_status(error, field=field))
+
+
+async def abort(
+    context: grpc.aio.ServicerContext[Any, Any],
+    error: MappedError,
+    *,
+    field: str | None = None,
+) -> NoReturn:
+    """End the RPC with the error's status; never returns (raises grpc's abort exception)."""
+    status = grpc_status(error, field=field)
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+# -- client side ---------------------------------------------------------------------------
+
+
+class ErrorReason(NamedTuple):
+    """What a client needs to react to a failed call: the status code, reason and message."""
+
+    code: grpc.StatusCode
+    reason: str | None
+    message: str
+
+
+class ErrorDetails(NamedTuple):
+    """Everything the server put in a failed call's rich status."""
+
+    code: grpc.StatusCode
+    reason: str | None
+    message: str
+    domain: str | None
+    metadata: Mapping[str, str]
+    field_violations: Sequence[FieldViolation]
+
+
+def error_details(error: grpc.RpcError) -> ErrorDetails:
+    """Decode a failed call's rich status (sync or aio error); reason is None when absent.
+
+    Errors produced by gRPC itself (deadline exceeded, oversize message, unreachable server)
+    carry no rich status, so only the code and message are known.
+    """
+    code = error.code()
+    message = error.details() or ""
+    # Both grpc.Call errors and grpc.aio.AioRpcError expose code(), details() and an
+    # iterable of (key, value) trailing metadata, which is all from_call reads.
+    status = rpc_status.from_call(cast(grpc.Call, error))
+    if not isinstance(status, status_pb2.Status):
+        return ErrorDetails(code, None, message, None, {}, ())
+    reason: str | None = None
+    domain: str | None = None
+    metadata: dict[str, str] = {}
+    violations: list[FieldViolation] = []
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        bad_request = error_details_pb2.BadRequest()
+        if detail.Unpack(info):
+            reason, domain, metadata = info.reason, info.domain, dict(info.metadata)
+        elif detail.Unpack(bad_request):
+            violations.extend(
+                FieldViolation(v.field, v.description) for v in bad_request.field_violations
+            )
+    return ErrorDetails(code, reason, status.message, domain, metadata, tuple(violations))
+
+
+def error_reason(error: grpc.RpcError) -> ErrorReason:
+    """Decode a failed call into (status code, reason code or None, message)."""
+    details = error_details(error)
+    return ErrorReason(details.code, details.reason, details.message)
+
+
+__all__ = [
+    "ERROR_DOMAIN",
+    "MALFORMED_INPUT_REASONS",
+    "ErrorDetails",
+    "ErrorReason",
+    "MappedError",
+    "abort",
+    "error_details",
+    "error_reason",
+    "grpc_status",
+    "rich_status",
+    "status_code_for",
+]

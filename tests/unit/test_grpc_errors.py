@@ -1,0 +1,281 @@
+"""Domain and service errors travel as gRPC statuses with one ErrorInfo and decode back."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+
+from domain.errors import InvalidCombination, InvalidRuleset, Reason, RuleError, UnknownCard
+from service.errors import (
+    AlreadyExists,
+    Conflict,
+    FieldViolation,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    ServiceError,
+    ServiceReason,
+    Unauthenticated,
+    Unavailable,
+)
+from service.grpc.errors import (
+    ERROR_DOMAIN,
+    MALFORMED_INPUT_REASONS,
+    ErrorDetails,
+    MappedError,
+    abort,
+    error_details,
+    error_reason,
+    grpc_status,
+    rich_status,
+    status_code_for,
+)
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+SERVICE = "fiftyk.test.Errors"
+RAISE = f"/{SERVICE}/Raise"
+SMALL_LIMIT = 1024
+Code = grpc.StatusCode
+
+
+class Case:
+    """One error raised by the test server, and the status the client must see."""
+
+    def __init__(self, error: MappedError, code: grpc.StatusCode, *, field: str | None = None,
+                 violations: tuple[FieldViolation, ...] = (),
+                 metadata: dict[str, str] | None = None) -> None:
+        self.error = error
+        self.code = code
+        self.field = field
+        self.violations = violations
+        self.metadata = metadata or {}
+
+
+CASES: dict[str, Case] = {
+    "not_your_turn": Case(RuleError(Reason.NOT_YOUR_TURN, "it is seat 2's turn, not 1's"),
+                          Code.FAILED_PRECONDITION),
+    "does_not_beat": Case(RuleError(Reason.DOES_NOT_BEAT, "4S does not beat 5H"),
+                          Code.FAILED_PRECONDITION),
+    "invalid_combination": Case(InvalidCombination("3S 4H form no combination"),
+                                Code.FAILED_PRECONDITION),
+    "seat_taken": Case(RuleError(Reason.SEAT_TAKEN, "seat 0 is taken"), Code.FAILED_PRECONDITION),
+    "unknown_card": Case(UnknownCard("1X"), Code.INVALID_ARGUMENT, field="cards[0]",
+                         violations=(FieldViolation("cards[0]", UnknownCard("1X").message),),
+                         metadata={"card": "1X"}),
+    "invalid_ruleset": Case(InvalidRuleset("unknown preset 'nope'"), Code.INVALID_ARGUMENT),
+    "invalid_transcript": Case(RuleError(Reason.INVALID_TRANSCRIPT, "not a transcript"),
+                               Code.INVALID_ARGUMENT),
+    "missing_field": Case(
+        InvalidArgument(ServiceReason.MISSING_FIELD, "table_id is required",
+                        field_violations=[FieldViolation("table_id", "required")]),
+        Code.INVALID_ARGUMENT, violations=(FieldViolation("table_id", "required"),)),
+    "not_found": Case(NotFound(ServiceReason.TABLE_NOT_FOUND, "no table t-1",
+                               metadata={"table_id": "t-1"}),
+                      Code.NOT_FOUND, metadata={"table_id": "t-1"}),
+    "already_exists": Case(AlreadyExists(ServiceReason.REQUEST_ID_REUSED, "request id reused"),
+                           Code.ALREADY_EXISTS),
+    "conflict": Case(Conflict(ServiceReason.CONCURRENT_UPDATE, "the hand moved on"), Code.ABORTED),
+    "unauthenticated": Case(Unauthenticated(ServiceReason.TOKEN_EXPIRED, "token expired"),
+                            Code.UNAUTHENTICATED),
+    "permission_denied": Case(PermissionDenied(ServiceReason.WRONG_SEAT, "not your seat"),
+                              Code.PERMISSION_DENIED),
+    "resource_exhausted": Case(ResourceExhausted(ServiceReason.MESSAGE_TOO_LARGE, "too big"),
+                               Code.RESOURCE_EXHAUSTED),
+    "unavailable": Case(Unavailable(ServiceReason.SHUTTING_DOWN, "draining"), Code.UNAVAILABLE),
+    "non_ascii_message": Case(RuleError(Reason.MUST_LEAD, "五十K: ♥3 的持有者必须先出"),
+                              Code.FAILED_PRECONDITION),
+}
+
+
+def _identity(data: bytes) -> bytes:
+    return data
+
+
+# -- a real grpc.aio server on port 0 ------------------------------------------------------
+
+
+async def _aio_raise(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+    case = CASES[request.decode()]
+    await abort(context, case.error, field=case.field)
+
+
+async def _call_every_case() -> tuple[dict[str, ErrorDetails], ErrorDetails]:
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", SMALL_LIMIT)])
+    handler = grpc.method_handlers_generic_handler(SERVICE, {
+        "Raise": grpc.unary_unary_rpc_method_handler(
+            _aio_raise, request_deserializer=_identity, response_serializer=_identity),
+    })
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = channel.unary_unary(
+                RAISE, request_serializer=_identity, response_deserializer=_identity)
+            decoded: dict[str, ErrorDetails] = {}
+            for name in CASES:
+                with pytest.raises(grpc.aio.AioRpcError) as raised:
+                    await call(name.encode(), timeout=10)
+                decoded[name] = error_details(raised.value)
+            with pytest.raises(grpc.aio.AioRpcError) as oversize:
+                await call(b"x" * (SMALL_LIMIT * 2), timeout=10)
+            return decoded, error_details(oversize.value)
+    finally:
+        await server.stop(grace=None)
+
+
+@pytest.fixture(scope="module")
+def aio_results() -> tuple[dict[str, ErrorDetails], ErrorDetails]:
+    return asyncio.run(_call_every_case())
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_error_reaches_an_aio_client_with_its_code_reason_and_message(
+    name: str, aio_results: tuple[dict[str, ErrorDetails], ErrorDetails]
+) -> None:
+    case = CASES[name]
+    got = aio_results[0][name]
+    assert got.code == case.code
+    assert got.reason == str(case.error.reason)
+    assert got.domain == ERROR_DOMAIN
+    assert got.message == case.error.message
+    assert dict(got.metadata) == case.metadata
+    assert tuple(got.field_violations) == case.violations
+
+
+def test_an_error_raised_by_grpc_itself_decodes_without_a_reason(
+    aio_results: tuple[dict[str, ErrorDetails], ErrorDetails],
+) -> None:
+    oversize = aio_results[1]
+    assert oversize.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert oversize.reason is None
+    assert oversize.field_violations == ()
+
+
+# -- a real synchronous server, decoded by the synchronous client --------------------------
+
+
+def _sync_raise(request: bytes, context: grpc.ServicerContext) -> bytes:
+    case = CASES[request.decode()]
+    context.abort_with_status(grpc_status(case.error, field=case.field))
+    raise AssertionError("abort_with_status returned")  # pragma: no cover
+
+
+@pytest.fixture(scope="module")
+def sync_call() -> Iterator[Callable[[bytes], Any]]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    handler = grpc.method_handlers_generic_handler(SERVICE, {
+        "Raise": grpc.unary_unary_rpc_method_handler(
+            _sync_raise, request_deserializer=_identity, response_serializer=_identity),
+    })
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield channel.unary_unary(RAISE, request_serializer=_identity,
+                                  response_deserializer=_identity)
+    finally:
+        channel.close()
+        server.stop(grace=None)
+
+
+@pytest.mark.parametrize("name", ["unknown_card", "conflict", "non_ascii_message"])
+def test_error_reason_decodes_a_synchronous_call_too(
+    name: str, sync_call: Callable[[bytes], Any]
+) -> None:
+    case = CASES[name]
+    with pytest.raises(grpc.RpcError) as raised:
+        sync_call(name.encode(), timeout=10)
+    assert error_reason(raised.value) == (case.code, str(case.error.reason), case.error.message)
+
+
+# -- the mapping itself ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reason", list(Reason))
+def test_every_reason_code_maps_to_invalid_argument_or_failed_precondition(
+    reason: Reason,
+) -> None:
+    expected = (Code.INVALID_ARGUMENT if reason in MALFORMED_INPUT_REASONS
+                else Code.FAILED_PRECONDITION)
+    assert status_code_for(RuleError(reason, "x")) == expected
+
+
+def test_rule_violations_are_failed_precondition_and_bad_input_is_invalid_argument() -> None:
+    for reason in (Reason.NOT_YOUR_TURN, Reason.DOES_NOT_BEAT, Reason.MUST_LEAD,
+                   Reason.HAND_OVER, Reason.CARDS_NOT_IN_HAND, Reason.INVALID_COMBINATION,
+                   Reason.SEAT_TAKEN):
+        assert status_code_for(RuleError(reason, "x")) == Code.FAILED_PRECONDITION
+    for reason in (Reason.UNKNOWN_CARD, Reason.INVALID_RULESET, Reason.INVALID_TRANSCRIPT):
+        assert status_code_for(RuleError(reason, "x")) == Code.INVALID_ARGUMENT
+
+
+def test_a_bare_service_error_is_an_internal_error_not_blamed_on_the_caller() -> None:
+    assert status_code_for(ServiceError("OOPS", "x")) == Code.INTERNAL
+
+
+def test_the_rich_status_holds_exactly_one_error_info() -> None:
+    status = rich_status(UnknownCard("ZZ"), field="cards[3]")
+    infos = [d for d in status.details if d.Is(error_details_pb2.ErrorInfo.DESCRIPTOR)]
+    bad = [d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)]
+    assert len(infos) == 1
+    assert len(bad) == 1
+    assert status.code == Code.INVALID_ARGUMENT.value[0]
+
+
+def test_a_field_hint_adds_no_bad_request_to_a_rule_violation() -> None:
+    status = rich_status(RuleError(Reason.DOES_NOT_BEAT, "no"), field="cards")
+    assert len(status.details) == 1
+
+
+def test_grpc_status_carries_the_rich_status_in_the_trailing_metadata() -> None:
+    error = Conflict(ServiceReason.CONCURRENT_UPDATE, "raced")
+    status = grpc_status(error)
+    assert status.code == Code.ABORTED
+    assert status.details == "raced"
+    [(key, value)] = status.trailing_metadata
+    assert key == "grpc-status-details-bin"
+    assert status_pb2.Status.FromString(value) == rich_status(error)
+
+
+def _readme_section() -> str:
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"^## gRPC status codes\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert match is not None, "README.md lacks a '## gRPC status codes' section"
+    return match.group(1)
+
+
+def test_the_readme_table_documents_every_reason_with_its_status_code() -> None:
+    section = _readme_section()
+    rows = re.findall(r"^\| `([A-Z_]+)` \| `([A-Z_]+)` \|", section, re.M)
+    documented = dict(rows)
+    for reason in Reason:
+        assert documented.get(reason.value) == status_code_for(RuleError(reason, "x")).name
+    service_errors: dict[str, ServiceError] = {
+        r.value: cls(r.value, "x") for cls, reasons in (
+            (NotFound, ("TABLE_NOT_FOUND", "HAND_NOT_FOUND", "VERSION_NOT_FOUND")),
+            (AlreadyExists, ("REQUEST_ID_REUSED",)),
+            (Conflict, ("CONCURRENT_UPDATE",)),
+            (InvalidArgument, ("MISSING_FIELD", "INVALID_ID", "INVALID_REQUEST")),
+            (Unauthenticated, ("MISSING_CREDENTIALS", "INVALID_TOKEN", "TOKEN_EXPIRED",
+                               "INVALID_AUDIT_KEY", "INVALID_PLATFORM_KEY")),
+            (PermissionDenied, ("WRONG_TABLE", "WRONG_SEAT", "AUDIT_REQUIRED",
+                                "PLATFORM_REQUIRED")),
+            (ResourceExhausted, ("MESSAGE_TOO_LARGE", "LIMIT_EXCEEDED")),
+            (Unavailable, ("SHUTTING_DOWN",)),
+        ) for r in map(ServiceReason, reasons)
+    }
+    assert set(service_errors) == {r.value for r in ServiceReason}
+    for reason, error in service_errors.items():
+        assert documented.get(reason) == status_code_for(error).name
