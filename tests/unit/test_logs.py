@@ -1,0 +1,169 @@
+"""Structured JSON logs: shape, ids from context, hidden cards only at DEBUG, request ids."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+
+from domain.cards import parse_cards
+from service.grpc.interceptors import RequestContextInterceptor
+from service.logs import bind, configure_logging, log_cards
+
+SERVICE = "test.Logged"
+HIDDEN = "3S 10H QC BJ"
+
+
+@pytest.fixture
+def output() -> Iterator[io.StringIO]:
+    """Capture JSON logs in a buffer; restore the root logger afterwards."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    stream = io.StringIO()
+    yield stream
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def lines(stream: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def test_each_record_is_one_json_object_with_ts_level_logger_and_message(
+    output: io.StringIO,
+) -> None:
+    configure_logging("info", output)
+    logging.getLogger("fiftyk.test").info("table %s created", "t1")
+    [entry] = lines(output)
+    assert {k: entry[k] for k in ("level", "logger", "message")} == {
+        "level": "INFO", "logger": "fiftyk.test", "message": "table t1 created",
+    }
+    assert entry["ts"].endswith("+00:00") and "T" in entry["ts"]
+
+
+def test_bound_ids_appear_on_every_record_and_extra_overrides_them(
+    output: io.StringIO,
+) -> None:
+    configure_logging("INFO", output)
+    log = logging.getLogger("fiftyk.test")
+    with bind(table_id="t1", hand_id="h1", seat=2, request_id="r1"):
+        log.info("played")
+        log.info("other seat", extra={"seat": 3})
+    log.info("outside")
+    first, second, outside = lines(output)
+    assert {k: first[k] for k in ("table_id", "hand_id", "seat", "request_id")} == {
+        "table_id": "t1", "hand_id": "h1", "seat": 2, "request_id": "r1",
+    }
+    assert second["seat"] == 3
+    assert not {"table_id", "hand_id", "seat", "request_id"} & outside.keys()
+
+
+def test_level_from_configuration_filters_records_and_a_second_call_replaces_the_first(
+    output: io.StringIO,
+) -> None:
+    configure_logging("warning", output)
+    configure_logging("WARNING", output)
+    log = logging.getLogger("fiftyk.test")
+    log.info("hidden")
+    log.warning("shown")
+    assert [entry["message"] for entry in lines(output)] == ["shown"]
+
+
+def test_unknown_level_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown log level"):
+        configure_logging("chatty")
+
+
+def test_log_cards_shows_the_cards_at_debug(output: io.StringIO) -> None:
+    configure_logging("DEBUG", output)
+    log_cards(logging.getLogger("fiftyk.test"), "dealt", parse_cards(HIDDEN), seat=1)
+    [entry] = lines(output)
+    assert (entry["level"], entry["cards"], entry["seat"]) == ("DEBUG", HIDDEN.split(), 1)
+
+
+def test_log_cards_writes_nothing_above_debug(output: io.StringIO) -> None:
+    configure_logging("INFO", output)
+    log_cards(logging.getLogger("fiftyk.test"), "dealt", parse_cards(HIDDEN))
+    assert output.getvalue() == ""
+
+
+def test_cards_never_appear_above_debug_however_they_are_logged(output: io.StringIO) -> None:
+    configure_logging("DEBUG", output)
+    log = logging.getLogger("fiftyk.test")
+    hand = parse_cards(HIDDEN)
+    log.info("hand of seat 1: %s", HIDDEN, extra={"cards": HIDDEN.split(), "note": "has 3S"})
+    log.warning("hand %r", hand)
+    try:
+        raise ValueError(f"cannot play {HIDDEN}")
+    except ValueError:
+        log.exception("failed")
+    log.debug("hand of seat 1: %s", HIDDEN)
+    info, warning, error, debug = output.getvalue().splitlines()
+    for line in (info, warning, error):
+        for token in [*HIDDEN.split(), "Card("]:
+            assert token not in line
+    assert "cards" not in json.loads(info)
+    assert json.loads(debug)["message"] == f"hand of seat 1: {HIDDEN}"
+
+
+def test_words_and_ids_that_only_resemble_cards_are_kept(output: io.StringIO) -> None:
+    configure_logging("INFO", output)
+    logging.getLogger("fiftyk.test").info("table 3f2a9c10 JOINED by seat 2, 10 HS")
+    assert lines(output)[0]["message"] == "table 3f2a9c10 JOINED by seat 2, 10 HS"
+
+
+# The request-context interceptor on a real grpc.aio server.
+
+
+def _identity(data: bytes) -> bytes:
+    return data
+
+
+async def _handle(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+    logging.getLogger("fiftyk.test").info("handling")
+    return request
+
+
+async def _call_with(metadata_sets: list[tuple[tuple[str, str], ...]]) -> None:
+    server = grpc.aio.server(interceptors=[RequestContextInterceptor()])
+    handler = grpc.unary_unary_rpc_method_handler(_handle, _identity, _identity)
+    server.add_generic_rpc_handlers(
+        [grpc.method_handlers_generic_handler(SERVICE, {"Handle": handler})]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            for metadata in metadata_sets:
+                await channel.unary_unary(f"/{SERVICE}/Handle")(b"", metadata=metadata)
+    finally:
+        await server.stop(None)
+
+
+def test_request_id_from_metadata_is_bound_to_the_handlers_logs_and_the_call_line(
+    output: io.StringIO,
+) -> None:
+    configure_logging("INFO", output)
+    asyncio.run(_call_with([(("x-request-id", "req-42"),)]))
+    handling, finished = lines(output)
+    assert handling["message"] == "handling" and handling["request_id"] == "req-42"
+    assert (finished["request_id"], finished["grpc_method"], finished["grpc_code"]) == (
+        "req-42", f"/{SERVICE}/Handle", "OK",
+    )
+    assert finished["duration_ms"] >= 0
+
+
+def test_calls_without_a_usable_request_id_get_a_fresh_one_each(output: io.StringIO) -> None:
+    configure_logging("INFO", output)
+    unusable = [(("x-request-id", "id with spaces"),), (("x-request-id", "x" * 500),)]
+    asyncio.run(_call_with([(), *unusable, ()]))
+    ids = [entry["request_id"] for entry in lines(output) if entry["message"] == "handling"]
+    assert len(ids) == len(set(ids)) == 4
+    assert all(len(request_id) == 32 for request_id in ids)
