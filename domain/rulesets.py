@@ -263,7 +263,9 @@ class Ruleset:
         unknown = set(data) - {"preset", "options"}
         if unknown:
             raise InvalidRuleset(f"unknown ruleset field(s): {', '.join(sorted(unknown))}")
-        options = data.get("options") or {}
+        options = data.get("options")
+        if options is None:
+            options = {}
         if not isinstance(options, Mapping):
             raise InvalidRuleset("ruleset options must be an object of name: value")
         return cls.from_spec(data["preset"], options)
