@@ -32,6 +32,7 @@ class Reason(StrEnum):
     PLAYER_OUT = "PLAYER_OUT"
     INVALID_TRANSCRIPT = "INVALID_TRANSCRIPT"
     INVALID_ACTION = "INVALID_ACTION"
+    CARD_NOT_IN_DECK = "CARD_NOT_IN_DECK"
 
 
 class RuleError(Exception):

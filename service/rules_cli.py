@@ -1,0 +1,151 @@
+"""`fiftyk rules classify|beats`: ask the rules engine about cards, for integrators.
+
+Each command prints one JSON object on stdout and exits 0, also for a negative ruling
+(cards that form no combination, unknown cards, cards the deck does not have). Only an
+unusable command line (unknown preset or option, bad option value) exits 2, with the
+message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from domain.cards import Card, make_deck, parse_cards, sort_key
+from domain.combinations import Combination, beats, classify
+from domain.errors import InvalidRuleset, Reason, RuleError
+from domain.rulesets import PRESETS, Ruleset
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `rules` with its `classify` and `beats` commands."""
+    parser = sub.add_parser(
+        "rules", help="classify cards or compare two plays under a ruleset (JSON out)",
+        description="Ask the rules engine. Prints one JSON object and exits 0, also for a"
+        " negative ruling; exits 2 only for an unusable command line.",
+    )
+    commands = parser.add_subparsers(dest="rules_command", metavar="COMMAND", required=True)
+
+    classify_parser = commands.add_parser(
+        "classify", help="the combination some cards form",
+        description='Print {"type", "cards", "points"} or {"error", "message"}.',
+    )
+    _add_ruleset_arguments(classify_parser)
+    classify_parser.add_argument("cards", nargs="+", metavar="CARD",
+                                 help="cards in the notation of RULES.md section 1, e.g. 10H")
+    classify_parser.set_defaults(handler=run_classify)
+
+    beats_parser = commands.add_parser(
+        "beats", help="whether a play beats the trick's top play",
+        description='Print {"beats", "top", "play"} or {"error", "message"}.',
+    )
+    _add_ruleset_arguments(beats_parser)
+    beats_parser.add_argument("--top", nargs="+", required=True, metavar="CARD",
+                              help="the trick's current top play")
+    beats_parser.add_argument("--play", nargs="+", required=True, metavar="CARD",
+                              help="the play to judge")
+    beats_parser.set_defaults(handler=run_beats)
+
+
+def _add_ruleset_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", required=True, metavar="P",
+                        help=f"ruleset preset: {', '.join(PRESETS)}")
+    parser.add_argument(
+        "--option", "-o", action="append", default=[], metavar="NAME=VALUE",
+        help="override one option, typed by the schema (wind=partner, min_straight=3);"
+        " repeat for several",
+    )
+
+
+def run_classify(args: argparse.Namespace) -> int:
+    """Run `fiftyk rules classify`."""
+    ruleset = _ruleset(args)
+    if ruleset is None:
+        return EXIT_USAGE
+    try:
+        result = describe(_classify_tokens(args.cards, ruleset), ruleset)
+    except RuleError as error:
+        result = _error(error)
+    _print(result)
+    return EXIT_OK
+
+
+def run_beats(args: argparse.Namespace) -> int:
+    """Run `fiftyk rules beats`."""
+    ruleset = _ruleset(args)
+    if ruleset is None:
+        return EXIT_USAGE
+    try:
+        top = _side("top", args.top, ruleset)
+        play = _side("play", args.play, ruleset)
+        result: dict[str, Any] = {
+            "beats": beats(play, top, ruleset),
+            "top": describe(top, ruleset),
+            "play": describe(play, ruleset),
+        }
+    except RuleError as error:
+        result = _error(error)
+    _print(result)
+    return EXIT_OK
+
+
+def describe(combination: Combination, ruleset: Ruleset) -> dict[str, Any]:
+    """The classification as JSON: type code, canonical cards and points (joker_points)."""
+    return {
+        "type": combination.type,
+        "cards": combination.card_strings(),
+        "points": combination.points(joker_points=ruleset.joker_points),
+    }
+
+
+def check_in_deck(cards: Sequence[Card], ruleset: Ruleset) -> None:
+    """Refuse (CARD_NOT_IN_DECK) cards the ruleset's deck does not hold that many times."""
+    deck = Counter(make_deck(ruleset.packs, jokers=ruleset.jokers))
+    extra = Counter(cards) - deck
+    if not extra:
+        return
+    problems = ", ".join(
+        f"{card} ×{count + deck[card]} (the deck has {deck[card]})" if deck[card]
+        else f"{card} (the deck has none)"
+        for card, count in sorted(extra.items(), key=lambda item: sort_key(item[0]))
+    )
+    raise RuleError(
+        Reason.CARD_NOT_IN_DECK,
+        f"not in the {ruleset.deck_size}-card deck of preset {ruleset.preset!r}: {problems}",
+    )
+
+
+def _classify_tokens(tokens: Sequence[str], ruleset: Ruleset) -> Combination:
+    cards = parse_cards(" ".join(tokens))
+    check_in_deck(cards, ruleset)
+    return classify(cards, ruleset)
+
+
+def _side(name: str, tokens: Sequence[str], ruleset: Ruleset) -> Combination:
+    """Classify one side of `beats`, naming the side in any error."""
+    try:
+        return _classify_tokens(tokens, ruleset)
+    except RuleError as error:
+        raise RuleError(error.reason, f"{name}: {error.message}") from error
+
+
+def _ruleset(args: argparse.Namespace) -> Ruleset | None:
+    try:
+        return Ruleset.from_cli(args.preset, args.option)
+    except InvalidRuleset as error:
+        print(f"fiftyk rules: error: {error.message}", file=sys.stderr)
+        return None
+
+
+def _error(error: RuleError) -> dict[str, Any]:
+    return {"error": error.reason.value, "message": error.message}
+
+
+def _print(result: dict[str, Any]) -> None:
+    print(json.dumps(result, ensure_ascii=False))
