@@ -1,0 +1,397 @@
+"""The one configuration module: environment variables (`FIFTYK_*`) overridden by CLI flags.
+
+`Config.load(env, args)` reads both, then `validate()` checks the whole. Secrets come only
+from the environment (a flag would show them in the process list). Development defaults for
+the token secret and the role keys keep a laptop setup to zero steps, and are refused as soon
+as the server binds anything but a loopback address.
+
+The database URL selects the store: `postgresql://user:password@host:port/dbname` (or
+`postgres://`) selects PostgreSQL; a file path, `sqlite:///path`, or nothing selects SQLite,
+by default `fiftyk.sqlite` in the data directory (`FIFTYK_DATA_DIR`, default `./data`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import ipaddress
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from service import config_keys as keys
+
+DATA_DIR_ENV = "FIFTYK_DATA_DIR"
+DEFAULT_DATA_DIR = Path("data")
+SQLITE_FILE_NAME = "fiftyk.sqlite"
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+SQLITE_SCHEME = "sqlite"
+DEFAULT_POSTGRES_PORT = 5432
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 50051
+DEFAULT_METRICS_PORT = 9464
+DEFAULT_LOG_LEVEL = "INFO"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DEFAULT_LOCK_TIMEOUT_MS = 5000
+MAX_LOCK_TIMEOUT_MS = 600_000
+MIB = 1 << 20
+DEFAULT_MAX_MESSAGE_BYTES = 1 * MIB
+MIN_MAX_MESSAGE_BYTES = 4096
+MAX_MAX_MESSAGE_BYTES = 256 * MIB
+DEFAULT_TURN_SWEEP_SECONDS = 1.0
+MAX_TURN_SWEEP_SECONDS = 60.0
+DEFAULT_TOKEN_TTL_SECONDS = 7 * 24 * 3600
+MIN_TOKEN_TTL_SECONDS = 60
+MAX_TOKEN_TTL_SECONDS = 365 * 24 * 3600
+DEFAULT_SHUTDOWN_GRACE_SECONDS = 5.0
+MAX_POOL_SIZE = 1000
+MAX_PORT = 65535
+MIN_SECRET_LENGTH = 16
+
+# Development-only secrets: accepted on loopback, refused on any other address.
+DEV_TOKEN_SECRET = "fiftyk-dev-token-secret-loopback-only"
+DEV_AUDIT_KEY = "fiftyk-dev-audit-key-loopback-only"
+DEV_PLATFORM_KEY = "fiftyk-dev-platform-key-loopback-only"
+_DEV_SECRETS = {
+    "token_secret": (keys.TOKEN_SECRET, DEV_TOKEN_SECRET),
+    "audit_key": (keys.AUDIT_KEY, DEV_AUDIT_KEY),
+    "platform_key": (keys.PLATFORM_KEY, DEV_PLATFORM_KEY),
+}
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the setting and the fix."""
+
+
+def default_workers() -> int:
+    """Threads that run application calls: 2 x CPUs + 2 (blocking database I/O overlaps)."""
+    return 2 * (os.cpu_count() or 1) + 2
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` only accepts connections from this machine."""
+    name = host.strip().strip("[]")
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # any other host name may resolve to a public address
+
+
+@dataclass(frozen=True)
+class Database:
+    """Where events are stored: a SQLite file or a PostgreSQL database."""
+
+    kind: Literal["sqlite", "postgresql"]
+    sqlite_path: Path | None = None
+    host: str = ""
+    port: int = DEFAULT_POSTGRES_PORT
+    user: str = ""
+    password: str = field(default="", repr=False)
+    dbname: str = ""
+
+
+def parse_database_url(url: str, data_dir: Path) -> Database:
+    """Resolve a database URL (or path, or nothing) to a `Database`."""
+    text = url.strip()
+    if not text:
+        return Database("sqlite", sqlite_path=data_dir / SQLITE_FILE_NAME)
+    if "://" not in text:
+        return Database("sqlite", sqlite_path=Path(text).expanduser())
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme == SQLITE_SCHEME:
+        path = unquote(parts.netloc + parts.path)
+        if not path or path == "/":
+            raise ConfigError(f"{keys.DATABASE_URL}: sqlite:///PATH needs a file path")
+        return Database("sqlite", sqlite_path=Path(path).expanduser())
+    if scheme not in POSTGRES_SCHEMES:
+        raise ConfigError(
+            f"{keys.DATABASE_URL}: unsupported scheme {parts.scheme!r};"
+            " use postgresql://user:password@host:port/dbname, or a SQLite file path"
+        )
+    query = parse_qs(parts.query)
+    dbname = unquote(parts.path.lstrip("/"))
+    if not dbname:
+        raise ConfigError(f"{keys.DATABASE_URL}: the PostgreSQL URL names no database")
+    try:
+        port = parts.port or DEFAULT_POSTGRES_PORT
+    except ValueError:
+        raise ConfigError(f"{keys.DATABASE_URL}: the port is not a number") from None
+    host = unquote(parts.hostname or "") or query.get("host", ["localhost"])[0]
+    return Database(
+        "postgresql", host=host, port=port, user=unquote(parts.username or ""),
+        password=unquote(parts.password or ""), dbname=dbname,
+    )
+
+
+def _env_text(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    return value if value is not None and value.strip() != "" else None
+
+
+def _parse_int(name: str, text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={text!r} is not an integer") from None
+
+
+def _parse_bool(name: str, text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ConfigError(f"{name}={text!r} is not a boolean (use true or false)")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting of the server, with its default."""
+
+    database_url: str = field(default="", repr=False)  # may hold a password
+    data_dir: Path = DEFAULT_DATA_DIR
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    metrics_port: int = DEFAULT_METRICS_PORT
+    log_level: str = DEFAULT_LOG_LEVEL
+    token_secret: str = field(default=DEV_TOKEN_SECRET, repr=False)
+    audit_key: str = field(default=DEV_AUDIT_KEY, repr=False)
+    platform_key: str = field(default=DEV_PLATFORM_KEY, repr=False)
+    create_schema: bool = True
+    workers: int = field(default_factory=default_workers)
+    db_pool_size: int | None = None  # None: one connection per worker thread
+    lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    turn_sweep_seconds: float = DEFAULT_TURN_SWEEP_SECONDS
+    token_ttl_seconds: int = DEFAULT_TOKEN_TTL_SECONDS
+    shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+
+    # -- loading ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
+        """Settings from `FIFTYK_*` environment variables; unset or empty keeps the default."""
+        source = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        texts = {
+            "database_url": keys.DATABASE_URL, "host": keys.HOST, "log_level": keys.LOG_LEVEL,
+            "token_secret": keys.TOKEN_SECRET, "audit_key": keys.AUDIT_KEY,
+            "platform_key": keys.PLATFORM_KEY,
+        }
+        for attr, name in texts.items():
+            if (text := _env_text(source, name)) is not None:
+                values[attr] = text.strip()
+        ints = {"port": keys.PORT, "metrics_port": keys.METRICS_PORT,
+                "db_pool_size": keys.DB_POOL_SIZE, "lock_timeout_ms": keys.LOCK_TIMEOUT_MS}
+        for attr, name in ints.items():
+            if (text := _env_text(source, name)) is not None:
+                values[attr] = _parse_int(name, text)
+        if (text := _env_text(source, keys.CREATE_SCHEMA)) is not None:
+            values["create_schema"] = _parse_bool(keys.CREATE_SCHEMA, text)
+        if (text := _env_text(source, DATA_DIR_ENV)) is not None:
+            values["data_dir"] = Path(text.strip()).expanduser()
+        return cls(**values)
+
+    def with_args(self, args: argparse.Namespace) -> Config:
+        """A copy with every flag of `add_arguments` that was given on the command line."""
+        names = {f.name for f in dataclasses.fields(self)} - set(_DEV_SECRETS)
+        given = {name: getattr(args, name) for name in names
+                 if getattr(args, name, None) is not None}
+        if isinstance(given.get("data_dir"), str):
+            given["data_dir"] = Path(given["data_dir"]).expanduser()
+        return dataclasses.replace(self, **given)
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None,
+             args: argparse.Namespace | None = None) -> Config:
+        """Environment, then flags, then `validate()`: the one way the server gets its config."""
+        config = cls.from_env(env)
+        if args is not None:
+            config = config.with_args(args)
+        return config.normalized().validate()
+
+    def normalized(self) -> Config:
+        """A copy with the log level in upper case."""
+        return dataclasses.replace(self, log_level=self.log_level.strip().upper())
+
+    # -- derived values --------------------------------------------------------------------
+
+    @property
+    def database(self) -> Database:
+        """The parsed database URL."""
+        return parse_database_url(self.database_url, self.data_dir)
+
+    @property
+    def pool_size(self) -> int:
+        """Database connections: as configured, else one per worker thread."""
+        return self.db_pool_size if self.db_pool_size is not None else self.workers
+
+    @property
+    def lock_timeout_seconds(self) -> int:
+        """The lock timeout in whole seconds (rounded up), as the event store takes it."""
+        return max(1, math.ceil(self.lock_timeout_ms / 1000))
+
+    @property
+    def uses_dev_secrets(self) -> bool:
+        """Whether any secret is still a development default."""
+        return any(getattr(self, attr) == dev for attr, (_, dev) in _DEV_SECRETS.items())
+
+    def eventsourcing_env(self) -> dict[str, str]:
+        """Environment for the `eventsourcing` library's persistence (recorders, pools)."""
+        database = self.database
+        env = {"CREATE_TABLE": "y" if self.create_schema else "n"}
+        if database.kind == "sqlite":
+            env.update({
+                "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+                "SQLITE_DBNAME": str(database.sqlite_path),
+                "SQLITE_LOCK_TIMEOUT": str(self.lock_timeout_seconds),
+            })
+        else:
+            env.update({
+                "PERSISTENCE_MODULE": "eventsourcing.postgres",
+                "POSTGRES_DBNAME": database.dbname,
+                "POSTGRES_HOST": database.host,
+                "POSTGRES_PORT": str(database.port),
+                "POSTGRES_USER": database.user,
+                "POSTGRES_PASSWORD": database.password,
+                "POSTGRES_POOL_SIZE": str(self.pool_size),
+                "POSTGRES_LOCK_TIMEOUT": str(self.lock_timeout_seconds),
+            })
+        return env
+
+    def summary(self) -> dict[str, object]:
+        """The settings for a startup log line: secrets and the database password hidden."""
+        database = self.database
+        where = (str(database.sqlite_path) if database.kind == "sqlite"
+                 else f"postgresql://{database.user}@{database.host}:{database.port}"
+                      f"/{database.dbname}")
+        secrets = {attr: "development default" if getattr(self, attr) == dev else "set"
+                   for attr, (_, dev) in _DEV_SECRETS.items()}
+        return {
+            "database": where, "host": self.host, "port": self.port,
+            "metrics_port": self.metrics_port, "log_level": self.log_level,
+            "create_schema": self.create_schema, "workers": self.workers,
+            "db_pool_size": self.pool_size, "lock_timeout_ms": self.lock_timeout_ms,
+            "max_message_bytes": self.max_message_bytes, **secrets,
+        }
+
+    # -- validation ------------------------------------------------------------------------
+
+    def validate(self) -> Config:
+        """Return self if usable, else raise ConfigError listing every problem."""
+        problems = self._range_problems() + self._secret_problems()
+        try:
+            self.database  # noqa: B018 - parsing is the check
+        except ConfigError as error:
+            problems.append(str(error))
+        if problems:
+            raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
+        return self
+
+    def _range_problems(self) -> list[str]:
+        problems: list[str] = []
+
+        def need(ok: bool, text: str) -> None:
+            if not ok:
+                problems.append(text)
+
+        need(0 <= self.port <= MAX_PORT, f"{keys.PORT}: port {self.port} is not 0..{MAX_PORT}")
+        need(0 <= self.metrics_port <= MAX_PORT,
+             f"{keys.METRICS_PORT}: port {self.metrics_port} is not 0..{MAX_PORT}")
+        need(self.port == 0 or self.port != self.metrics_port,
+             f"{keys.PORT} and {keys.METRICS_PORT} are both {self.port}")
+        need(self.host.strip() != "", f"{keys.HOST}: the bind address is empty")
+        need(self.log_level.upper() in LOG_LEVELS,
+             f"{keys.LOG_LEVEL}: {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
+        need(1 <= self.workers <= MAX_POOL_SIZE, f"workers must be 1..{MAX_POOL_SIZE}")
+        need(1 <= self.pool_size <= MAX_POOL_SIZE,
+             f"{keys.DB_POOL_SIZE}: {self.pool_size} is not 1..{MAX_POOL_SIZE}")
+        need(1 <= self.lock_timeout_ms <= MAX_LOCK_TIMEOUT_MS,
+             f"{keys.LOCK_TIMEOUT_MS}: {self.lock_timeout_ms} is not 1..{MAX_LOCK_TIMEOUT_MS}"
+             " (a lock wait must end)")
+        need(MIN_MAX_MESSAGE_BYTES <= self.max_message_bytes <= MAX_MAX_MESSAGE_BYTES,
+             f"max message bytes {self.max_message_bytes} is not"
+             f" {MIN_MAX_MESSAGE_BYTES}..{MAX_MAX_MESSAGE_BYTES}")
+        need(0 < self.turn_sweep_seconds <= MAX_TURN_SWEEP_SECONDS,
+             f"turn sweep interval {self.turn_sweep_seconds}s is not in"
+             f" (0, {MAX_TURN_SWEEP_SECONDS}]")
+        need(MIN_TOKEN_TTL_SECONDS <= self.token_ttl_seconds <= MAX_TOKEN_TTL_SECONDS,
+             f"token lifetime {self.token_ttl_seconds}s is not"
+             f" {MIN_TOKEN_TTL_SECONDS}..{MAX_TOKEN_TTL_SECONDS}")
+        need(self.shutdown_grace_seconds >= 0, "the shutdown grace period is negative")
+        return problems
+
+    def _secret_problems(self) -> list[str]:
+        problems = [f"{name} is empty" for attr, (name, _) in _DEV_SECRETS.items()
+                    if not getattr(self, attr)]
+        if is_loopback(self.host):
+            return problems
+        for attr, (name, dev) in _DEV_SECRETS.items():
+            value = getattr(self, attr)
+            if value == dev:
+                problems.append(
+                    f"{name} is the development default, which only loopback hosts accept;"
+                    f" set a real secret to bind {self.host}")
+            elif 0 < len(value) < MIN_SECRET_LENGTH:
+                problems.append(f"{name} is shorter than {MIN_SECRET_LENGTH} characters")
+        values = [getattr(self, attr) for attr in _DEV_SECRETS]
+        if len(set(values)) != len(values):
+            problems.append(
+                f"{keys.TOKEN_SECRET}, {keys.AUDIT_KEY} and {keys.PLATFORM_KEY} must differ")
+        return problems
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the flags that override the environment (secrets are environment-only)."""
+    group = parser.add_argument_group("server configuration (flags override FIFTYK_* env)")
+    group.add_argument("--database-url", metavar="URL",
+                       help=f"postgresql://… or a SQLite file path ({keys.DATABASE_URL});"
+                            f" default: {SQLITE_FILE_NAME} in the data directory")
+    group.add_argument("--data-dir", metavar="DIR",
+                       help=f"data directory for the SQLite default ({DATA_DIR_ENV},"
+                            f" default ./{DEFAULT_DATA_DIR})")
+    group.add_argument("--host", help=f"bind address ({keys.HOST}, default {DEFAULT_HOST})")
+    group.add_argument("--port", type=int,
+                       help=f"gRPC port, 0 picks one ({keys.PORT}, default {DEFAULT_PORT})")
+    group.add_argument("--metrics-port", type=int,
+                       help=f"Prometheus port, 0 picks one ({keys.METRICS_PORT},"
+                            f" default {DEFAULT_METRICS_PORT})")
+    group.add_argument("--log-level", choices=[*LOG_LEVELS, *(n.lower() for n in LOG_LEVELS)],
+                       help=f"{keys.LOG_LEVEL}, default {DEFAULT_LOG_LEVEL}")
+    group.add_argument("--create-schema", action=argparse.BooleanOptionalAction, default=None,
+                       help=f"create tables on start ({keys.CREATE_SCHEMA}, default true)")
+    group.add_argument("--workers", type=int,
+                       help="threads running application calls (default 2 x CPUs + 2)")
+    group.add_argument("--db-pool-size", type=int,
+                       help=f"database connections ({keys.DB_POOL_SIZE}, default: workers)")
+    group.add_argument("--lock-timeout-ms", type=int,
+                       help=f"longest wait for a database lock ({keys.LOCK_TIMEOUT_MS},"
+                            f" default {DEFAULT_LOCK_TIMEOUT_MS})")
+    group.add_argument("--max-message-bytes", type=int,
+                       help=f"largest gRPC message (default {DEFAULT_MAX_MESSAGE_BYTES})")
+    group.add_argument("--turn-sweep-seconds", type=float,
+                       help="how often expired turn clocks are checked"
+                            f" (default {DEFAULT_TURN_SWEEP_SECONDS})")
+
+
+__all__ = [
+    "DATA_DIR_ENV",
+    "Config",
+    "ConfigError",
+    "Database",
+    "add_arguments",
+    "default_workers",
+    "is_loopback",
+    "parse_database_url",
+]

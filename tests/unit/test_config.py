@@ -1,0 +1,265 @@
+"""Configuration: environment, flag overrides, database URLs and the loopback-only dev secrets."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import pytest
+
+from service.config import (
+    DATA_DIR_ENV,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEV_AUDIT_KEY,
+    DEV_TOKEN_SECRET,
+    Config,
+    ConfigError,
+    add_arguments,
+    default_workers,
+    is_loopback,
+    parse_database_url,
+)
+from service.config_keys import CONFIG_ENV_VARS
+
+REAL_SECRETS = {
+    "FIFTYK_TOKEN_SECRET": "token-secret-0123456789abcdef",
+    "FIFTYK_AUDIT_KEY": "audit-key-0123456789abcdef",
+    "FIFTYK_PLATFORM_KEY": "platform-key-0123456789abcdef",
+}
+
+
+def parse_flags(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_defaults_serve_sqlite_in_the_data_directory_on_loopback() -> None:
+    config = Config.load({})
+    assert config.host == "127.0.0.1"
+    assert config.port == 50051
+    assert config.metrics_port == 9464
+    assert config.log_level == "INFO"
+    assert config.create_schema is True
+    assert config.lock_timeout_ms == 5000
+    assert config.max_message_bytes == DEFAULT_MAX_MESSAGE_BYTES == 1 << 20
+    assert config.database.kind == "sqlite"
+    assert config.database.sqlite_path == Path("data") / "fiftyk.sqlite"
+    assert config.uses_dev_secrets
+
+
+def test_the_pool_matches_the_worker_threads_unless_set() -> None:
+    assert default_workers() == 2 * (os.cpu_count() or 1) + 2
+    assert Config.load({}).pool_size == default_workers()
+    assert Config.load({"FIFTYK_DB_POOL_SIZE": "7"}).pool_size == 7
+    assert Config.load({}, parse_flags("--workers", "3")).pool_size == 3
+
+
+def test_every_documented_env_var_is_read() -> None:
+    env = {
+        "FIFTYK_DATABASE_URL": "postgresql://u:p@db:6543/referee",
+        "FIFTYK_HOST": "0.0.0.0",
+        "FIFTYK_PORT": "6000",
+        "FIFTYK_METRICS_PORT": "0",
+        "FIFTYK_LOG_LEVEL": "debug",
+        "FIFTYK_CREATE_SCHEMA": "false",
+        "FIFTYK_DB_POOL_SIZE": "12",
+        "FIFTYK_LOCK_TIMEOUT_MS": "2500",
+        **REAL_SECRETS,
+    }
+    assert set(env) == set(CONFIG_ENV_VARS)
+    config = Config.load(env)
+    assert (config.host, config.port, config.metrics_port) == ("0.0.0.0", 6000, 0)
+    assert config.log_level == "DEBUG"
+    assert config.create_schema is False
+    assert config.pool_size == 12
+    assert config.lock_timeout_ms == 2500
+    assert config.token_secret == REAL_SECRETS["FIFTYK_TOKEN_SECRET"]
+    assert config.audit_key == REAL_SECRETS["FIFTYK_AUDIT_KEY"]
+    assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]
+    assert config.database.kind == "postgresql"
+    assert not config.uses_dev_secrets
+
+
+def test_empty_env_values_keep_the_defaults() -> None:
+    config = Config.load({"FIFTYK_PORT": "", "FIFTYK_TOKEN_SECRET": "  "})
+    assert config.port == 50051
+    assert config.token_secret == DEV_TOKEN_SECRET
+
+
+def test_flags_override_the_environment() -> None:
+    env = {"FIFTYK_PORT": "6000", "FIFTYK_HOST": "127.0.0.2", "FIFTYK_CREATE_SCHEMA": "true"}
+    flags = parse_flags("--port", "0", "--no-create-schema", "--database-url", "x.db",
+                        "--log-level", "warning", "--max-message-bytes", "65536")
+    config = Config.load(env, flags)
+    assert config.port == 0
+    assert config.host == "127.0.0.2"
+    assert config.create_schema is False
+    assert config.database.sqlite_path == Path("x.db")
+    assert config.log_level == "WARNING"
+    assert config.max_message_bytes == 65536
+
+
+def test_flags_that_are_not_given_leave_the_environment_alone() -> None:
+    assert Config.load({"FIFTYK_PORT": "6000"}, parse_flags()).port == 6000
+
+
+def test_secrets_cannot_be_passed_as_flags() -> None:
+    with pytest.raises(SystemExit):
+        parse_flags("--token-secret", "x")
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("FIFTYK_PORT", "fifty"), ("FIFTYK_DB_POOL_SIZE", "1.5"), ("FIFTYK_CREATE_SCHEMA", "maybe"),
+])
+def test_unparsable_env_values_name_the_variable(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        Config.load({name: value})
+
+
+@pytest.mark.parametrize(("env", "needle"), [
+    ({"FIFTYK_PORT": "70000"}, "FIFTYK_PORT"),
+    ({"FIFTYK_METRICS_PORT": "-1"}, "FIFTYK_METRICS_PORT"),
+    ({"FIFTYK_PORT": "7000", "FIFTYK_METRICS_PORT": "7000"}, "both 7000"),
+    ({"FIFTYK_LOG_LEVEL": "chatty"}, "FIFTYK_LOG_LEVEL"),
+    ({"FIFTYK_DB_POOL_SIZE": "0"}, "FIFTYK_DB_POOL_SIZE"),
+    ({"FIFTYK_LOCK_TIMEOUT_MS": "0"}, "a lock wait must end"),
+    ({"FIFTYK_DATABASE_URL": "mysql://db/x"}, "unsupported scheme"),
+    ({"FIFTYK_DATABASE_URL": "postgresql://db:5432/"}, "names no database"),
+])
+def test_out_of_range_settings_are_refused_with_the_setting_named(
+    env: dict[str, str], needle: str
+) -> None:
+    with pytest.raises(ConfigError, match=needle):
+        Config.load(env)
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    with pytest.raises(ConfigError) as raised:
+        Config.load({"FIFTYK_PORT": "70000", "FIFTYK_LOG_LEVEL": "chatty"})
+    assert "FIFTYK_PORT" in str(raised.value)
+    assert "FIFTYK_LOG_LEVEL" in str(raised.value)
+
+
+# -- secrets and the bind address ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"])
+def test_development_secrets_are_accepted_on_loopback(host: str) -> None:
+    assert is_loopback(host)
+    assert Config.load({"FIFTYK_HOST": host}).uses_dev_secrets
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.0.0.5", "referee.internal"])
+def test_development_secrets_are_refused_off_loopback(host: str) -> None:
+    assert not is_loopback(host)
+    with pytest.raises(ConfigError) as raised:
+        Config.load({"FIFTYK_HOST": host})
+    message = str(raised.value)
+    for name in REAL_SECRETS:
+        assert f"{name} is the development default" in message
+
+
+def test_one_development_secret_left_is_enough_to_refuse() -> None:
+    env = {**REAL_SECRETS, "FIFTYK_HOST": "0.0.0.0"}
+    del env["FIFTYK_AUDIT_KEY"]
+    with pytest.raises(ConfigError, match="FIFTYK_AUDIT_KEY is the development default"):
+        Config.load(env)
+
+
+def test_real_secrets_allow_any_address() -> None:
+    config = Config.load({**REAL_SECRETS, "FIFTYK_HOST": "0.0.0.0"})
+    assert config.host == "0.0.0.0"
+
+
+def test_short_or_shared_secrets_are_refused_off_loopback() -> None:
+    short = {**REAL_SECRETS, "FIFTYK_HOST": "0.0.0.0", "FIFTYK_PLATFORM_KEY": "short"}
+    with pytest.raises(ConfigError, match="FIFTYK_PLATFORM_KEY is shorter than"):
+        Config.load(short)
+    shared = {**REAL_SECRETS, "FIFTYK_HOST": "0.0.0.0",
+              "FIFTYK_AUDIT_KEY": REAL_SECRETS["FIFTYK_PLATFORM_KEY"]}
+    with pytest.raises(ConfigError, match="must differ"):
+        Config.load(shared)
+
+
+def test_an_empty_secret_is_refused_even_on_loopback() -> None:
+    with pytest.raises(ConfigError, match="FIFTYK_AUDIT_KEY is empty"):
+        Config(audit_key="").validate()
+
+
+def test_secrets_stay_out_of_repr_and_summary() -> None:
+    config = Config.load({**REAL_SECRETS,
+                          "FIFTYK_DATABASE_URL": "postgresql://u:hunter2@db/referee"})
+    shown = repr(config) + repr(config.summary()) + repr(config.database)
+    for secret in [*REAL_SECRETS.values(), "hunter2"]:
+        assert secret not in shown
+    assert config.summary()["database"] == "postgresql://u@db:5432/referee"
+    assert Config.load({}).summary()["audit_key"] == "development default"
+    assert DEV_AUDIT_KEY not in repr(Config.load({}).summary())
+
+
+# -- database URLs and the event store environment -------------------------------------------
+
+
+def test_a_postgresql_url_is_parsed_with_escapes_and_default_port() -> None:
+    database = parse_database_url("postgresql://ref%40user:p%3Ass@db.local/fifty%20k",
+                                  Path("data"))
+    assert database.kind == "postgresql"
+    assert (database.user, database.password) == ("ref@user", "p:ss")
+    assert (database.host, database.port, database.dbname) == ("db.local", 5432, "fifty k")
+
+
+def test_a_postgres_url_may_use_a_socket_directory_as_host() -> None:
+    database = parse_database_url("postgres:///referee?host=/var/run/postgresql", Path("d"))
+    assert (database.host, database.dbname) == ("/var/run/postgresql", "referee")
+
+
+@pytest.mark.parametrize(("url", "path"), [
+    ("", Path("/srv/fk/fiftyk.sqlite")),
+    ("games.sqlite", Path("games.sqlite")),
+    ("/tmp/x/games.db", Path("/tmp/x/games.db")),
+    ("sqlite:///tmp/games.db", Path("/tmp/games.db")),
+])
+def test_a_path_or_nothing_selects_sqlite(url: str, path: Path) -> None:
+    database = parse_database_url(url, Path("/srv/fk"))
+    assert database.kind == "sqlite"
+    assert database.sqlite_path == path
+
+
+def test_the_data_directory_comes_from_its_env_var_or_flag() -> None:
+    env = {DATA_DIR_ENV: "/var/lib/fiftyk"}
+    assert Config.load(env).database.sqlite_path == Path("/var/lib/fiftyk/fiftyk.sqlite")
+    flags = parse_flags("--data-dir", "/opt/fk")
+    assert Config.load(env, flags).database.sqlite_path == Path("/opt/fk/fiftyk.sqlite")
+
+
+def test_the_event_store_environment_for_sqlite() -> None:
+    env = Config.load({"FIFTYK_LOCK_TIMEOUT_MS": "1500"}).eventsourcing_env()
+    assert env == {
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": str(Path("data") / "fiftyk.sqlite"),
+        "SQLITE_LOCK_TIMEOUT": "2",
+        "CREATE_TABLE": "y",
+    }
+
+
+def test_the_event_store_environment_for_postgresql() -> None:
+    config = Config.load({"FIFTYK_DATABASE_URL": "postgresql://u:pw@db:6543/referee",
+                          "FIFTYK_DB_POOL_SIZE": "9", "FIFTYK_CREATE_SCHEMA": "no"})
+    assert config.eventsourcing_env() == {
+        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "POSTGRES_DBNAME": "referee",
+        "POSTGRES_HOST": "db",
+        "POSTGRES_PORT": "6543",
+        "POSTGRES_USER": "u",
+        "POSTGRES_PASSWORD": "pw",
+        "POSTGRES_POOL_SIZE": "9",
+        "POSTGRES_LOCK_TIMEOUT": "5",
+        "CREATE_TABLE": "n",
+    }
+
+
+def test_the_lock_timeout_never_rounds_down_to_waiting_forever() -> None:
+    assert Config(lock_timeout_ms=1).lock_timeout_seconds == 1
+    assert Config(lock_timeout_ms=5000).lock_timeout_seconds == 5
