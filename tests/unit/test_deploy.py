@@ -1,0 +1,383 @@
+"""deploy/: what can be checked without Docker or a cluster.
+
+Compose, manifests and provisioning parse and agree with each other; only real configuration
+keys are used; probes and health checks target the gRPC port; promtool accepts the
+Prometheus config and rules and their unit tests pass; every metric the dashboard and the
+alerts query is one `service.metrics.Metrics` exports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import yaml
+
+from service.cli import build_parser
+from service.config_keys import CONFIG_ENV_VARS, METRICS_PORT, PORT, SECRET_ENV_VARS
+from service.metrics import Metrics, RpcLabels
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+K8S = DEPLOY / "k8s"
+PROMETHEUS = DEPLOY / "prometheus"
+GRAFANA = DEPLOY / "grafana"
+REFEREES = ("referee-1", "referee-2")
+# Series Prometheus makes itself rather than scraping them from the referee.
+PROMETHEUS_SERIES = frozenset({"up"})
+PROMQL_WORDS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right",
+                          "bool", "and", "or", "unless", "offset", "inf", "nan"})
+PROMTOOL_MISSING = (
+    "promtool is not installed: run scripts/install-promtool (Debian package `prometheus`)"
+)
+
+
+def yaml_documents(path: Path) -> list[Any]:
+    """Every YAML document in a file."""
+    with path.open(encoding="utf-8") as handle:
+        return [document for document in yaml.safe_load_all(handle) if document is not None]
+
+
+def compose() -> dict[str, Any]:
+    [document] = yaml_documents(DEPLOY / "docker-compose.yml")
+    assert isinstance(document, dict)
+    return document
+
+
+def manifests() -> dict[str, dict[str, Any]]:
+    """The Kubernetes objects of deploy/k8s by kind (one of each kind but Service)."""
+    objects: dict[str, dict[str, Any]] = {}
+    for path in sorted(K8S.glob("*.yaml")):
+        for document in yaml_documents(path):
+            key = document["kind"]
+            if key == "Service":
+                key = f"Service/{document['metadata']['name']}"
+            assert key not in objects, f"two {key} objects"
+            objects[key] = document
+    return objects
+
+
+def referee_container() -> dict[str, Any]:
+    [container] = manifests()["Deployment"]["spec"]["template"]["spec"]["containers"]
+    assert isinstance(container, dict)
+    return container
+
+
+def container_port(name: str) -> int:
+    [port] = [p["containerPort"] for p in referee_container()["ports"] if p["name"] == name]
+    return int(port)
+
+
+def metric_names(expr: str) -> set[str]:
+    """The series names a PromQL expression selects (functions, keywords, labels removed)."""
+    expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    expr = re.sub(r"\{[^}]*\}", " ", expr)
+    expr = re.sub(r"\[[^\]]*\]", " ", expr)
+    expr = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
+    names = set()
+    for match in re.finditer(r"(?<![\w.$])[A-Za-z_:][A-Za-z0-9_:]*", expr):
+        if expr[match.end():].lstrip().startswith("(") or match.group() in PROMQL_WORDS:
+            continue
+        names.add(match.group())
+    return names
+
+
+def exported_series() -> set[str]:
+    """Every sample name in the exposition after one observation of each metric."""
+    metrics = Metrics()
+    rpc = RpcLabels("unary", "fiftyk.referee.v1.RefereeService", "Play")
+    metrics.grpc_started(rpc)
+    metrics.grpc_received(rpc)
+    metrics.grpc_sent(rpc)
+    metrics.grpc_handled(rpc, grpc.StatusCode.OK, 0.01)
+    metrics.command("play", "accepted")
+    metrics.hand_started("classic")
+    metrics.hand_completed("classic")
+    metrics.trick("classic")
+    metrics.bomb("bomb_4")
+    metrics.observe_append(0.001)
+    metrics.conflict()
+    metrics.retry()
+    metrics.idempotent_replay()
+    metrics.observe_rebuild(0.01)
+    metrics.set_active_tables(1)
+    metrics.watch_opened()
+    metrics.set_projection_lag(1)
+    text = metrics.render().decode()
+    return {re.split(r"[{ ]", line, maxsplit=1)[0]
+            for line in text.splitlines() if line and not line.startswith("#")}
+
+
+def alert_expressions() -> list[str]:
+    [rules] = yaml_documents(PROMETHEUS / "alerts.yml")
+    return [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
+
+
+def dashboard() -> dict[str, Any]:
+    document = json.loads((GRAFANA / "dashboards" / "fiftyk.json").read_text(encoding="utf-8"))
+    assert isinstance(document, dict)
+    return document
+
+
+def dashboard_expressions() -> list[str]:
+    board = dashboard()
+    exprs = [target["expr"] for panel in board["panels"] for target in panel.get("targets", [])]
+    for variable in board["templating"]["list"]:
+        # label_values(SELECTOR, LABEL): only the selector names a series.
+        selector = re.fullmatch(r"label_values\((.*),\s*\w+\)", variable["definition"])
+        assert selector is not None, variable["definition"]
+        exprs.append(selector.group(1))
+    return exprs
+
+
+@pytest.fixture(scope="module")
+def promtool() -> str:
+    """The promtool executable; the tests fail (never skip) without it."""
+    path = shutil.which("promtool")
+    if path is None:
+        pytest.fail(PROMTOOL_MISSING)
+    return path
+
+
+# Configuration keys.
+
+
+def test_every_fiftyk_name_in_deploy_files_is_a_configuration_key() -> None:
+    used: dict[str, set[str]] = {}
+    for path in DEPLOY.rglob("*"):
+        if path.is_file():
+            for name in re.findall(r"FIFTYK_[A-Z0-9_]+", path.read_text(encoding="utf-8")):
+                used.setdefault(name, set()).add(str(path.relative_to(DEPLOY)))
+    unknown = {name: files for name, files in used.items() if name not in CONFIG_ENV_VARS}
+    assert used and not unknown
+
+
+def test_configuration_keys_are_unique_and_secrets_are_among_them() -> None:
+    assert len(set(CONFIG_ENV_VARS)) == len(CONFIG_ENV_VARS)
+    assert set(SECRET_ENV_VARS) <= set(CONFIG_ENV_VARS)
+
+
+# docker compose.
+
+
+def test_compose_runs_postgres_15_two_referees_prometheus_and_grafana() -> None:
+    services = compose()["services"]
+    assert set(services) == {"postgres", *REFEREES, "prometheus", "grafana"}
+    assert services["postgres"]["image"].startswith("postgres:15")
+
+
+def test_compose_referees_share_one_database_and_set_only_configuration_keys() -> None:
+    services = compose()["services"]
+    environments = [services[name]["environment"] for name in REFEREES]
+    for environment in environments:
+        assert set(environment) <= set(CONFIG_ENV_VARS)
+        assert "@postgres:5432/" in environment["FIFTYK_DATABASE_URL"]
+    assert environments[0]["FIFTYK_DATABASE_URL"] == environments[1]["FIFTYK_DATABASE_URL"]
+    # One replica creates the schema; the other waits until that one is healthy.
+    assert [env["FIFTYK_CREATE_SCHEMA"] for env in environments] == ["true", "false"]
+    assert services["referee-2"]["depends_on"]["referee-1"]["condition"] == "service_healthy"
+
+
+def test_compose_secrets_come_from_the_environment_and_must_be_set() -> None:
+    services = compose()["services"]
+    for name in REFEREES:
+        environment = services[name]["environment"]
+        for key in SECRET_ENV_VARS:
+            assert re.search(r"\$\{\w+:\?", environment[key]), f"{name} {key} has a default"
+
+
+def test_compose_publishes_each_referees_grpc_port() -> None:
+    services = compose()["services"]
+    grpc_port = services["referee-1"]["environment"][PORT]
+    published = [services[name]["ports"][0].split(":") for name in REFEREES]
+    assert [container for _, container in published] == [grpc_port, grpc_port]
+    assert len({host for host, _ in published}) == len(REFEREES)
+
+
+def test_prometheus_scrapes_every_referee_on_its_metrics_port() -> None:
+    services = compose()["services"]
+    [config] = yaml_documents(PROMETHEUS / "prometheus.yml")
+    [job] = [job for job in config["scrape_configs"] if job["job_name"] == "fiftyk-referee"]
+    targets = {target for static in job["static_configs"] for target in static["targets"]}
+    assert targets == {f"{name}:{services[name]['environment'][METRICS_PORT]}"
+                       for name in REFEREES}
+
+
+def test_compose_mounts_the_prometheus_and_grafana_files_that_exist() -> None:
+    services = compose()["services"]
+    for name in ("prometheus", "grafana"):
+        for volume in services[name]["volumes"]:
+            source = volume.split(":")[0]
+            if source.startswith("./"):
+                assert (DEPLOY / source).is_dir(), volume
+    [provider] = yaml_documents(GRAFANA / "provisioning" / "dashboards" / "fiftyk.yml")
+    mounts = {volume.split(":")[1] for volume in services["grafana"]["volumes"]}
+    assert provider["providers"][0]["options"]["path"] in mounts
+
+
+# Dockerfile.
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    return [(line.split()[0].upper(), line.split(maxsplit=1)[1])
+            for line in lines if line and not line.startswith("#")]
+
+
+def test_dockerfile_builds_in_two_stages_and_runs_as_a_non_root_user() -> None:
+    instructions = dockerfile_instructions()
+    stages = [args for keyword, args in instructions if keyword == "FROM"]
+    users = [args for keyword, args in instructions if keyword == "USER"]
+    assert len(stages) >= 2 and "AS build" in stages[0]
+    assert users and users[-1].split(":")[0] not in {"root", "0"}
+
+
+def test_dockerfile_health_check_asks_the_grpc_health_service_on_the_grpc_port() -> None:
+    instructions = dockerfile_instructions()
+    [healthcheck] = [args for keyword, args in instructions if keyword == "HEALTHCHECK"]
+    assert "fiftyk health --server" in healthcheck and "${FIFTYK_PORT}" in healthcheck
+    environment = " ".join(args for keyword, args in instructions if keyword == "ENV")
+    assert set(re.findall(r"(FIFTYK_\w+)=", environment)) <= set(CONFIG_ENV_VARS)
+    args = build_parser().parse_args(["health", "--server", "127.0.0.1:50051"])
+    assert args.command == "health"
+
+
+# Kubernetes.
+
+
+def test_kubernetes_manifests_have_every_required_kind() -> None:
+    assert {"Deployment", "Service/fiftyk-referee", "ConfigMap", "PodDisruptionBudget",
+            "HorizontalPodAutoscaler", "Kustomization"} <= set(manifests())
+
+
+def test_kustomization_lists_every_manifest() -> None:
+    resources = set(manifests()["Kustomization"]["resources"])
+    files = {path.name for path in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    assert resources == files
+
+
+def test_probes_call_grpc_health_on_the_grpc_port() -> None:
+    container = referee_container()
+    configured = int(manifests()["ConfigMap"]["data"][PORT])
+    assert container_port("grpc") == configured
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["grpc"]["port"] == configured, probe
+
+
+def test_pods_are_annotated_for_scraping_on_the_metrics_port() -> None:
+    template = manifests()["Deployment"]["spec"]["template"]
+    annotations = template["metadata"]["annotations"]
+    configured = int(manifests()["ConfigMap"]["data"][METRICS_PORT])
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert int(annotations["prometheus.io/port"]) == container_port("metrics") == configured
+
+
+def test_secrets_are_referenced_from_a_secret_and_the_config_map_holds_no_secret() -> None:
+    objects = manifests()
+    container = referee_container()
+    config_map = objects["ConfigMap"]
+    from_secret = {
+        item["name"]: item["valueFrom"]["secretKeyRef"] for item in container["env"]
+    }
+    assert set(from_secret) == set(SECRET_ENV_VARS)
+    assert all(ref["key"] == name for name, ref in from_secret.items())
+    assert set(config_map["data"]) <= set(CONFIG_ENV_VARS) - set(SECRET_ENV_VARS)
+    assert container["envFrom"] == [{"configMapRef": {"name": config_map["metadata"]["name"]}}]
+    assert not any(key.startswith("Secret") for key in objects)
+
+
+def test_service_budget_and_autoscaler_select_the_deployments_pods() -> None:
+    objects = manifests()
+    deployment = objects["Deployment"]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    selectors = [
+        objects["Service/fiftyk-referee"]["spec"]["selector"],
+        objects["Service/fiftyk-referee-headless"]["spec"]["selector"],
+        objects["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"],
+        deployment["spec"]["selector"]["matchLabels"],
+    ]
+    assert all(selector.items() <= pod_labels.items() for selector in selectors)
+    target = objects["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    assert objects["HorizontalPodAutoscaler"]["spec"]["minReplicas"] >= 2
+    assert objects["PodDisruptionBudget"]["spec"]["minAvailable"] >= 1
+
+
+def test_pods_run_as_the_images_non_root_user() -> None:
+    security = manifests()["Deployment"]["spec"]["template"]["spec"]["securityContext"]
+    [user] = [args for keyword, args in dockerfile_instructions() if keyword == "USER"]
+    assert security["runAsNonRoot"] is True
+    assert str(security["runAsUser"]) == user.split(":")[0]
+
+
+# Prometheus rules, checked by promtool.
+
+
+def test_promtool_accepts_the_prometheus_config_and_its_rule_files(promtool: str) -> None:
+    result = subprocess.run([promtool, "check", "config", "prometheus.yml"], cwd=PROMETHEUS,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_promtool_accepts_the_alert_rules(promtool: str) -> None:
+    result = subprocess.run([promtool, "check", "rules", "alerts.yml"], cwd=PROMETHEUS,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_alert_rule_unit_tests_pass(promtool: str) -> None:
+    result = subprocess.run([promtool, "test", "rules", "alerts.test.yml"], cwd=PROMETHEUS,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_alerts_cover_error_ratio_latency_conflicts_and_projection_lag() -> None:
+    names = set().union(*(metric_names(expr) for expr in alert_expressions()))
+    assert {"grpc_server_handled_total", "grpc_server_handling_seconds_bucket",
+            "fiftyk_event_store_conflicts_total", "fiftyk_projection_lag_events"} <= names
+
+
+# Metric names queried by the dashboard and the alerts.
+
+
+def test_metric_name_extraction_skips_functions_labels_and_durations() -> None:
+    expr = ('histogram_quantile(0.99, sum by (le, job) (rate(a_bucket{x="b_total", y=~"$v"}'
+            '[$__rate_interval]))) / on (job) group_left c_total > 1e-3 and bool d')
+    assert metric_names(expr) == {"a_bucket", "c_total", "d"}
+
+
+def test_every_metric_the_alerts_query_is_exported() -> None:
+    queried = set().union(*(metric_names(expr) for expr in alert_expressions()))
+    assert queried - exported_series() - PROMETHEUS_SERIES == set()
+
+
+def test_every_metric_the_dashboard_queries_is_exported() -> None:
+    queried = set().union(*(metric_names(expr) for expr in dashboard_expressions()))
+    assert queried and queried - exported_series() - PROMETHEUS_SERIES == set()
+
+
+def test_dashboard_shows_every_exported_metric_family() -> None:
+    queried = " ".join(dashboard_expressions())
+    families = {re.sub(r"(_bucket|_sum|_count|_created)$", "", name)
+                for name in exported_series() if not name.endswith("_created")}
+    assert {family for family in families if family not in queried} == set()
+
+
+# Grafana.
+
+
+def test_dashboard_uses_the_provisioned_datasource_and_unique_panel_ids() -> None:
+    [provisioning] = yaml_documents(GRAFANA / "provisioning" / "datasources" / "prometheus.yml")
+    [datasource] = provisioning["datasources"]
+    board = dashboard()
+    uids = {panel["datasource"]["uid"] for panel in board["panels"] if "datasource" in panel}
+    assert uids == {datasource["uid"]}
+    ids = [panel["id"] for panel in board["panels"]]
+    assert len(ids) == len(set(ids))
+    assert datasource["url"] == "http://prometheus:9090" and "prometheus" in compose()["services"]

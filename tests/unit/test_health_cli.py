@@ -1,0 +1,64 @@
+"""`fiftyk health` against a real gRPC server running the standard health service."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from concurrent import futures
+
+import grpc
+import pytest
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from service.cli import main
+from service.health_cli import EXIT_NOT_SERVING, EXIT_SERVING, EXIT_UNREACHABLE
+
+
+@pytest.fixture
+def health_server() -> Iterator[tuple[str, health.HealthServicer]]:
+    """A gRPC server with only the health service; yields its address and servicer."""
+    servicer = health.HealthServicer()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield f"127.0.0.1:{port}", servicer
+    server.stop(None)
+
+
+def test_health_exits_zero_when_the_server_is_serving(
+    health_server: tuple[str, health.HealthServicer], capsys: pytest.CaptureFixture[str]
+) -> None:
+    address, servicer = health_server
+    servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    assert main(["health", "--server", address]) == EXIT_SERVING
+    assert "SERVING" in capsys.readouterr().out
+
+
+def test_health_exits_one_when_the_server_is_draining(
+    health_server: tuple[str, health.HealthServicer], capsys: pytest.CaptureFixture[str]
+) -> None:
+    address, servicer = health_server
+    servicer.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
+    assert main(["health", "--server", address]) == EXIT_NOT_SERVING
+    assert "NOT_SERVING" in capsys.readouterr().out
+
+
+def test_health_checks_a_named_service(
+    health_server: tuple[str, health.HealthServicer],
+) -> None:
+    address, servicer = health_server
+    servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    servicer.set("fiftyk.referee.v1.RefereeService", health_pb2.HealthCheckResponse.NOT_SERVING)
+    assert main(["health", "--server", address, "--service",
+                 "fiftyk.referee.v1.RefereeService"]) == EXIT_NOT_SERVING
+
+
+def test_health_exits_two_when_nothing_answers(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["health", "--server", f"127.0.0.1:{port}", "--timeout", "0.5"]) == (
+        EXIT_UNREACHABLE
+    )
+    assert "health check failed" in capsys.readouterr().err
