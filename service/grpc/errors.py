@@ -6,7 +6,8 @@ Every error leaves the server as a `google.rpc.Status` carrying exactly one `Err
 
 - `INVALID_ARGUMENT`: a `RuleError` whose reason means malformed input
   (`MALFORMED_INPUT_REASONS`: `UNKNOWN_CARD`, `INVALID_RULESET`, `INVALID_DEAL`,
-  `INVALID_SEAT`, `INVALID_TRANSCRIPT`, `INVALID_ACTION`) and `InvalidArgument`.
+  `INVALID_SEAT`, `INVALID_TRANSCRIPT`, `INVALID_ACTION`, `CARD_NOT_IN_DECK`) and
+  `InvalidArgument`.
 - `FAILED_PRECONDITION`: a `RuleError` with any other reason (`NOT_YOUR_TURN`,
   `DOES_NOT_BEAT`, `MUST_LEAD`, `HAND_OVER`, `CARDS_NOT_IN_HAND`, `SEAT_TAKEN`, ...).
 - `NOT_FOUND` `NotFound`, `ALREADY_EXISTS` `AlreadyExists`, `ABORTED` `Conflict`,
@@ -53,6 +54,7 @@ MALFORMED_INPUT_REASONS: frozenset[Reason] = frozenset({
     Reason.INVALID_SEAT,
     Reason.INVALID_TRANSCRIPT,
     Reason.INVALID_ACTION,
+    Reason.CARD_NOT_IN_DECK,
 })
 
 # Service error class -> status code. Order matters only for subclasses of one another.
