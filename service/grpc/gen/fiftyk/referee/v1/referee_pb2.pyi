@@ -1452,7 +1452,7 @@ class ListLegalPlaysResponse(_message.Message):
     """version is the hand's event version the answer reflects."""
     @_builtins.property
     def plays(self) -> _containers.RepeatedCompositeFieldContainer[Global___LegalPlay]:
-        """plays are the legal plays, weakest first; empty when it is not the seat's turn."""
+        """plays are the legal plays; empty when it is not the seat's turn."""
 
     def __init__(
         self,
@@ -1575,7 +1575,7 @@ class HandEvent(_message.Message):
     version: _builtins.int
     """version is the event's version within the hand (1 = the deal)."""
     type: _builtins.str
-    """type is the event's name, e.g. "HandDealt", "CardsPlayed", "Passed", "TrickWon"."""
+    """type is the event's name, e.g. "Dealt", "CardsPlayed", "Passed", "TrickWon"."""
     payload_json: _builtins.str
     """payload_json is the event's attributes as a JSON object."""
     @_builtins.property
@@ -1967,7 +1967,7 @@ class WatchTableResponse(_message.Message):
     HAND_FIELD_NUMBER: _builtins.int
     TABLE_FIELD_NUMBER: _builtins.int
     type: _builtins.str
-    """type is the event's name, e.g. "SeatTaken", "HandDealt", "CardsPlayed", "HandScored"."""
+    """type is the event's name, e.g. "SeatTaken", "Dealt", "CardsPlayed", "HandEnded"."""
     hand_id: _builtins.str
     """hand_id identifies the hand the event belongs to; empty for table events."""
     @_builtins.property
