@@ -1,0 +1,150 @@
+"""The event store's persistence settings: a database URL becomes the library's environment.
+
+`postgresql://user:password@host:port/dbname` (or `postgres://`) selects
+`eventsourcing.postgres` (psycopg 3 with a connection pool); anything else is SQLite:
+`sqlite:///relative/file` or `sqlite:////absolute/file`, a plain file path, or nothing at
+all (then `fiftyk.sqlite3` in the data directory). This module only translates settings read
+by the configuration module into the `eventsourcing` environment variables (names checked
+against the installed library's `PostgresFactory` / `SQLiteFactory`); it reads no
+environment itself.
+
+- Pool: `POSTGRES_POOL_SIZE` connections are kept open, `POSTGRES_MAX_OVERFLOW` more may be
+  opened under load. A command holds one connection for its reads and one short
+  transaction for its append, so the pool is sized to the server's worker threads plus the
+  projection's thread; beyond that, callers wait up to the connect timeout for a connection.
+- Lock timeout: the PostgreSQL recorder takes an EXCLUSIVE table lock per append (it keeps
+  the global feed gapless). `POSTGRES_LOCK_TIMEOUT` bounds that wait; the library counts it
+  in whole seconds and treats 0 as "forever", so it is rounded up and never 0. SQLite gets the
+  same bound as its busy timeout.
+- `CREATE_TABLE`: schema creation on first start; turn it off for a database user without DDL
+  rights (the tables must then exist — run once with a user that has them).
+- Aggregate cache: `AGGREGATE_CACHE_MAXSIZE` hot aggregates per process, always with
+  `AGGREGATE_CACHE_FASTFORWARD` on: every read of a cached aggregate first selects the events
+  stored after its cached version, so processes sharing one database never act on stale state
+  (the library then deep-copies the cached aggregate before a command mutates it).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from psycopg.conninfo import conninfo_to_dict
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+SQLITE_SCHEME = "sqlite"
+SQLITE_FILENAME = "fiftyk.sqlite3"
+DEFAULT_PORT = "5432"
+DEFAULT_POOL_SIZE = 10
+DEFAULT_LOCK_TIMEOUT_MS = 5_000
+DEFAULT_CACHE_SIZE = 1_000
+CONNECT_TIMEOUT_SECONDS = 10
+CONN_MAX_AGE_SECONDS = 1_800
+IDLE_IN_TRANSACTION_TIMEOUT_SECONDS = 5
+MS_PER_SECOND = 1_000
+SUPPORTED_CONNINFO_KEYS = frozenset({"dbname", "host", "port", "user", "password"})
+
+
+def is_postgres_url(database_url: str | None) -> bool:
+    """Whether the URL selects PostgreSQL."""
+    return bool(database_url) and urlsplit(database_url or "").scheme in POSTGRES_SCHEMES
+
+
+def lock_timeout_seconds(lock_timeout_ms: int) -> int:
+    """The library's whole-second lock timeout: rounded up, at least 1 (0 would mean forever)."""
+    if lock_timeout_ms <= 0:
+        raise ValueError("the lock timeout must be positive: a command never waits forever")
+    return max(1, math.ceil(lock_timeout_ms / MS_PER_SECOND))
+
+
+def sqlite_path(database_url: str | None, data_dir: Path | str) -> Path:
+    """The SQLite file a URL (or a path, or nothing) names; relative paths are in `data_dir`."""
+    if not database_url:
+        return Path(data_dir) / SQLITE_FILENAME
+    parts = urlsplit(database_url)
+    text = database_url
+    if parts.scheme == SQLITE_SCHEME:
+        # As in SQLAlchemy: sqlite:///relative.db, sqlite:////absolute/path.db
+        text = unquote(parts.path)[1:]
+    path = Path(text)
+    return path if path.is_absolute() else Path(data_dir) / path
+
+
+def postgres_env(database_url: str) -> dict[str, str]:
+    """POSTGRES_DBNAME/HOST/PORT/USER/PASSWORD from a `postgresql://` URL."""
+    params = conninfo_to_dict(database_url)
+    unsupported = sorted(set(params) - SUPPORTED_CONNINFO_KEYS)
+    if unsupported:
+        raise ValueError(
+            f"database URL parameter(s) {', '.join(unsupported)} are not supported by the"
+            " event store; use only user, password, host, port and the database name"
+        )
+    if not params.get("dbname"):
+        raise ValueError("a PostgreSQL database URL must name the database: postgresql://…/NAME")
+    return {
+        "POSTGRES_DBNAME": str(params["dbname"]),
+        "POSTGRES_HOST": str(params.get("host") or "localhost"),
+        "POSTGRES_PORT": str(params.get("port") or DEFAULT_PORT),
+        "POSTGRES_USER": str(params.get("user") or ""),
+        "POSTGRES_PASSWORD": str(params.get("password") or ""),
+    }
+
+
+def persistence_env(
+    database_url: str | None,
+    *,
+    data_dir: Path | str = ".",
+    pool_size: int = DEFAULT_POOL_SIZE,
+    max_overflow: int | None = None,
+    lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
+    create_schema: bool = True,
+    cache_size: int = DEFAULT_CACHE_SIZE,
+) -> dict[str, str]:
+    """The `eventsourcing` environment for a database URL and the store settings."""
+    if pool_size < 1:
+        raise ValueError("the connection pool needs at least one connection")
+    overflow = max_overflow if max_overflow is not None else max(1, pool_size // 2)
+    lock_seconds = lock_timeout_seconds(lock_timeout_ms)
+    env = {
+        "CREATE_TABLE": "y" if create_schema else "n",
+        "AGGREGATE_CACHE_MAXSIZE": str(cache_size) if cache_size > 0 else "",
+        "AGGREGATE_CACHE_FASTFORWARD": "y",
+        "DEEPCOPY_FROM_AGGREGATE_CACHE": "y",
+    }
+    if is_postgres_url(database_url):
+        env.update(postgres_env(str(database_url)))
+        env.update({
+            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "POSTGRES_POOL_SIZE": str(pool_size),
+            "POSTGRES_MAX_OVERFLOW": str(overflow),
+            "POSTGRES_LOCK_TIMEOUT": str(lock_seconds),
+            "POSTGRES_CONNECT_TIMEOUT": str(CONNECT_TIMEOUT_SECONDS),
+            "POSTGRES_CONN_MAX_AGE": str(CONN_MAX_AGE_SECONDS),
+            "POSTGRES_PRE_PING": "y",
+            "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT": str(
+                IDLE_IN_TRANSACTION_TIMEOUT_SECONDS
+            ),
+        })
+        return env
+    path = sqlite_path(database_url, data_dir)
+    if create_schema:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    env.update({
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": str(path),
+        "SQLITE_LOCK_TIMEOUT": str(lock_seconds),
+    })
+    return env
+
+
+__all__ = [
+    "DEFAULT_CACHE_SIZE",
+    "DEFAULT_LOCK_TIMEOUT_MS",
+    "DEFAULT_POOL_SIZE",
+    "is_postgres_url",
+    "lock_timeout_seconds",
+    "persistence_env",
+    "postgres_env",
+    "sqlite_path",
+]

@@ -1,0 +1,210 @@
+"""JSON transcodings for the domain values the library's JSON transcoder does not know.
+
+Stored events and snapshots stay readable JSON. Values that plain JSON would silently change
+are written as tagged objects `{"_type_": NAME, "_data_": ...}` (the library's own convention,
+see `eventsourcing.persistence.JSONTranscoder`) and read back as the same Python value:
+
+- `card`: a `Card` NamedTuple, `[rank, suit]`,
+- `combination`: a `Combination`, `[type, [cards...], rank, rung]`,
+- `ruleset`: a `Ruleset`, its plain JSON spec `{"preset": ..., "options": {...}}`,
+- `tuple`, `set`, `frozenset`: their items as a list,
+- `dict_pairs`: a dict with keys that are not strings (e.g. `{seat: count}`), as `[[k, v], ...]`.
+
+JSON turns tuples (and NamedTuples) into lists and int keys into strings before any
+`default` hook runs, so `DomainTranscoder` first walks the value and tags them itself. Event
+payloads are plain values (lists, strings, ints, str-keyed dicts), so events are stored
+exactly as the plain JSON transcoder would store them; the tags appear in snapshots, whose
+state is an aggregate's `__dict__`. `Decimal`, `UUID` and `datetime` keep the library's
+transcodings (`decimal_str`, `uuid_hex`, `datetime_iso`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.persistence import (
+    DatetimeAsISO,
+    DecimalAsStr,
+    JSONTranscoder,
+    Transcoding,
+    UUIDAsHex,
+)
+
+from domain.cards import Card
+from domain.combinations import Combination
+from domain.hand import ruleset_of
+from domain.rulesets import Ruleset
+
+TYPE_KEY, DATA_KEY = "_type_", "_data_"
+
+
+class CardAsList(Transcoding):
+    """A `Card` as `[rank, suit]`."""
+
+    type = Card
+    name = "card"
+
+    def encode(self, obj: Card) -> list[Any]:
+        """Rank and suit."""
+        return [obj.rank, obj.suit]
+
+    def decode(self, data: list[Any]) -> Card:
+        """The card again."""
+        rank, suit = data
+        return Card(int(rank), str(suit))
+
+
+class CombinationAsList(Transcoding):
+    """A `Combination` as `[type, cards, rank, rung]` (cards as tagged `card`s)."""
+
+    type = Combination
+    name = "combination"
+
+    def encode(self, obj: Combination) -> list[Any]:
+        """Its four fields; the walk tags the cards."""
+        return [obj.type, list(obj.cards), obj.rank, obj.rung]
+
+    def decode(self, data: list[Any]) -> Combination:
+        """The combination again."""
+        kind, cards, rank, rung = data
+        return Combination(kind, tuple(cards), rank, rung)
+
+
+class RulesetAsSpec(Transcoding):
+    """A `Ruleset` as its plain JSON spec (preset plus overrides)."""
+
+    type = Ruleset
+    name = "ruleset"
+
+    def encode(self, obj: Ruleset) -> dict[str, Any]:
+        """The spec `Ruleset.to_json()`."""
+        return obj.to_json()
+
+    def decode(self, data: dict[str, Any]) -> Ruleset:
+        """The validated ruleset (cached: many aggregates share a few rulesets)."""
+        return ruleset_of(data)
+
+
+class TupleAsList(Transcoding):
+    """A plain tuple as a list."""
+
+    type = tuple
+    name = "tuple"
+
+    def encode(self, obj: tuple[Any, ...]) -> list[Any]:
+        """Its items."""
+        return list(obj)
+
+    def decode(self, data: list[Any]) -> tuple[Any, ...]:
+        """The tuple again."""
+        return tuple(data)
+
+
+def _ordered(items: Any) -> list[Any]:
+    """Items in a stable order when they are comparable, so equal sets store equal JSON."""
+    values = list(items)
+    try:
+        return sorted(values)
+    except TypeError:
+        return values
+
+
+class SetAsList(Transcoding):
+    """A set as a (sorted, when possible) list."""
+
+    type = set
+    name = "set"
+
+    def encode(self, obj: set[Any]) -> list[Any]:
+        """Its items."""
+        return _ordered(obj)
+
+    def decode(self, data: list[Any]) -> set[Any]:
+        """The set again."""
+        return set(data)
+
+
+class FrozenSetAsList(Transcoding):
+    """A frozenset as a (sorted, when possible) list."""
+
+    type = frozenset
+    name = "frozenset"
+
+    def encode(self, obj: frozenset[Any]) -> list[Any]:
+        """Its items."""
+        return _ordered(obj)
+
+    def decode(self, data: list[Any]) -> frozenset[Any]:
+        """The frozenset again."""
+        return frozenset(data)
+
+
+class DictAsPairs(Transcoding):
+    """A dict whose keys are not all strings, as `[[key, value], ...]`."""
+
+    type = dict
+    name = "dict_pairs"
+
+    def encode(self, obj: dict[Any, Any]) -> list[list[Any]]:
+        """Its items."""
+        return [[key, value] for key, value in obj.items()]
+
+    def decode(self, data: list[list[Any]]) -> dict[Any, Any]:
+        """The dict again."""
+        return {key: value for key, value in data}
+
+
+DOMAIN_TRANSCODINGS: tuple[type[Transcoding], ...] = (
+    CardAsList, CombinationAsList, RulesetAsSpec, TupleAsList, SetAsList, FrozenSetAsList,
+    DictAsPairs,
+)
+LIBRARY_TRANSCODINGS: tuple[type[Transcoding], ...] = (UUIDAsHex, DecimalAsStr, DatetimeAsISO)
+
+
+class DomainTranscoder(JSONTranscoder):
+    """The library's JSON transcoder, plus a walk that tags what JSON would change."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        for transcoding in (*LIBRARY_TRANSCODINGS, *DOMAIN_TRANSCODINGS):
+            self.register(transcoding())
+        self._dict_pairs = self.names[DictAsPairs.name]
+        self._tuple = self.names[TupleAsList.name]
+
+    def encode(self, obj: Any) -> bytes:
+        """Encode after tagging tuples, sets, domain values and non-string dict keys."""
+        return super().encode(self.tag(obj))
+
+    def tag(self, obj: Any) -> Any:
+        """The value with everything JSON cannot represent faithfully turned into tags."""
+        kind = type(obj)
+        if kind is str or kind is int or kind is bool or kind is float or obj is None:
+            return obj
+        if kind is list:
+            return [self.tag(item) for item in obj]
+        if kind is dict:
+            if all(type(key) is str for key in obj):
+                return {key: self.tag(value) for key, value in obj.items()}
+            return self._tagged(self._dict_pairs, obj)
+        transcoding = self.types.get(kind)
+        if transcoding is not None and transcoding.type is not dict:
+            return self._tagged(transcoding, obj)
+        if isinstance(obj, tuple):  # a NamedTuple without a transcoding of its own
+            return self._tagged(self._tuple, obj)
+        return obj  # Decimal, UUID, datetime: the encoder's `default` hook handles them
+
+    def _tagged(self, transcoding: Transcoding, obj: Any) -> dict[str, Any]:
+        return {TYPE_KEY: transcoding.name, DATA_KEY: self.tag(transcoding.encode(obj))}
+
+
+__all__ = [
+    "DOMAIN_TRANSCODINGS",
+    "CardAsList",
+    "CombinationAsList",
+    "DictAsPairs",
+    "DomainTranscoder",
+    "FrozenSetAsList",
+    "RulesetAsSpec",
+    "SetAsList",
+    "TupleAsList",
+]
