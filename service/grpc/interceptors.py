@@ -1,9 +1,10 @@
 """Server interceptors for the cross-cutting concerns of every RPC: metrics and request logs.
 
-Both wrap the method handler's behaviour and observe the call through `_CallObserver`: one
-`started` per call, `received`/`sent` per message, and exactly one `finished` with the final
-status code — also when the handler aborts, raises, or the client cancels. Messages a handler
-writes with `context.write` instead of returning/yielding them are not seen.
+Both wrap the method handler's behaviour and observe each call through a `_CallObserver`,
+created when the call starts: `received`/`sent` per message and exactly one `finished` with
+the final status code — also when the handler aborts, raises, or the client cancels. Only
+`async` behaviours (a grpc.aio servicer's) are wrapped; messages a handler moves with
+`context.write` or `context.read` instead of returning, yielding or iterating are not counted.
 """
 
 from __future__ import annotations
@@ -81,9 +82,7 @@ class _Once:
             self.observer.finished(code)
 
 
-def _final_code(
-    context: Context, error: BaseException | None
-) -> grpc.StatusCode:
+def _final_code(context: Context, error: BaseException | None) -> grpc.StatusCode:
     if isinstance(error, asyncio.CancelledError | GeneratorExit):
         return grpc.StatusCode.CANCELLED
     if error is None or isinstance(error, grpc.aio.AbortError):
@@ -94,109 +93,85 @@ def _final_code(
     return grpc.StatusCode.UNKNOWN  # what grpc.aio answers for an unexpected exception
 
 
-async def _call(inner: Any, request: Any, context: Any) -> Any:
-    result = inner(request, context)
-    return await result if inspect.isawaitable(result) else result
-
-
-async def _responses(inner: Any, request: Any, context: Any) -> AsyncIterator[Any]:
-    responses = inner(request, context)
-    if hasattr(responses, "__aiter__"):
-        async for response in responses:
-            yield response
-    else:  # a synchronous servicer, such as grpc_health's, run on the aio server
-        for response in responses:
-            yield response
-
-
-def _is_async(function: Any) -> bool:
-    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
-
-
 async def _counted(requests: AsyncIterator[Any], call: _Once) -> AsyncIterator[Any]:
     async for request in requests:
         call.observer.received()
         yield request
 
 
+def _coroutine_behaviour(
+    inner: Any, observe: ObserverFactory, request_streaming: bool, returns_message: bool
+) -> Any:
+    """Observe an `async def` behaviour (a unary response, or messages sent with write)."""
+
+    async def behaviour(request: Any, context: Context) -> Any:
+        call = _Once(observe(context), context)
+        if request_streaming:
+            request = _counted(request, call)
+        else:
+            call.observer.received()
+        try:
+            response = await inner(request, context)
+        except BaseException as error:
+            call.finish(_final_code(context, error))
+            raise
+        if returns_message:
+            call.observer.sent()
+        call.finish(_final_code(context, None))
+        return response
+
+    return behaviour
+
+
+def _generator_behaviour(inner: Any, observe: ObserverFactory, request_streaming: bool) -> Any:
+    """Observe an async-generator behaviour: a response stream of yielded messages."""
+
+    async def behaviour(request: Any, context: Context) -> AsyncIterator[Any]:
+        call = _Once(observe(context), context)
+        if request_streaming:
+            request = _counted(request, call)
+        else:
+            call.observer.received()
+        try:
+            async for response in inner(request, context):
+                yield response
+                call.observer.sent()
+        except BaseException as error:  # GeneratorExit too: the client went away mid-stream
+            call.finish(_final_code(context, error))
+            raise
+        call.finish(_final_code(context, None))
+
+    return behaviour
+
+
+_HANDLER_FACTORIES = (
+    ("unary_unary", grpc.unary_unary_rpc_method_handler),
+    ("unary_stream", grpc.unary_stream_rpc_method_handler),
+    ("stream_unary", grpc.stream_unary_rpc_method_handler),
+    ("stream_stream", grpc.stream_stream_rpc_method_handler),
+)
+
+
 def _wrap(handler: Handler, observe: ObserverFactory) -> Handler:
     """Return a handler that runs `handler`'s behaviour under an observer per call."""
-    behaviour: Any
-    if handler.unary_unary is not None:
-        inner_uu: Any = handler.unary_unary
-
-        async def unary_unary(request: Any, context: Context) -> Any:
-            call = _Once(observe(context), context)
-            call.observer.received()
-            try:
-                response = await _call(inner_uu, request, context)
-            except BaseException as error:
-                call.finish(_final_code(context, error))
-                raise
-            call.observer.sent()
-            call.finish(_final_code(context, None))
-            return response
-
-        behaviour, make = unary_unary, grpc.unary_unary_rpc_method_handler
-    elif handler.unary_stream is not None:
-        inner_us: Any = handler.unary_stream
-
-        async def unary_stream(
-            request: Any, context: Context
-        ) -> AsyncIterator[Any]:
-            call = _Once(observe(context), context)
-            call.observer.received()
-            try:
-                async for response in _responses(inner_us, request, context):
-                    yield response
-                    call.observer.sent()
-            except BaseException as error:
-                call.finish(_final_code(context, error))
-                raise
-            call.finish(_final_code(context, None))
-
-        behaviour, make = unary_stream, grpc.unary_stream_rpc_method_handler
-    elif handler.stream_unary is not None and _is_async(handler.stream_unary):
-        inner_su: Any = handler.stream_unary
-
-        async def stream_unary(
-            requests: AsyncIterator[Any], context: Context
-        ) -> Any:
-            call = _Once(observe(context), context)
-            try:
-                response = await inner_su(_counted(requests, call), context)
-            except BaseException as error:
-                call.finish(_final_code(context, error))
-                raise
-            call.observer.sent()
-            call.finish(_final_code(context, None))
-            return response
-
-        behaviour, make = stream_unary, grpc.stream_unary_rpc_method_handler
-    elif handler.stream_stream is not None and _is_async(handler.stream_stream):
-        inner_ss: Any = handler.stream_stream
-
-        async def stream_stream(
-            requests: AsyncIterator[Any], context: Context
-        ) -> AsyncIterator[Any]:
-            call = _Once(observe(context), context)
-            try:
-                async for response in inner_ss(_counted(requests, call), context):
-                    yield response
-                    call.observer.sent()
-            except BaseException as error:
-                call.finish(_final_code(context, error))
-                raise
-            call.finish(_final_code(context, None))
-
-        behaviour, make = stream_stream, grpc.stream_stream_rpc_method_handler
-    else:  # a synchronous request-streaming handler expects a blocking iterator: leave it
-        return handler
-    return make(
-        behaviour,
-        request_deserializer=handler.request_deserializer,
-        response_serializer=handler.response_serializer,
-    )
+    for attribute, make in _HANDLER_FACTORIES:
+        inner = getattr(handler, attribute)
+        if inner is None:
+            continue
+        if inspect.isasyncgenfunction(inner):
+            behaviour = _generator_behaviour(inner, observe, handler.request_streaming)
+        elif inspect.iscoroutinefunction(inner):
+            behaviour = _coroutine_behaviour(
+                inner, observe, handler.request_streaming, not handler.response_streaming
+            )
+        else:  # synchronous behaviours run on grpc's thread pool, as they are: leave them
+            return handler
+        return make(
+            behaviour,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return handler
 
 
 class _MetricsObserver:

@@ -173,13 +173,27 @@ async def _forever(
         await asyncio.sleep(0.01)
 
 
+async def _write_count(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    for i in range(STREAMED):
+        await context.write(bytes([i]))
+
+
+async def _echo_each(
+    requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
+) -> AsyncIterator[bytes]:
+    async for request in requests:
+        yield request
+
+
 async def _with_server(
     metrics: Metrics, client: Callable[[grpc.aio.Channel], Awaitable[None]]
 ) -> None:
     unary = {name: grpc.unary_unary_rpc_method_handler(behaviour, _identity, _identity)
              for name, behaviour in (("Echo", _echo), ("Refuse", _refuse), ("Crash", _crash))}
     streams = {name: grpc.unary_stream_rpc_method_handler(behaviour, _identity, _identity)
-               for name, behaviour in (("Count", _count), ("Forever", _forever))}
+               for name, behaviour in (("Count", _count), ("Forever", _forever),
+                                       ("WriteCount", _write_count))}
+    streams["EchoEach"] = grpc.stream_stream_rpc_method_handler(_echo_each, _identity, _identity)
     server = grpc.aio.server(interceptors=[MetricsInterceptor(metrics)])
     server.add_generic_rpc_handlers(
         [grpc.method_handlers_generic_handler(SERVICE, {**unary, **streams})]
@@ -286,3 +300,30 @@ def test_unknown_methods_create_no_labels() -> None:
 
     metrics = run_against_server(client)
     assert b"NoSuchMethod" not in metrics.render()
+
+
+def test_bidirectional_stream_counts_messages_both_ways() -> None:
+    async def client(channel: grpc.aio.Channel) -> None:
+        async def requests() -> AsyncIterator[bytes]:
+            for i in range(STREAMED):
+                yield bytes([i])
+
+        call = channel.stream_stream(f"/{SERVICE}/EchoEach")(requests())
+        assert [message async for message in call] == [bytes([i]) for i in range(STREAMED)]
+
+    metrics = run_against_server(client)
+    labels = rpc_labels("EchoEach", "bidi_stream")
+    assert value(metrics, "grpc_server_msg_received_total", **labels) == STREAMED
+    assert value(metrics, "grpc_server_msg_sent_total", **labels) == STREAMED
+    assert value(metrics, "grpc_server_handled_total", **labels, grpc_code="OK") == 1
+
+
+def test_stream_written_with_context_write_still_works_and_is_handled() -> None:
+    async def client(channel: grpc.aio.Channel) -> None:
+        call = channel.unary_stream(f"/{SERVICE}/WriteCount")(b"")
+        assert len([message async for message in call]) == STREAMED
+
+    metrics = run_against_server(client)
+    labels = rpc_labels("WriteCount", "server_stream")
+    assert value(metrics, "grpc_server_started_total", **labels) == 1
+    assert value(metrics, "grpc_server_handled_total", **labels, grpc_code="OK") == 1
