@@ -49,6 +49,7 @@ from domain.combinations import (
 )
 from domain.errors import Reason
 from domain.rulesets import PRESETS
+from service.errors import ServiceReason
 
 # From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
 LATENCY_BUCKETS: tuple[float, ...] = (
@@ -68,7 +69,10 @@ COMMAND_KINDS = frozenset({
     "create_table", "join_table", "leave_table", "start_hand", "play", "pass", "resign",
     "timeout",
 })
-OUTCOMES = frozenset({ACCEPTED, OTHER_REASON, *(reason.value for reason in Reason)})
+OUTCOMES = frozenset({
+    ACCEPTED, OTHER_REASON, *(reason.value for reason in Reason),
+    *(reason.value for reason in ServiceReason),
+})
 PRESET_LABELS = frozenset({*PRESETS, OTHER})
 SMALLEST_BOMB, LARGEST_BOMB = 3, 8
 BOMB_SIZES = frozenset({
@@ -241,7 +245,7 @@ class Metrics:
     # Game activity, called by the application.
 
     def command(self, kind: str, outcome: str) -> None:
-        """Count a command (`play`, `CreateTable`, ...) with `accepted` or its reason code."""
+        """Count a command (`play`, `CreateTable`, ...): `accepted` or its reason code."""
         self._commands.labels(
             _command_label(kind), _bounded(outcome, OUTCOMES, OTHER_REASON)
         ).inc()

@@ -15,6 +15,7 @@ import pytest
 from domain.cards import parse_cards
 from domain.combinations import classify
 from domain.rulesets import Ruleset
+from service.errors import ServiceReason
 from service.grpc.interceptors import MetricsInterceptor
 from service.metrics import LATENCY_BUCKETS, Metrics, bomb_size_label
 
@@ -45,6 +46,14 @@ def test_command_counts_kind_and_outcome_with_camel_case_kinds_normalised() -> N
     assert value(metrics, "fiftyk_commands_total", command="play", outcome="accepted") == 2
     assert value(
         metrics, "fiftyk_commands_total", command="start_hand", outcome="TABLE_NOT_FULL"
+    ) == 1
+
+
+def test_service_reason_codes_are_outcomes_too() -> None:
+    metrics = Metrics()
+    metrics.command("play", ServiceReason.CONCURRENT_UPDATE)
+    assert value(
+        metrics, "fiftyk_commands_total", command="play", outcome="CONCURRENT_UPDATE"
     ) == 1
 
 
