@@ -388,6 +388,13 @@ class Referee(Application[UUID]):
             try:
                 decision = decide()
             except (RuleError, ServiceError) as error:
+                if receipt_key is not None and request_id is not None:
+                    # A duplicate of this request may have been accepted since the check
+                    # above, so the refusal may only be seeing its effect.
+                    replayed = self._replay(receipt_key, kind, request_id, fingerprint)
+                    if replayed is not None:
+                        self._count(kind, ACCEPTED)
+                        return replayed
                 self._count(kind, str(error.reason))
                 raise
             receipt = None

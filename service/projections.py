@@ -23,6 +23,7 @@ It survives restarts (the position is stored with the view), catches up after do
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from abc import ABC, abstractmethod
@@ -374,14 +375,20 @@ class StandingsProjector:
         return self.view.max_tracking_id(self.app.name) or 0
 
     def catch_up(self) -> int:
-        """Process every feed event after the tracked position; return how many were applied."""
+        """Process every feed event after the tracked position; return how many were applied.
+
+        Only the events of `StandingsProjection.topics` are read; the position then moves to
+        the feed head read at the start (every event up to it is committed: the recorders
+        hand out positions in commit order), so an idle projector shows no lag.
+        """
         applied = 0
         with self._lock:
             position = self.position()
-            while True:
+            head = self.app.head_position()
+            while position < head:
                 notifications = self.app.recorder.select_notifications(
-                    start=position, limit=self.batch_size, topics=self.projection.topics,
-                    inclusive_of_start=False,
+                    start=position, limit=self.batch_size, stop=head,
+                    topics=self.projection.topics, inclusive_of_start=False,
                 )
                 for notification in notifications:
                     domain_event = self.app.mapper.to_domain_event(notification)
@@ -392,11 +399,13 @@ class StandingsProjector:
                         # Another projector recorded this position first: it is applied.
                         continue
                     applied += 1
-                if notifications:
-                    position = notifications[-1].id
                 if len(notifications) < self.batch_size:
                     break
-            self._report_lag(position)
+                position = notifications[-1].id
+            if self.position() < head:
+                with contextlib.suppress(IntegrityError):  # another projector moved past it
+                    self.view.insert_tracking(Tracking(self.app.name, head))
+            self._report_lag(head)
         return applied
 
     def _report_lag(self, position: int) -> None:
