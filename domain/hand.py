@@ -545,6 +545,13 @@ class Hand(Aggregate):
         data["cards"] = [str(c) for c in sort_cards(self.hands[seat])]
         return data
 
+    def public_view(self) -> dict[str, Any]:
+        """What anyone at the table may see: counts, the trick, scores; no hand's cards."""
+        data = self._public(-1)
+        data["seat"] = None
+        data["cards"] = []
+        return data
+
     def audit_view(self) -> dict[str, Any]:
         """Everything, for auditors: every hand and the stock."""
         data = self._public(None)

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from service import adjudicate_cli, bench, health_cli, rules_cli
+from service import adjudicate_cli, bench, health_cli, rules_cli, serve_cli
 
 DISTRIBUTION = "fiftyk-referee"
 
@@ -14,7 +14,8 @@ DISTRIBUTION = "fiftyk-referee"
 # Extend by writing `_add_<name>_parser(sub)` and listing it here.
 SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 SUBCOMMANDS: list[SubcommandRegistrar] = [adjudicate_cli.add_parser, health_cli.add_parser,
-                                          rules_cli.add_parser, bench.add_parser]
+                                          rules_cli.add_parser, bench.add_parser,
+                                          serve_cli.add_parser]
 
 
 def _distribution_version() -> str:

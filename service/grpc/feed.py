@@ -1,0 +1,108 @@
+"""The feed hub: one reader of the global event feed per server process.
+
+Watch streams and the turn clock follow the feed through the hub instead of each polling
+the database: the hub polls the store's notification log (so events written by other
+server processes sharing the database arrive too), keeps the recent tail in memory and
+wakes its listeners. A watcher that resumes from a position older than the tail reads the
+older part straight from the store, page by page, then continues from memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Executor
+
+from service.application import FeedEvent, Referee
+
+DEFAULT_TAIL = 20_000
+PAGE = 500
+log = logging.getLogger(__name__)
+
+
+class FeedHub:
+    """Follows the global feed and serves its recent tail to watchers."""
+
+    def __init__(self, app: Referee, executor: Executor, *, poll_seconds: float = 0.2,
+                 tail: int = DEFAULT_TAIL) -> None:
+        self._app = app
+        self._executor = executor
+        self._poll_seconds = poll_seconds
+        self._tail: deque[FeedEvent] = deque(maxlen=tail)
+        self._head = 0
+        self._changed = asyncio.Condition()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._listeners: list[Callable[[list[FeedEvent]], None]] = []
+
+    @property
+    def head(self) -> int:
+        """The position of the last event the hub has seen."""
+        return self._head
+
+    def add_listener(self, listener: Callable[[list[FeedEvent]], None]) -> None:
+        """Call `listener` with every batch of new events (on the event loop)."""
+        self._listeners.append(listener)
+
+    async def start(self) -> None:
+        """Start following the feed from its current head."""
+        loop = asyncio.get_running_loop()
+        self._head = await loop.run_in_executor(self._executor, self._app.head_position)
+        self._task = asyncio.create_task(self._run(), name="feed-hub")
+
+    async def stop(self) -> None:
+        """Stop following the feed."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def poke(self) -> None:
+        """Something was just written here: read the feed now rather than at the next poll."""
+        self._wake.set()
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                page = await loop.run_in_executor(
+                    self._executor, lambda: self._app.read_events(self._head, PAGE))
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the store may be briefly unreachable; keep following
+                log.exception("reading the event feed failed; retrying")
+                page = None
+            if page is not None and page.events:
+                self._tail.extend(page.events)
+                self._head = page.events[-1].position
+                for listener in self._listeners:
+                    listener(page.events)
+                async with self._changed:
+                    self._changed.notify_all()
+                if page.has_more:
+                    continue
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._poll_seconds)
+
+    async def after(self, position: int) -> list[FeedEvent]:
+        """Events after `position` that are known now (from memory, else from the store)."""
+        if self._tail and position >= self._tail[0].position - 1:
+            return [e for e in self._tail if e.position > position][:PAGE]
+        if position >= self._head:
+            return []
+        loop = asyncio.get_running_loop()
+        page = await loop.run_in_executor(
+            self._executor, lambda: self._app.read_events(position, PAGE))
+        return [e for e in page.events if e.position <= self._head]
+
+    async def wait_beyond(self, position: int, timeout: float) -> None:
+        """Wait until the hub has seen an event after `position` (or the timeout passes)."""
+        async with self._changed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: self._head > position), timeout)

@@ -1,0 +1,429 @@
+"""The RefereeService servicer: authenticate, convert at the edge, call one use case.
+
+Use cases are synchronous (the event store's drivers are), so they run on a bounded thread
+pool; the event loop only converts messages and streams. Every rule or service error is
+turned into a rich status in one place (`service.grpc.errors.abort`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import AsyncIterator, Callable, Coroutine
+from concurrent.futures import Executor
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf import timestamp_pb2
+
+from domain.errors import RuleError
+from domain.scoring import teams_of
+from domain.transcript import adjudicate
+from domain.visibility import redact_event
+from service.application import FeedEvent, Outcome, Referee
+from service.config import Config
+from service.errors import (
+    FieldViolation,
+    InvalidArgument,
+    NotFound,
+    ResourceExhausted,
+    ServiceError,
+    ServiceReason,
+)
+from service.grpc import auth
+from service.grpc.convert import (
+    hand_to_proto,
+    legal_play_to_proto,
+    options_from_proto,
+    result_to_proto,
+    table_to_proto,
+)
+from service.grpc.errors import abort
+from service.grpc.feed import FeedHub
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+from service.metrics import Metrics
+
+Context = grpc.aio.ServicerContext[Any, Any]
+T = TypeVar("T")
+R = TypeVar("R")
+DEFAULT_LEGAL_PLAYS = 200
+WATCH_IDLE_SECONDS = 1.0
+
+
+def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R]]
+         ) -> Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R]]:
+    """Map rule and service errors of a unary RPC to rich statuses; check the request size."""
+
+    @functools.wraps(method)
+    async def wrapper(self: RefereeServicer, request: Any, context: Context) -> R:
+        try:
+            self._check_size(request)
+            return await method(self, request, context)
+        except (RuleError, ServiceError) as error:
+            await abort(context, error)
+
+    return wrapper
+
+
+def _missing(field: str) -> InvalidArgument:
+    return InvalidArgument(ServiceReason.MISSING_FIELD, f"{field} is required",
+                           field_violations=[FieldViolation(field, "required")])
+
+
+def _request_id(request: Any) -> str | None:
+    return str(request.request_id) or None
+
+
+class RefereeServicer(pb_grpc.RefereeServiceServicer):
+    """fiftyk.referee.v1.RefereeService over the `Referee` application."""
+
+    def __init__(self, app: Referee, config: Config, executor: Executor, hub: FeedHub,
+                 metrics: Metrics | None = None) -> None:
+        self._app = app
+        self._config = config
+        self._executor = executor
+        self._hub = hub
+        self._metrics = metrics
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _check_size(self, request: Any) -> None:
+        size = request.ByteSize()
+        if size > self._config.max_message_bytes:
+            raise ResourceExhausted(
+                ServiceReason.MESSAGE_TOO_LARGE,
+                f"the request has {size} bytes; the limit is {self._config.max_message_bytes}")
+
+    async def _call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor,
+                                          functools.partial(function, *args, **kwargs))
+
+    async def _command(self, function: Callable[..., Outcome], *args: Any,
+                       **kwargs: Any) -> Outcome:
+        outcome = await self._call(function, *args, **kwargs)
+        if not outcome.replayed:
+            self._hub.poke()
+        return outcome
+
+    def _principal(self, context: Context) -> auth.Principal:
+        return auth.authenticate(context.invocation_metadata(), self._config)
+
+    def _table_message(self, view: dict[str, Any]) -> pb.TableView:
+        rules = self._app.get_table(view["table_id"]).rules
+        return table_to_proto(view, teams_of(rules, view["players"]))
+
+    async def _acting_seat(self, principal: auth.Principal, table_id: str) -> int:
+        """The seat a seat token acts for, checked against who sits there now."""
+        seat = auth.require_seat(principal, table_id)
+        table = await self._call(self._app.get_table, table_id)
+        auth.require_current_holder(principal, table.seats[seat])
+        return seat
+
+    # -- commands ---------------------------------------------------------------------------
+
+    @_rpc
+    async def CreateTable(self, request: pb.CreateTableRequest, context: Context
+                          ) -> pb.CreateTableResponse:
+        auth.require_platform(self._principal(context))
+        if not request.HasField("ruleset") or not request.ruleset.preset:
+            raise _missing("ruleset.preset")
+        outcome = await self._command(
+            self._app.create_table, request.ruleset.preset,
+            options_from_proto(request.ruleset.options), request.players,
+            allow_preset_deck=request.allow_preset_deck, name=request.name,
+            request_id=_request_id(request))
+        table = outcome.table
+        if table is None:  # pragma: no cover - create_table always returns its table
+            raise NotFound(ServiceReason.TABLE_NOT_FOUND, "the table was not created")
+        return pb.CreateTableResponse(table=self._table_message(table.view()),
+                                      version=outcome.version, replayed=outcome.replayed)
+
+    @_rpc
+    async def JoinTable(self, request: pb.JoinTableRequest, context: Context
+                        ) -> pb.JoinTableResponse:
+        auth.require_platform(self._principal(context))
+        if not request.player_id:
+            raise _missing("player_id")
+        seat = request.seat if request.HasField("seat") else None
+        outcome = await self._command(self._app.join_table, request.table_id,
+                                      request.player_id, seat,
+                                      request_id=_request_id(request))
+        if outcome.table is None or outcome.seat is None:  # pragma: no cover
+            raise NotFound(ServiceReason.TABLE_NOT_FOUND, "no such table")
+        token = auth.issue_seat_token(self._config.token_secret, outcome.table_id,
+                                      outcome.seat, request.player_id,
+                                      ttl_seconds=self._config.token_ttl_seconds)
+        claim = auth.verify_seat_token(self._config.token_secret, token)
+        expires = timestamp_pb2.Timestamp()
+        expires.FromDatetime(claim.expires)
+        return pb.JoinTableResponse(
+            table=self._table_message(outcome.table.view()), seat=outcome.seat,
+            seat_token=token, seat_token_expires_at=expires, version=outcome.version,
+            replayed=outcome.replayed)
+
+    @_rpc
+    async def LeaveTable(self, request: pb.LeaveTableRequest, context: Context
+                         ) -> pb.LeaveTableResponse:
+        principal = self._principal(context)
+        if principal.platform:
+            if not request.HasField("seat"):
+                raise _missing("seat")
+            seat = request.seat
+        else:
+            seat = await self._acting_seat(principal, request.table_id)
+        outcome = await self._command(self._app.leave_table, request.table_id, seat,
+                                      request_id=_request_id(request))
+        if outcome.table is None:  # pragma: no cover
+            raise NotFound(ServiceReason.TABLE_NOT_FOUND, "no such table")
+        return pb.LeaveTableResponse(table=self._table_message(outcome.table.view()),
+                                     version=outcome.version, replayed=outcome.replayed)
+
+    @_rpc
+    async def StartHand(self, request: pb.StartHandRequest, context: Context
+                        ) -> pb.StartHandResponse:
+        principal = self._principal(context)
+        seat: int | None = None
+        if not principal.platform:
+            seat = await self._acting_seat(principal, request.table_id)
+        outcome = await self._command(self._app.start_hand, request.table_id,
+                                      deck=list(request.deck) or None,
+                                      request_id=_request_id(request))
+        hand = outcome.hand
+        if hand is None:  # pragma: no cover
+            raise NotFound(ServiceReason.HAND_NOT_FOUND, "no hand was dealt")
+        view = hand.view(seat) if seat is not None else hand.public_view()
+        return pb.StartHandResponse(hand=hand_to_proto(view), version=outcome.version,
+                                    replayed=outcome.replayed)
+
+    async def _hand_command(self, request: Any, context: Context,
+                            function: Callable[..., Outcome], *args: Any) -> tuple[Any, int, bool]:
+        principal = self._principal(context)
+        seat = await self._acting_seat(principal, request.table_id)
+        outcome = await self._command(function, request.table_id, request.hand_id or None,
+                                      seat, *args, request_id=_request_id(request))
+        if outcome.hand is None:  # pragma: no cover
+            raise NotFound(ServiceReason.HAND_NOT_FOUND, "no such hand")
+        return hand_to_proto(outcome.hand.view(seat)), outcome.version, outcome.replayed
+
+    @_rpc
+    async def Play(self, request: pb.PlayRequest, context: Context) -> pb.PlayResponse:
+        if not request.cards:
+            raise _missing("cards")
+        view, version, replayed = await self._hand_command(
+            request, context, self._app.play, list(request.cards))
+        return pb.PlayResponse(hand=view, version=version, replayed=replayed)
+
+    @_rpc
+    async def Pass(self, request: pb.PassRequest, context: Context) -> pb.PassResponse:
+        view, version, replayed = await self._hand_command(request, context,
+                                                           self._app.pass_turn)
+        return pb.PassResponse(hand=view, version=version, replayed=replayed)
+
+    @_rpc
+    async def Resign(self, request: pb.ResignRequest, context: Context) -> pb.ResignResponse:
+        view, version, replayed = await self._hand_command(request, context, self._app.resign)
+        return pb.ResignResponse(hand=view, version=version, replayed=replayed)
+
+    # -- queries ----------------------------------------------------------------------------
+
+    @_rpc
+    async def GetTable(self, request: pb.GetTableRequest, context: Context
+                       ) -> pb.GetTableResponse:
+        auth.require_table_access(self._principal(context), request.table_id)
+        view = await self._call(self._app.table_view, request.table_id)
+        return pb.GetTableResponse(table=self._table_message(view))
+
+    async def _view_for(self, principal: auth.Principal, table_id: str, hand_id: str | None,
+                        seat: int | None) -> tuple[dict[str, Any], int | None]:
+        """The hand view the caller may see, and the seat it is for (None: audit/public)."""
+        if principal.audit:
+            if seat is None:
+                return await self._call(self._app.audit_view, table_id, hand_id), None
+            return await self._call(self._app.hand_view, table_id, hand_id, seat), seat
+        if principal.seat is not None and principal.seat.table_id == table_id:
+            own = await self._acting_seat(principal, table_id)
+            if seat is not None and seat != own:
+                auth.require_seat(principal, table_id, seat)
+            return await self._call(self._app.hand_view, table_id, hand_id, own), own
+        auth.require_table_access(principal, table_id)
+        hand = await self._call(self._app.get_hand, hand_id, table_id) if hand_id else None
+        if hand is None:
+            table = await self._call(self._app.get_table, table_id)
+            if not table.hand_ids:
+                raise NotFound(ServiceReason.HAND_NOT_FOUND, "no hand has been dealt here")
+            hand = await self._call(self._app.get_hand, table.hand_ids[-1], table_id)
+        return hand.public_view(), None
+
+    @_rpc
+    async def GetHandView(self, request: pb.GetHandViewRequest, context: Context
+                          ) -> pb.GetHandViewResponse:
+        principal = self._principal(context)
+        seat = request.seat if request.HasField("seat") else None
+        view, viewer = await self._view_for(principal, request.table_id,
+                                            request.hand_id or None, seat)
+        message = hand_to_proto(view)
+        if request.include_legal_plays and viewer is not None:
+            legal = await self._call(self._app.legal_plays, request.table_id,
+                                     request.hand_id or None, viewer)
+            limit = request.max_legal_plays or DEFAULT_LEGAL_PLAYS
+            message.legal_plays.extend(legal_play_to_proto(p) for p in legal.plays[:limit])
+            message.legal_plays_truncated = len(legal.plays) > limit
+        return pb.GetHandViewResponse(hand=message)
+
+    @_rpc
+    async def ListLegalPlays(self, request: pb.ListLegalPlaysRequest, context: Context
+                             ) -> pb.ListLegalPlaysResponse:
+        seat = await self._acting_seat(self._principal(context), request.table_id)
+        legal = await self._call(self._app.legal_plays, request.table_id,
+                                 request.hand_id or None, seat)
+        limit = request.max_plays or DEFAULT_LEGAL_PLAYS
+        return pb.ListLegalPlaysResponse(
+            plays=[legal_play_to_proto(p) for p in legal.plays[:limit]],
+            may_pass=legal.may_pass, truncated=len(legal.plays) > limit,
+            version=legal.version)
+
+    @_rpc
+    async def GetScores(self, request: pb.GetScoresRequest, context: Context
+                        ) -> pb.GetScoresResponse:
+        auth.require_table_access(self._principal(context), request.table_id)
+        sheet = await self._call(self._app.scores, request.table_id)
+        view = await self._call(self._app.table_view, request.table_id)
+        table_message = self._table_message(view)
+        return pb.GetScoresResponse(
+            hands=[pb.HandScore(hand_id=row.hand_id, hand_number=row.number,
+                                result=result_to_proto(row.result)) for row in sheet.hands],
+            totals=list(table_message.scores), match_over=sheet.match_over,
+            version=sheet.version)
+
+    @_rpc
+    async def GetHandHistory(self, request: pb.GetHandHistoryRequest, context: Context
+                             ) -> pb.GetHandHistoryResponse:
+        auth.require_audit(self._principal(context))
+        page = await self._call(self._app.hand_history, request.hand_id,
+                                after_version=request.after_version, limit=request.limit)
+        events = []
+        for record in page.events:
+            stamp = timestamp_pb2.Timestamp()
+            stamp.FromDatetime(record.timestamp)
+            events.append(pb.HandEvent(version=record.version, type=record.name,
+                                       timestamp=stamp, payload_json=json.dumps(record.payload)))
+        return pb.GetHandHistoryResponse(events=events, has_more=page.has_more)
+
+    @_rpc
+    async def GetHandAt(self, request: pb.GetHandAtRequest, context: Context
+                        ) -> pb.GetHandAtResponse:
+        auth.require_audit(self._principal(context))
+        if not request.version:
+            raise _missing("version")
+        hand = await self._call(self._app.hand_at, request.hand_id, request.version)
+        return pb.GetHandAtResponse(hand=hand_to_proto(hand.audit_view()))
+
+    @_rpc
+    async def ExportTranscript(self, request: pb.ExportTranscriptRequest, context: Context
+                               ) -> pb.ExportTranscriptResponse:
+        auth.require_audit(self._principal(context))
+        transcript = await self._call(self._app.export_transcript, request.hand_id)
+        return pb.ExportTranscriptResponse(transcript_json=json.dumps(transcript))
+
+    @_rpc
+    async def Adjudicate(self, request: pb.AdjudicateRequest, context: Context
+                         ) -> pb.AdjudicateResponse:
+        principal = self._principal(context)
+        if principal.is_anonymous:
+            auth.require_platform(principal)  # raises MISSING_CREDENTIALS
+        try:
+            data = json.loads(request.transcript_json)
+        except json.JSONDecodeError as error:
+            raise InvalidArgument(ServiceReason.INVALID_REQUEST,
+                                  f"transcript_json is not JSON: {error}",
+                                  field_violations=[FieldViolation("transcript_json",
+                                                                   "not JSON")]) from error
+        result = await self._call(adjudicate, data)
+        return pb.AdjudicateResponse(result_json=json.dumps(result, ensure_ascii=False))
+
+    @_rpc
+    async def ReadEvents(self, request: pb.ReadEventsRequest, context: Context
+                         ) -> pb.ReadEventsResponse:
+        auth.require_platform(self._principal(context))
+        page = await self._call(self._app.read_events, request.after_position,
+                                request.limit, list(request.topics))
+        return pb.ReadEventsResponse(events=[_feed_message(e, e.payload) for e in page.events],
+                                     last_position=page.last_position, has_more=page.has_more)
+
+    # -- streaming --------------------------------------------------------------------------
+
+    async def WatchTable(self, request: pb.WatchTableRequest, context: Context
+                         ) -> AsyncIterator[pb.WatchTableResponse]:
+        """Stream the table's events after a feed position, redacted for the caller."""
+        try:
+            principal = self._principal(context)
+            auth.require_table_access(principal, request.table_id)
+            viewer: int | None = -1  # the platform sees what any spectator sees
+            if principal.audit:
+                viewer = None
+            elif principal.seat is not None and principal.seat.table_id == request.table_id:
+                viewer = await self._acting_seat(principal, request.table_id)
+            table = await self._call(self._app.get_table, request.table_id)
+        except (RuleError, ServiceError) as error:
+            await abort(context, error)
+        ids = {str(table.id), *table.hand_ids}
+        if self._metrics is not None:
+            self._metrics.watch_opened()
+        try:
+            position = request.after_position
+            while True:
+                events = await self._hub.after(position)
+                if not events:
+                    await self._hub.wait_beyond(position, WATCH_IDLE_SECONDS)
+                    continue
+                for event in events:
+                    position = event.position
+                    if event.originator_id not in ids:
+                        continue
+                    if event.name == "HandStarted":
+                        ids.add(str(event.payload["hand_id"]))
+                    yield await self._watch_message(event, viewer, request)
+        finally:
+            if self._metrics is not None:
+                self._metrics.watch_closed()
+
+    async def _watch_message(self, event: FeedEvent, viewer: int | None,
+                             request: pb.WatchTableRequest) -> pb.WatchTableResponse:
+        payload = redact_event(event.name, event.payload, viewer)
+        message = pb.WatchTableResponse(event=_feed_message(event, payload), type=event.name)
+        is_table_event = event.originator_id == request.table_id
+        if not is_table_event:
+            message.hand_id = event.originator_id
+        if request.include_views:
+            await self._attach_view(message, event, viewer, is_table_event)
+        return message
+
+    async def _attach_view(self, message: pb.WatchTableResponse, event: FeedEvent,
+                           viewer: int | None, is_table_event: bool) -> None:
+        if is_table_event:
+            table = await self._call(self._app.get_table, event.originator_id)
+            message.table.CopyFrom(self._table_message(table.view()))
+            return
+        hand = await self._call(self._app.hand_at, event.originator_id,
+                                event.originator_version)
+        if viewer is None:
+            view = hand.audit_view()
+        elif viewer < 0:
+            view = hand.public_view()
+        else:
+            view = hand.view(viewer)
+        message.hand.CopyFrom(hand_to_proto(view))
+
+
+def _feed_message(event: FeedEvent, payload: dict[str, Any]) -> pb.FeedEvent:
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromDatetime(event.timestamp)
+    return pb.FeedEvent(position=event.position, originator_id=event.originator_id,
+                        originator_version=event.originator_version, topic=event.topic,
+                        timestamp=stamp, payload_json=json.dumps(payload))
+
+
+__all__ = ["RefereeServicer"]

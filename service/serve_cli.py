@@ -1,0 +1,32 @@
+"""`fiftyk serve`: run the referee (embedded SQLite by default, PostgreSQL by URL)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from service.config import Config, ConfigError, add_arguments
+from service.server import serve
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `serve`."""
+    parser = sub.add_parser(
+        "serve", help="run the referee gRPC server",
+        description="Run the referee. With no --database-url it stores events in SQLite in the"
+        " data directory. The first line of output names the gRPC and metrics ports.",
+    )
+    add_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the configuration and serve until interrupted."""
+    try:
+        config = Config.load(args=args)
+    except ConfigError as error:
+        print(f"fiftyk serve: {error}", file=sys.stderr)
+        return 2
+    asyncio.run(serve(config))
+    return 0

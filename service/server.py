@@ -1,0 +1,131 @@
+"""The composition root: the one place that wires the referee together.
+
+`create_server(config)` builds the application on the configured event store, the gRPC
+server with its interceptors, health and reflection services, the feed hub, the turn clock,
+the standings projector and the metrics endpoint. Nothing opens a connection at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from service.application import Referee
+from service.config import Config
+from service.grpc.feed import FeedHub
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
+from service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor
+from service.grpc.servicer import RefereeServicer
+from service.logs import configure_logging
+from service.metrics import Metrics
+from service.projections import StandingsProjector
+from service.store import persistence_env
+from service.turn_clock import TurnClock
+
+SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
+# gRPC's own limit sits above ours, so an oversize request under it gets our rich status.
+TRANSPORT_LIMIT_FACTOR = 2
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunningServer:
+    """A started referee: its ports and the parts that `stop` shuts down in order."""
+
+    server: grpc.aio.Server
+    port: int
+    metrics_port: int | None
+    app: Referee
+    metrics: Metrics
+    health: health.aio.HealthServicer
+    hub: FeedHub
+    clock: TurnClock
+    projector: StandingsProjector
+    executor: ThreadPoolExecutor
+
+    async def stop(self, grace: float) -> None:
+        """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
+        await self.health.enter_graceful_shutdown()
+        await self.clock.stop()
+        await self.server.stop(grace)
+        await self.hub.stop()
+        self.projector.close()
+        self.metrics.stop_http_server()
+        self.executor.shutdown(wait=True)
+        self.app.close()
+
+
+def _persistence(config: Config) -> dict[str, str]:
+    return persistence_env(
+        config.database_url or None, data_dir=config.data_dir, pool_size=config.pool_size,
+        lock_timeout_ms=config.lock_timeout_ms, create_schema=config.create_schema,
+    )
+
+
+async def create_server(config: Config, *, metrics_port: int | None = None) -> RunningServer:
+    """Build and start everything for `config`; returns once the server accepts calls."""
+    metrics = Metrics()
+    executor = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="referee")
+    loop = asyncio.get_running_loop()
+    app = await loop.run_in_executor(
+        executor, lambda: Referee(_persistence(config), metrics=metrics))
+    hub = FeedHub(app, executor)
+    await hub.start()
+    servicer = RefereeServicer(app, config, executor, hub, metrics)
+    limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
+    server = grpc.aio.server(
+        interceptors=[RequestContextInterceptor(), MetricsInterceptor(metrics)],
+        options=[("grpc.max_receive_message_length", limit),
+                 ("grpc.max_send_message_length", limit),
+                 ("grpc.so_reuseport", 0)],
+    )
+    referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+         reflection.SERVICE_NAME), server)
+    port = server.add_insecure_port(f"{config.host}:{config.port}")
+    if port == 0:
+        raise OSError(f"cannot listen on {config.host}:{config.port}")
+    clock = TurnClock(app, executor, hub, sweep_seconds=config.turn_sweep_seconds,
+                      on_change=hub.poke)
+    await clock.start()
+    projector = await loop.run_in_executor(
+        executor, lambda: StandingsProjector(app, metrics=metrics))
+    projector.start()
+    wanted_metrics_port = config.metrics_port if metrics_port is None else metrics_port
+    bound_metrics = None
+    if wanted_metrics_port >= 0:
+        bound_metrics = metrics.start_http_server(wanted_metrics_port, config.host)
+    await server.start()
+    for name in ("", SERVICE_NAME):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
+                         clock, projector, executor)
+
+
+async def serve(config: Config, *, announce: bool = True) -> None:
+    """Run until SIGINT/SIGTERM, then shut down gracefully."""
+    configure_logging(config.log_level)
+    running = await create_server(config)
+    if announce:
+        print(f"fiftyk serving grpc={config.host}:{running.port}"
+              f" metrics={running.metrics_port}", flush=True)
+    log.info("referee started", extra={"settings": config.summary()})
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down", extra={"grace_seconds": config.shutdown_grace_seconds})
+    await running.stop(config.shutdown_grace_seconds)

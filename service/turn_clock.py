@@ -1,0 +1,113 @@
+"""The turn clock: applies the domain's timeout decision when a turn runs out.
+
+The deadline of a turn follows from stored events alone (the time of the hand's last event
+plus the table's `turn_timeout`, see `Hand.turn_deadline`), so the clock survives restarts:
+at start it finds the hands in progress with a clock by reading the deal and end events of
+the feed, then follows the feed hub. Several server processes may run clocks on one
+database: each timeout carries a request id derived from the hand's version, so the same
+decision is recorded once and the other process's attempt replays the receipt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+from datetime import UTC, datetime
+
+from domain.errors import RuleError
+from domain.hand import ruleset_of
+from service.application import FeedEvent, Referee
+from service.errors import ServiceError
+from service.grpc.feed import PAGE, FeedHub
+
+DEALT, ENDED = "Dealt", "HandEnded"
+log = logging.getLogger(__name__)
+
+
+def _topic(name: str) -> str:
+    return f"domain.hand:Hand.{name}"
+
+
+class TurnClock:
+    """Times out expired turns of clocked hands in progress."""
+
+    def __init__(self, app: Referee, executor: Executor, hub: FeedHub, *,
+                 sweep_seconds: float, now: Callable[[], datetime] | None = None,
+                 on_change: Callable[[], None] | None = None) -> None:
+        self._app = app
+        self._executor = executor
+        self._hub = hub
+        self._sweep_seconds = sweep_seconds
+        self._now = now or (lambda: datetime.now(UTC))
+        self._on_change = on_change
+        self._clocked: dict[str, str] = {}  # hand id -> table id
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def clocked_hands(self) -> int:
+        """How many hands in progress have a turn clock."""
+        return len(self._clocked)
+
+    def _observe(self, events: list[FeedEvent]) -> None:
+        for event in events:
+            if event.name == DEALT and event.topic == _topic(DEALT):
+                if ruleset_of(event.payload["ruleset"]).turn_timeout:
+                    self._clocked[event.originator_id] = event.payload["table_id"]
+            elif event.name == ENDED and event.topic == _topic(ENDED):
+                self._clocked.pop(event.originator_id, None)
+
+    def _scan(self) -> None:
+        position = 0
+        topics = [_topic(DEALT), _topic(ENDED)]
+        while True:
+            page = self._app.read_events(position, PAGE, topics)
+            self._observe(page.events)
+            position = page.last_position
+            if not page.has_more or position >= self._hub.head:
+                return
+
+    async def start(self) -> None:
+        """Find the clocked hands in progress, then follow the feed and sweep."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._scan)
+        self._hub.add_listener(self._observe)
+        self._task = asyncio.create_task(self._run(), name="turn-clock")
+
+    async def stop(self) -> None:
+        """Stop sweeping."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self._sweep_seconds)
+            for hand_id, table_id in list(self._clocked.items()):
+                try:
+                    acted = await loop.run_in_executor(
+                        self._executor, self.sweep_one, table_id, hand_id)
+                except (RuleError, ServiceError) as error:
+                    log.info("turn clock: %s", error, extra={"hand_id": hand_id})
+                    continue
+                if acted and self._on_change is not None:
+                    self._on_change()
+
+    def sweep_one(self, table_id: str, hand_id: str) -> bool:
+        """Time out the hand's current turn if it has expired; True when something was done."""
+        hand = self._app.get_hand(hand_id)
+        if hand.is_over:
+            self._clocked.pop(hand_id, None)
+            return False
+        deadline = hand.turn_deadline()
+        now = self._now()
+        if deadline is None or hand.turn is None or now < deadline:
+            return False
+        self._app.time_out(table_id, hand_id, hand.turn, now,
+                           request_id=f"timeout:{hand_id}:{hand.version}")
+        return True
