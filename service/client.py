@@ -1,0 +1,231 @@
+"""A small typed client for fiftyk.referee.v1, used by the tests, the CLI and bots.
+
+One `RefereeClient` wraps a channel and a set of credentials; `as_seat(token)` and friends
+return clients sharing the channel with other credentials. Failures raise `grpc.RpcError`;
+`service.grpc.errors.error_reason(err)` reads its status code and reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import grpc
+from google.protobuf import struct_pb2
+
+from service.grpc.auth import AUDIT_KEY_HEADER, AUTHORIZATION_HEADER, PLATFORM_KEY_HEADER
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+Metadata = tuple[tuple[str, str], ...]
+
+
+def _options(options: Mapping[str, Any] | None) -> dict[str, struct_pb2.Value]:
+    out: dict[str, struct_pb2.Value] = {}
+    for name, value in (options or {}).items():
+        item = struct_pb2.Value()
+        if value is None:
+            item.null_value = struct_pb2.NULL_VALUE
+        elif isinstance(value, bool):
+            item.bool_value = value
+        elif isinstance(value, int | float):
+            item.number_value = value
+        else:
+            item.string_value = str(value)
+        out[name] = item
+    return out
+
+
+class RefereeClient:
+    """Calls the referee with one set of credentials."""
+
+    def __init__(self, target: str | grpc.Channel, *, token: str | None = None,
+                 audit_key: str | None = None, platform_key: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        self.channel = grpc.insecure_channel(target) if isinstance(target, str) else target
+        self._owns_channel = isinstance(target, str)
+        self.stub = pb_grpc.RefereeServiceStub(self.channel)
+        self.timeout = timeout
+        self._credentials = (token, audit_key, platform_key)
+        pairs: list[tuple[str, str]] = []
+        if token:
+            pairs.append((AUTHORIZATION_HEADER, f"Bearer {token}"))
+        if audit_key:
+            pairs.append((AUDIT_KEY_HEADER, audit_key))
+        if platform_key:
+            pairs.append((PLATFORM_KEY_HEADER, platform_key))
+        self.metadata: Metadata = tuple(pairs)
+
+    def _derived(self, **credentials: str | None) -> RefereeClient:
+        return RefereeClient(self.channel, timeout=self.timeout, **credentials)
+
+    def as_seat(self, token: str) -> RefereeClient:
+        """A client acting with a seat token."""
+        return self._derived(token=token)
+
+    def as_audit(self, key: str) -> RefereeClient:
+        """A client with the audit role."""
+        return self._derived(audit_key=key)
+
+    def as_platform(self, key: str) -> RefereeClient:
+        """A client with the platform credential."""
+        return self._derived(platform_key=key)
+
+    def close(self) -> None:
+        """Close the channel if this client opened it."""
+        if self._owns_channel:
+            self.channel.close()
+
+    def _kw(self, timeout: float | None = None) -> dict[str, Any]:
+        return {"metadata": self.metadata, "timeout": timeout or self.timeout}
+
+    # -- commands ---------------------------------------------------------------------------
+
+    def create_table(self, preset: str, players: int, *, options: Mapping[str, Any] | None = None,
+                     allow_preset_deck: bool = False, name: str = "",
+                     request_id: str = "") -> pb.CreateTableResponse:
+        """Open a table (platform)."""
+        request = pb.CreateTableRequest(
+            request_id=request_id, players=players, allow_preset_deck=allow_preset_deck,
+            name=name, ruleset=pb.RulesetSpec(preset=preset, options=_options(options)))
+        response: pb.CreateTableResponse = self.stub.CreateTable(request, **self._kw())
+        return response
+
+    def join_table(self, table_id: str, player_id: str, seat: int | None = None, *,
+                   request_id: str = "") -> pb.JoinTableResponse:
+        """Seat a player (platform); the response carries the seat token."""
+        request = pb.JoinTableRequest(request_id=request_id, table_id=table_id,
+                                      player_id=player_id)
+        if seat is not None:
+            request.seat = seat
+        response: pb.JoinTableResponse = self.stub.JoinTable(request, **self._kw())
+        return response
+
+    def leave_table(self, table_id: str, seat: int | None = None, *,
+                    request_id: str = "") -> pb.LeaveTableResponse:
+        """Leave a seat (own token, or platform naming the seat)."""
+        request = pb.LeaveTableRequest(request_id=request_id, table_id=table_id)
+        if seat is not None:
+            request.seat = seat
+        response: pb.LeaveTableResponse = self.stub.LeaveTable(request, **self._kw())
+        return response
+
+    def start_hand(self, table_id: str, *, deck: Iterable[str] = (),
+                   request_id: str = "") -> pb.StartHandResponse:
+        """Deal the next hand."""
+        request = pb.StartHandRequest(request_id=request_id, table_id=table_id, deck=list(deck))
+        response: pb.StartHandResponse = self.stub.StartHand(request, **self._kw())
+        return response
+
+    def play(self, table_id: str, hand_id: str, cards: Iterable[str], *,
+             request_id: str = "") -> pb.PlayResponse:
+        """Play cards for the token's seat."""
+        request = pb.PlayRequest(request_id=request_id, table_id=table_id, hand_id=hand_id,
+                                 cards=list(cards))
+        response: pb.PlayResponse = self.stub.Play(request, **self._kw())
+        return response
+
+    def pass_turn(self, table_id: str, hand_id: str, *, request_id: str = "") -> pb.PassResponse:
+        """Pass for the token's seat."""
+        request = pb.PassRequest(request_id=request_id, table_id=table_id, hand_id=hand_id)
+        response: pb.PassResponse = self.stub.Pass(request, **self._kw())
+        return response
+
+    def resign(self, table_id: str, hand_id: str, *, request_id: str = "") -> pb.ResignResponse:
+        """Resign the hand for the token's seat."""
+        request = pb.ResignRequest(request_id=request_id, table_id=table_id, hand_id=hand_id)
+        response: pb.ResignResponse = self.stub.Resign(request, **self._kw())
+        return response
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def get_table(self, table_id: str) -> pb.TableView:
+        """A table's public state."""
+        response: pb.GetTableResponse = self.stub.GetTable(
+            pb.GetTableRequest(table_id=table_id), **self._kw())
+        return response.table
+
+    def hand_view(self, table_id: str, hand_id: str = "", *, seat: int | None = None,
+                  include_legal_plays: bool = False) -> pb.HandView:
+        """A hand as the caller may see it."""
+        request = pb.GetHandViewRequest(table_id=table_id, hand_id=hand_id,
+                                        include_legal_plays=include_legal_plays)
+        if seat is not None:
+            request.seat = seat
+        response: pb.GetHandViewResponse = self.stub.GetHandView(request, **self._kw())
+        return response.hand
+
+    def legal_plays(self, table_id: str, hand_id: str = "", *,
+                    max_plays: int = 0) -> pb.ListLegalPlaysResponse:
+        """The caller's legal plays now."""
+        response: pb.ListLegalPlaysResponse = self.stub.ListLegalPlays(
+            pb.ListLegalPlaysRequest(table_id=table_id, hand_id=hand_id, max_plays=max_plays),
+            **self._kw())
+        return response
+
+    def scores(self, table_id: str) -> pb.GetScoresResponse:
+        """A table's per-hand and cumulative scores."""
+        response: pb.GetScoresResponse = self.stub.GetScores(
+            pb.GetScoresRequest(table_id=table_id), **self._kw())
+        return response
+
+    def hand_history(self, hand_id: str, *, after_version: int = 0,
+                     limit: int = 0) -> pb.GetHandHistoryResponse:
+        """A hand's events (audit)."""
+        response: pb.GetHandHistoryResponse = self.stub.GetHandHistory(
+            pb.GetHandHistoryRequest(hand_id=hand_id, after_version=after_version, limit=limit),
+            **self._kw())
+        return response
+
+    def all_hand_events(self, hand_id: str) -> list[pb.HandEvent]:
+        """Every event of a hand, paging through the history (audit)."""
+        events: list[pb.HandEvent] = []
+        while True:
+            after = events[-1].version if events else 0
+            page = self.hand_history(hand_id, after_version=after)
+            events.extend(page.events)
+            if not page.has_more:
+                return events
+
+    def hand_at(self, hand_id: str, version: int) -> pb.HandView:
+        """A hand as of one event version (audit)."""
+        response: pb.GetHandAtResponse = self.stub.GetHandAt(
+            pb.GetHandAtRequest(hand_id=hand_id, version=version), **self._kw())
+        return response.hand
+
+    def export_transcript(self, hand_id: str) -> dict[str, Any]:
+        """A stored hand as a transcript (audit)."""
+        response: pb.ExportTranscriptResponse = self.stub.ExportTranscript(
+            pb.ExportTranscriptRequest(hand_id=hand_id), **self._kw())
+        result: dict[str, Any] = json.loads(response.transcript_json)
+        return result
+
+    def adjudicate(self, transcript: Mapping[str, Any] | str) -> dict[str, Any]:
+        """Rule on a transcript."""
+        text = transcript if isinstance(transcript, str) else json.dumps(transcript)
+        response: pb.AdjudicateResponse = self.stub.Adjudicate(
+            pb.AdjudicateRequest(transcript_json=text), **self._kw())
+        result: dict[str, Any] = json.loads(response.result_json)
+        return result
+
+    def read_events(self, after_position: int = 0, limit: int = 0,
+                    topics: Iterable[str] = ()) -> pb.ReadEventsResponse:
+        """The global feed after a position (platform)."""
+        response: pb.ReadEventsResponse = self.stub.ReadEvents(
+            pb.ReadEventsRequest(after_position=after_position, limit=limit,
+                                 topics=list(topics)), **self._kw())
+        return response
+
+    def watch(self, table_id: str, *, after_position: int = 0, include_views: bool = False,
+              timeout: float | None = None) -> Iterator[pb.WatchTableResponse]:
+        """Stream a table's events as the caller may see them (cancel the iterator to stop)."""
+        request = pb.WatchTableRequest(table_id=table_id, after_position=after_position,
+                                       include_views=include_views)
+        stream: Iterator[pb.WatchTableResponse] = self.stub.WatchTable(
+            request, metadata=self.metadata, timeout=timeout)
+        return stream
+
+
+__all__ = ["RefereeClient"]
