@@ -498,8 +498,11 @@ class Hand(Aggregate):
     def _counts_visible_to(self, seat: int | None) -> list[int | None]:
         if self.rules.hand_counts == "public" or seat is None:
             return [len(h) for h in self.hands]
+        # A count is shown while it is the one announced (a refilled hand hides it again) and
+        # once the seat is out; every change to a count within announce_at is announced.
         return [
-            len(h) if s == seat else self.announced.get(s) for s, h in enumerate(self.hands)
+            len(h) if s == seat or s in self.out or self.announced.get(s) == len(h) else None
+            for s, h in enumerate(self.hands)
         ]
 
     def _public(self, viewer: int | None) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""Helpers shared by tests (no stand-ins: they build real decks and drive real aggregates)."""
