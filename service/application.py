@@ -37,8 +37,10 @@ aggregate cache with fast-forwarding is configured by `service.store.persistence
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -53,6 +55,7 @@ from eventsourcing.domain import Aggregate, DomainEventProtocol, event
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcoder
 from eventsourcing.utils import EnvType
 
+from domain.cards import Card
 from domain.combinations import Combination
 from domain.errors import Reason, RuleError
 from domain.hand import Hand
@@ -72,6 +75,7 @@ from service.transcodings import DomainTranscoder
 
 TABLE_SNAPSHOT_INTERVAL = 50
 DEFAULT_MAX_ATTEMPTS = 8
+LOCK_STRIPES = 64
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1_000
 RECEIPT_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/command-receipt")
@@ -135,6 +139,35 @@ class CommandReceipt(Aggregate):
         self.kind = kind
         self.fingerprint = fingerprint
         self.result = dict(result)
+
+
+# Values no aggregate ever mutates in place: a copy of an aggregate may share them.
+IMMUTABLE_TYPES: frozenset[type] = frozenset({
+    str, int, float, bool, bytes, type(None), Decimal, UUID, datetime, Card, Combination,
+    Ruleset,
+})
+
+
+def _copy_value(value: Any) -> Any:
+    kind = type(value)
+    if kind in IMMUTABLE_TYPES:
+        return value
+    if kind is list:
+        return [_copy_value(item) for item in value]
+    if kind is dict:
+        return {key: _copy_value(item) for key, item in value.items()}
+    if kind is set:
+        return {_copy_value(item) for item in value}
+    if kind is tuple:
+        return tuple(_copy_value(item) for item in value)
+    return copy.deepcopy(value)
+
+
+def private_copy(aggregate: AggregateT) -> AggregateT:
+    """A copy of an aggregate that commands may mutate, sharing only immutable values."""
+    duplicate = object.__new__(type(aggregate))
+    duplicate.__dict__.update({k: _copy_value(v) for k, v in vars(aggregate).items()})
+    return duplicate
 
 
 def receipt_id(scope: str, request_id: str) -> UUID:
@@ -326,6 +359,7 @@ class Referee(Application[UUID]):
         super().__init__(env)
         self.metrics = metrics
         self.max_attempts = max_attempts
+        self._stripes = [threading.Lock() for _ in range(LOCK_STRIPES)]
 
     def construct_transcoder(self) -> Transcoder:
         """The JSON transcoder with the domain's transcodings (see service.transcodings)."""
@@ -342,12 +376,27 @@ class Referee(Application[UUID]):
               what: str, *, version: int | None = None) -> AggregateT:
         uid = parse_id(aggregate_id, f"{what} id")
         try:
-            aggregate: Aggregate = self.repository.get(uid, version=version)
+            aggregate = self._get(uid, version)
         except AggregateNotFoundError:
             raise NotFound(reason, f"no {what} {uid}") from None
         if not isinstance(aggregate, cls):
             raise NotFound(reason, f"no {what} {uid}")
         return aggregate
+
+    def _get(self, aggregate_id: UUID, version: int | None) -> Aggregate:
+        """An aggregate the caller may mutate: a private copy when it comes from the cache.
+
+        The repository fast-forwards a cached aggregate under a lock but copies it after
+        releasing that lock, so a copy could be torn by a concurrent fast-forward. Reads of
+        the same id are therefore serialised here (striped locks), and the copy shares the
+        immutable values (`private_copy`), several times faster than `copy.deepcopy`.
+        """
+        if version is not None or self.repository.cache is None:
+            fresh: Aggregate = self.repository.get(aggregate_id, version=version)
+            return fresh
+        with self._stripes[aggregate_id.int % len(self._stripes)]:
+            cached: Aggregate = self.repository.get(aggregate_id, deepcopy_from_cache=False)
+            return private_copy(cached)
 
     def get_table(self, table_id: str | UUID) -> Table:
         """The table's current state."""
@@ -432,7 +481,7 @@ class Referee(Application[UUID]):
 
     def _replay(self, key: UUID, kind: str, request_id: str, fingerprint: str) -> Outcome | None:
         try:
-            receipt: Aggregate = self.repository.get(key)
+            receipt = self._get(key, None)
         except AggregateNotFoundError:
             return None
         if not isinstance(receipt, CommandReceipt):  # pragma: no cover - ids are namespaced

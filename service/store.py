@@ -27,10 +27,17 @@ environment itself.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
+from uuid import UUID
 
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.utils import get_topic, retry
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.sql import SQL, Identifier
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SQLITE_SCHEME = "sqlite"
@@ -44,6 +51,91 @@ CONN_MAX_AGE_SECONDS = 1_800
 IDLE_IN_TRANSACTION_TIMEOUT_SECONDS = 5
 MS_PER_SECOND = 1_000
 SUPPORTED_CONNINFO_KEYS = frozenset({"dbname", "host", "port", "user", "password"})
+
+
+class OneCallPostgresRecorder(PostgresApplicationRecorder):
+    """The library's PostgreSQL recorder, appending with one function call per transaction.
+
+    The stock recorder appends in a client-side pipeline (BEGIN, SET LOCAL lock_timeout,
+    LOCK TABLE, NOTIFY, INSERT ... RETURNING, COMMIT) of composite-typed rows; psycopg's
+    pipeline and composite bookkeeping cost about 0.5 ms of Python CPU per append, under the
+    GIL. This recorder does the same work inside one PL/pgSQL function called in autocommit
+    mode with four plain arrays, so the call is its own transaction: the EXCLUSIVE table lock
+    is still taken first and held until commit, so positions are still handed out in commit
+    order and the feed stays gapless (unlike the library's optional `es_insert_events_*`
+    function, which does not lock the table). Duplicate versions still fail with
+    `IntegrityError`. Reads of one stream use statements composed once, not per call.
+    """
+
+    def __init__(self, datastore: PostgresDatastore, *,
+                 events_table_name: str = "stored_events") -> None:
+        super().__init__(datastore, events_table_name=events_table_name)
+        schema = Identifier(self.datastore.schema)
+        table = SQL("{}.{}").format(schema, Identifier(self.events_table_name))
+        id_type = self.datastore.originator_id_type
+        self.append_function = f"fiftyk_append_{id_type}"
+        function = Identifier(self.append_function)
+        self.sql_create_statements.append(SQL(
+            "CREATE OR REPLACE FUNCTION {schema}.{function}(ids {id_type}[], versions bigint[],"
+            " topics text[], states bytea[]) RETURNS SETOF bigint LANGUAGE plpgsql AS $BODY$"
+            " BEGIN"
+            " SET LOCAL lock_timeout = '{lock_timeout}s';"
+            " LOCK TABLE {table} IN EXCLUSIVE MODE;"
+            " NOTIFY {channel};"
+            " RETURN QUERY INSERT INTO {table} AS t"
+            " (originator_id, originator_version, topic, state)"
+            " SELECT * FROM unnest(ids, versions, topics, states)"
+            " RETURNING notification_id;"
+            " END; $BODY$"
+        ).format(
+            schema=schema, function=function, id_type=Identifier(id_type), table=table,
+            lock_timeout=self.datastore.lock_timeout, channel=Identifier(self.channel_name),
+        ))
+        self.append_statement = SQL("SELECT * FROM {}.{}(%s, %s, %s, %s)").format(
+            schema, function)
+        select = SQL("SELECT * FROM {} WHERE originator_id = %s").format(table)
+        self._selects = {
+            (gt, lte, desc, limit): select
+            + (SQL(" AND originator_version > %s") if gt else SQL(""))
+            + (SQL(" AND originator_version <= %s") if lte else SQL(""))
+            + SQL(" ORDER BY originator_version")
+            + (SQL(" DESC") if desc else SQL(" ASC"))
+            + (SQL(" LIMIT %s") if limit else SQL(""))
+            for gt in (False, True) for lte in (False, True) for desc in (False, True)
+            for limit in (False, True)
+        }
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def insert_events(self, stored_events: Sequence[StoredEvent],
+                      **kwargs: Any) -> Sequence[int] | None:
+        """Append the events in one statement; return their feed positions."""
+        if not stored_events:
+            return []
+        params = (
+            [e.originator_id for e in stored_events],
+            [e.originator_version for e in stored_events],
+            [e.topic for e in stored_events],
+            [e.state for e in stored_events],
+        )
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self.append_statement, params, prepare=True)
+            return [row[self.append_function] for row in curs.fetchall()]
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def select_events(self, originator_id: UUID | str, *, gt: int | None = None,
+                      lte: int | None = None, desc: bool = False,
+                      limit: int | None = None) -> Sequence[StoredEvent]:
+        """One stream's events, as the library selects them."""
+        key = (gt is not None, lte is not None, desc, limit is not None)
+        params = [originator_id, *(v for v in (gt, lte, limit) if v is not None)]
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._selects[key], params, prepare=True)
+            return [
+                StoredEvent(originator_id=row["originator_id"],
+                            originator_version=row["originator_version"],
+                            topic=row["topic"], state=bytes(row["state"]))
+                for row in curs.fetchall()
+            ]
 
 
 def is_postgres_url(database_url: str | None) -> bool:
@@ -116,12 +208,15 @@ def persistence_env(
         env.update(postgres_env(str(database_url)))
         env.update({
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "APPLICATION_RECORDER_TOPIC": get_topic(OneCallPostgresRecorder),
             "POSTGRES_POOL_SIZE": str(pool_size),
             "POSTGRES_MAX_OVERFLOW": str(overflow),
             "POSTGRES_LOCK_TIMEOUT": str(lock_seconds),
             "POSTGRES_CONNECT_TIMEOUT": str(CONNECT_TIMEOUT_SECONDS),
             "POSTGRES_CONN_MAX_AGE": str(CONN_MAX_AGE_SECONDS),
-            "POSTGRES_PRE_PING": "y",
+            # No ping per checkout (a round trip per query): the recorders already retry
+            # a statement that fails on a dropped connection.
+            "POSTGRES_PRE_PING": "n",
             "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT": str(
                 IDLE_IN_TRANSACTION_TIMEOUT_SECONDS
             ),
@@ -142,6 +237,7 @@ __all__ = [
     "DEFAULT_CACHE_SIZE",
     "DEFAULT_LOCK_TIMEOUT_MS",
     "DEFAULT_POOL_SIZE",
+    "OneCallPostgresRecorder",
     "is_postgres_url",
     "lock_timeout_seconds",
     "persistence_env",
