@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
@@ -211,7 +212,10 @@ class Metrics:
             buckets=REBUILD_BUCKETS, registry=registry,
         )
         self._active_tables = Gauge(
-            "fiftyk_active_tables", "Tables with a match in progress.", registry=registry
+            "fiftyk_active_tables",
+            "Tables with a hand in progress and an event in the activity window (global: every"
+            " replica follows the whole feed).",
+            registry=registry,
         )
         self._watch_streams = Gauge(
             "fiftyk_watch_streams_open", "Open WatchTable streams.", registry=registry
@@ -221,6 +225,13 @@ class Metrics:
             "Events in the global feed not yet processed by the projection (head minus position).",
             registry=registry,
         )
+        # The fixed label values start at 0: every family shows from the first scrape and the
+        # first increment counts in rate() (a series that appears at 1 loses it).
+        for preset in PRESETS:
+            for counter in (self._hands_started, self._hands_completed, self._tricks):
+                counter.labels(preset)
+        for size in sorted(BOMB_SIZES - {OTHER}):
+            self._bombs.labels(size)
 
     # gRPC, called by service.grpc.interceptors.MetricsInterceptor.
 
@@ -291,8 +302,12 @@ class Metrics:
     # Gauges.
 
     def set_active_tables(self, count: int) -> None:
-        """Set the number of tables with a match in progress."""
+        """Set the number of active tables (see `service.activity`)."""
         self._active_tables.set(count)
+
+    def count_active_tables_with(self, count: Callable[[], int]) -> None:
+        """Read the active tables from `count` at every scrape (it may run on any thread)."""
+        self._active_tables.set_function(lambda: float(count()))
 
     def watch_opened(self) -> None:
         """Count a WatchTable stream that opened."""

@@ -3,6 +3,12 @@
 `create_server(config)` builds the application on the configured event store, the gRPC
 server with its interceptors, health and reflection services, the feed hub, the turn clock,
 the standings projector and the metrics endpoint. Nothing opens a connection at import time.
+
+Metrics wiring: the interceptors count every RPC; the application counts commands, hands,
+tricks, bombs, appends, conflicts, retries, idempotent replays and rebuilds (`hand_at`,
+`rebuild_table`); the feed hub feeds the active-tables tracker (`service.activity`), read at
+each scrape; watch streams open and close the watch gauge in the servicer; the standings
+projector reports its lag behind the feed head.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from service.activity import ActiveTables
 from service.application import Referee
 from service.config import Config
 from service.grpc.feed import FeedHub
@@ -78,6 +85,9 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     app = await loop.run_in_executor(
         executor, lambda: Referee(_persistence(config), metrics=metrics))
     hub = FeedHub(app, executor)
+    active_tables = ActiveTables()
+    hub.add_listener(active_tables.observe)
+    metrics.count_active_tables_with(active_tables.count)
     await hub.start()
     servicer = RefereeServicer(app, config, executor, hub, metrics)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
