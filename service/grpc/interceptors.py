@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import grpc
 import grpc.aio
+from google.protobuf.message import Message
 
-from service.logs import request_id_var
+from service.logs import hand_id_var, request_id_var, table_id_var
 from service.metrics import Metrics, RpcLabels, grpc_code_label
 
 REQUEST_ID_HEADER = "x-request-id"
@@ -44,10 +45,10 @@ if TYPE_CHECKING:  # the grpc classes are generic only in their type stubs
 class _CallObserver(Protocol):
     """What an interceptor wants to know about one call."""
 
-    def received(self) -> None:
+    def received(self, message: Any) -> None:
         """One request message arrived."""
 
-    def sent(self) -> None:
+    def sent(self, message: Any) -> None:
         """One response message left."""
 
     def finished(self, code: grpc.StatusCode) -> None:
@@ -95,7 +96,7 @@ def _final_code(context: Context, error: BaseException | None) -> grpc.StatusCod
 
 async def _counted(requests: AsyncIterator[Any], call: _Once) -> AsyncIterator[Any]:
     async for request in requests:
-        call.observer.received()
+        call.observer.received(request)
         yield request
 
 
@@ -109,14 +110,14 @@ def _coroutine_behaviour(
         if request_streaming:
             request = _counted(request, call)
         else:
-            call.observer.received()
+            call.observer.received(request)
         try:
             response = await inner(request, context)
         except BaseException as error:
             call.finish(_final_code(context, error))
             raise
         if returns_message:
-            call.observer.sent()
+            call.observer.sent(response)
         call.finish(_final_code(context, None))
         return response
 
@@ -131,11 +132,11 @@ def _generator_behaviour(inner: Any, observe: ObserverFactory, request_streaming
         if request_streaming:
             request = _counted(request, call)
         else:
-            call.observer.received()
+            call.observer.received(request)
         try:
             async for response in inner(request, context):
                 yield response
-                call.observer.sent()
+                call.observer.sent(response)
         except BaseException as error:  # GeneratorExit too: the client went away mid-stream
             call.finish(_final_code(context, error))
             raise
@@ -183,10 +184,10 @@ class _MetricsObserver:
         self.start = time.perf_counter()
         metrics.grpc_started(rpc)
 
-    def received(self) -> None:
+    def received(self, message: Any) -> None:
         self.metrics.grpc_received(self.rpc)
 
-    def sent(self) -> None:
+    def sent(self, message: Any) -> None:
         self.metrics.grpc_sent(self.rpc)
 
     def finished(self, code: grpc.StatusCode) -> None:
@@ -212,49 +213,102 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
 
 def request_id_from(metadata: Any) -> str:
     """Return the client's `x-request-id` when it is a plain short token, else a new id."""
+    return _header_request_id(metadata) or uuid.uuid4().hex
+
+
+def _header_request_id(metadata: Any) -> str | None:
     for key, value in metadata or ():
-        if key == REQUEST_ID_HEADER and isinstance(value, str) and _VALID_REQUEST_ID.fullmatch(
-            value
-        ):
-            return value
-    return uuid.uuid4().hex
+        if key == REQUEST_ID_HEADER and _is_plain(value):
+            return str(value)
+    return None
+
+
+def _is_plain(value: object) -> bool:
+    return isinstance(value, str) and _VALID_REQUEST_ID.fullmatch(value) is not None
+
+
+def _field(message: Any, name: str) -> str | None:
+    """A plain string field of a protobuf message, if it has one that is set."""
+    if not isinstance(message, Message) or name not in message.DESCRIPTOR.fields_by_name:
+        return None
+    value = getattr(message, name)
+    return value if _is_plain(value) else None
+
+
+def _submessage(message: Any, name: str) -> Any:
+    """A set message field of a protobuf message (None if absent)."""
+    if not isinstance(message, Message) or name not in message.DESCRIPTOR.fields_by_name:
+        return None
+    field = message.DESCRIPTOR.fields_by_name[name]
+    if field.message_type is None or not message.HasField(name):
+        return None
+    return getattr(message, name)
 
 
 class _LogObserver:
-    """Binds the request id for the call and writes one log line when it ends."""
+    """Binds the call's ids to its logs and writes one log line when the call ends.
 
-    def __init__(self, method: str, context: Context) -> None:
+    The request id is the `x-request-id` header, else the command's own `request_id` (its
+    idempotency key, so a retried command logs under the same id), else a fresh one. The
+    table and hand ids come from the request's `table_id`/`hand_id` fields and, for ids the
+    server assigns (a new table, a dealt hand), from the response's `table`/`hand`.
+    """
+
+    def __init__(self, method: str, context: Context, *, streaming: bool = False) -> None:
         self.method = method
+        self.streaming = streaming
         self.start = time.perf_counter()
-        self.request_id = request_id_from(context.invocation_metadata())
-        # Each RPC runs in its own asyncio task (its own context), so the binding ends with it.
+        self.header_id = _header_request_id(context.invocation_metadata())
+        self.request_id = self.header_id or uuid.uuid4().hex
+        self.ids: dict[str, str] = {}
+        # Each RPC runs in its own asyncio task (its own context), so the bindings end with it.
         request_id_var.set(self.request_id)
 
-    def received(self) -> None:
-        pass
+    def received(self, message: Any) -> None:
+        if self.header_id is None and (command_id := _field(message, "request_id")):
+            self.request_id = command_id
+            request_id_var.set(command_id)
+        for name, var in (("table_id", table_id_var), ("hand_id", hand_id_var)):
+            if name not in self.ids and (value := _field(message, name)):
+                self.ids[name] = value
+                var.set(value)
 
-    def sent(self) -> None:
-        pass
+    def sent(self, message: Any) -> None:
+        if self.streaming:
+            return  # a stream's messages are about many things; its request names the call's
+        found = {
+            "table_id": _field(message, "table_id")
+            or _field(_submessage(message, "table"), "table_id")
+            or _field(_submessage(message, "hand"), "table_id"),
+            "hand_id": _field(message, "hand_id")
+            or _field(_submessage(message, "hand"), "hand_id"),
+        }
+        for name, value in found.items():
+            if value and name not in self.ids:
+                self.ids[name] = value
 
     def finished(self, code: grpc.StatusCode) -> None:
         level = logging.ERROR if code in SERVER_ERROR_CODES else logging.INFO
         elapsed_ms = (time.perf_counter() - self.start) * MILLISECONDS
+        # Explicit extras: `finished` may run in a done callback, outside the call's context.
         _log.log(
             level, "%s %s", self.method, grpc_code_label(code),
-            extra={"request_id": self.request_id, "grpc_method": self.method,
+            extra={"request_id": self.request_id, **self.ids, "grpc_method": self.method,
                    "grpc_code": grpc_code_label(code), "duration_ms": round(elapsed_ms, 3)},
         )
 
 
 class RequestContextInterceptor(grpc.aio.ServerInterceptor):
-    """Binds a request id (`x-request-id` or generated) to the call's logs; logs each call."""
+    """Binds the request, table and hand ids to the call's logs; logs each call's outcome."""
 
     async def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
     ) -> Handler | None:
-        """Wrap the handler so the request id is bound while it runs."""
+        """Wrap the handler so the ids are bound while it runs."""
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
         method = handler_call_details.method
-        return _wrap(handler, lambda context: _LogObserver(method, context))
+        streaming = bool(handler.response_streaming)
+        return _wrap(handler,
+                     lambda context: _LogObserver(method, context, streaming=streaming))
