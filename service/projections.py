@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,7 @@ from typing import Any, Protocol
 from eventsourcing.persistence import (
     InfrastructureFactory,
     IntegrityError,
+    OperationalError,
     Tracking,
     TrackingRecorder,
 )
@@ -53,6 +55,7 @@ HAND_ENDED = "domain.hand:Hand.HandEnded"
 PROJECTION_NAME = "standings"
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_POLL_SECONDS = 0.5
+log = logging.getLogger(__name__)
 # The projection writes from one thread: a small pool of its own is enough.
 PROJECTION_POOL = {"POSTGRES_POOL_SIZE": "1", "POSTGRES_MAX_OVERFLOW": "1"}
 
@@ -402,6 +405,7 @@ class StandingsProjector:
                 if len(notifications) < self.batch_size:
                     break
                 position = notifications[-1].id
+                self._report_lag(position)  # a long catch-up shows its lag as it goes
             if self.position() < head:
                 with contextlib.suppress(IntegrityError):  # another projector moved past it
                     self.view.insert_tracking(Tracking(self.app.name, head))
@@ -438,7 +442,12 @@ class StandingsProjector:
     def _follow(self, poll_seconds: float) -> None:
         try:
             while not self._stopping.is_set():
-                self.catch_up()
+                try:
+                    self.catch_up()
+                except OperationalError:
+                    # SQLite refuses a write that races another writer ("database is
+                    # locked"); the failed event rolled back, so the next round redoes it.
+                    log.warning("standings projector: store busy; retrying", exc_info=True)
                 self._stopping.wait(poll_seconds)
         except BaseException as error:  # kept for `stop` to re-raise: never lost silently
             self.error = error
