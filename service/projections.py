@@ -129,7 +129,12 @@ def _ranked(rows: Sequence[Standing]) -> list[Standing]:
 
 
 class SQLiteStandingsView(SQLiteTrackingRecorder, StandingsView):
-    """The standings in SQLite, next to the library's `tracking` table."""
+    """The standings in SQLite, next to the library's `tracking` table.
+
+    Each transaction writes its tracking record first: a write as the first statement
+    waits for SQLite's write lock (busy timeout), while a transaction that read first and
+    then writes fails at once if another connection committed in between.
+    """
 
     def __init__(self, datastore: SQLiteDatastore, **kwargs: Any) -> None:
         super().__init__(datastore, **kwargs)
@@ -151,28 +156,29 @@ class SQLiteStandingsView(SQLiteTrackingRecorder, StandingsView):
                      tracking: Tracking) -> None:
         """A seat was taken or left."""
         with self.datastore.transaction(commit=True) as c:
+            self._insert_tracking(c, tracking)  # first: takes the write lock
             if player_id is None:
                 c.execute("DELETE FROM standings_seats WHERE table_id=? AND seat=?",
                           (table_id, seat))
             else:
                 c.execute("INSERT OR REPLACE INTO standings_seats VALUES (?, ?, ?)",
                           (table_id, seat, player_id))
-            self._insert_tracking(c, tracking)
 
     def hand_started(self, table_id: str, hand_id: str, tracking: Tracking) -> None:
         """Copy the table's seats for the hand."""
         with self.datastore.transaction(commit=True) as c:
+            self._insert_tracking(c, tracking)  # first: takes the write lock
             c.execute("SELECT seat, player_id FROM standings_seats WHERE table_id=?",
                       (table_id,))
             players = {str(row[0]): row[1] for row in c.fetchall()}
             c.execute("INSERT OR REPLACE INTO standings_hands VALUES (?, ?)",
                       (hand_id, json.dumps(players)))
-            self._insert_tracking(c, tracking)
 
     def hand_ended(self, hand_id: str, results: Sequence[SeatResult],
                    tracking: Tracking) -> None:
         """Credit the hand's seats to their players."""
         with self.datastore.transaction(commit=True) as c:
+            self._insert_tracking(c, tracking)  # first: takes the write lock
             c.execute("SELECT players FROM standings_hands WHERE hand_id=?", (hand_id,))
             row = c.fetchone()
             players: dict[str, str] = json.loads(row[0]) if row is not None else {}
@@ -181,7 +187,6 @@ class SQLiteStandingsView(SQLiteTrackingRecorder, StandingsView):
                 if player is not None:
                     self._credit(c, player, result)
             c.execute("DELETE FROM standings_hands WHERE hand_id=?", (hand_id,))
-            self._insert_tracking(c, tracking)
 
     @staticmethod
     def _credit(c: SQLiteCursor, player_id: str, result: SeatResult) -> None:
@@ -245,6 +250,7 @@ class PostgresStandingsView(PostgresTrackingRecorder, StandingsView):
                      tracking: Tracking) -> None:
         """A seat was taken or left."""
         with self.datastore.transaction(commit=True) as curs:
+            self._insert_tracking(curs, tracking)  # first: takes the write lock
             if player_id is None:
                 curs.execute(SQL("DELETE FROM {} WHERE table_id=%s AND seat=%s"
                                  ).format(self.seats_table), (table_id, seat))
@@ -252,23 +258,23 @@ class PostgresStandingsView(PostgresTrackingRecorder, StandingsView):
                 curs.execute(SQL("INSERT INTO {} VALUES (%s, %s, %s) ON CONFLICT"
                                  " (table_id, seat) DO UPDATE SET player_id=EXCLUDED.player_id"
                                  ).format(self.seats_table), (table_id, seat, player_id))
-            self._insert_tracking(curs, tracking)
 
     def hand_started(self, table_id: str, hand_id: str, tracking: Tracking) -> None:
         """Copy the table's seats for the hand."""
         with self.datastore.transaction(commit=True) as curs:
+            self._insert_tracking(curs, tracking)  # first: takes the write lock
             curs.execute(SQL("SELECT seat, player_id FROM {} WHERE table_id=%s"
                              ).format(self.seats_table), (table_id,))
             players = {str(row["seat"]): row["player_id"] for row in curs.fetchall()}
             curs.execute(SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT (hand_id)"
                              " DO UPDATE SET players=EXCLUDED.players").format(self.hands_table),
                          (hand_id, json.dumps(players)))
-            self._insert_tracking(curs, tracking)
 
     def hand_ended(self, hand_id: str, results: Sequence[SeatResult],
                    tracking: Tracking) -> None:
         """Credit the hand's seats to their players."""
         with self.datastore.transaction(commit=True) as curs:
+            self._insert_tracking(curs, tracking)  # first: takes the write lock
             curs.execute(SQL("SELECT players FROM {} WHERE hand_id=%s").format(self.hands_table),
                          (hand_id,))
             row = curs.fetchone()
@@ -287,7 +293,6 @@ class PostgresStandingsView(PostgresTrackingRecorder, StandingsView):
                 )
             curs.execute(SQL("DELETE FROM {} WHERE hand_id=%s").format(self.hands_table),
                          (hand_id,))
-            self._insert_tracking(curs, tracking)
 
     def standings(self) -> list[Standing]:
         """Every player, best total score first."""
