@@ -216,17 +216,19 @@ def player_id(table_id: str, seat: int) -> str:
 
 
 def open_table(platforms: Sequence[RefereeClient], tally: Tally, *, players: int = 4,
-               preset: str = "classic", join_request_prefix: str = "") -> Seated:
-    """Create a table and seat `players`, seat n joining through platform n mod routes.
+               preset: str = "classic", join_request_prefix: str = "",
+               first_route: int = 0) -> Seated:
+    """Create a table through `first_route` and seat `players`, seat n through the next routes.
 
     With `join_request_prefix`, seat n joins with request id `{prefix}{n}`.
     """
     routes = len(platforms)
-    created = call(tally, "CreateTable", lambda: platforms[0].create_table(preset, players))
+    creator = platforms[first_route % routes]
+    created = call(tally, "CreateTable", lambda: creator.create_table(preset, players))
     table_id = created.table.table_id
     tokens = []
     for seat in range(players):
-        platform = platforms[seat % routes]
+        platform = platforms[(first_route + seat) % routes]
         request_id = f"{join_request_prefix}{seat}" if join_request_prefix else ""
         joined = call(tally, "JoinTable", lambda p=platform, s=seat, r=request_id: p.join_table(
             table_id, player_id(table_id, s), s, request_id=r))
