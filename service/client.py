@@ -219,10 +219,17 @@ class RefereeClient:
         return response
 
     def watch(self, table_id: str, *, after_position: int = 0, include_views: bool = False,
-              timeout: float | None = None) -> Iterator[pb.WatchTableResponse]:
-        """Stream a table's events as the caller may see them (cancel the iterator to stop)."""
+              seat: int | None = None, timeout: float | None = None
+              ) -> Iterator[pb.WatchTableResponse]:
+        """Stream a table's events as the caller may see them (cancel the iterator to stop).
+
+        `seat` (audit role only) asks for one seat's view of the events. The iterator is also
+        a `grpc.Call`: `cancel()` ends the stream.
+        """
         request = pb.WatchTableRequest(table_id=table_id, after_position=after_position,
                                        include_views=include_views)
+        if seat is not None:
+            request.seat = seat
         stream: Iterator[pb.WatchTableResponse] = self.stub.WatchTable(
             request, metadata=self.metadata, timeout=timeout)
         return stream

@@ -59,21 +59,25 @@ class TurnClock:
             elif event.name == ENDED and event.topic == _topic(ENDED):
                 self._clocked.pop(event.originator_id, None)
 
-    def _scan(self) -> None:
+    def _scan(self) -> list[FeedEvent]:
         position = 0
         topics = [_topic(DEALT), _topic(ENDED)]
+        found: list[FeedEvent] = []
         while True:
             page = self._app.read_events(position, PAGE, topics)
-            self._observe(page.events)
+            found.extend(page.events)
             position = page.last_position
-            if not page.has_more or position >= self._hub.head:
-                return
+            if not page.has_more:
+                return found
 
     async def start(self) -> None:
         """Find the clocked hands in progress, then follow the feed and sweep."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._scan)
+        # Listen first, so no deal recorded while the history is read can slip between the
+        # two. Seeing an event twice is harmless, and the scan's result is applied on the
+        # event loop: a hand the listener already saw end is dropped by its first sweep.
         self._hub.add_listener(self._observe)
+        loop = asyncio.get_running_loop()
+        self._observe(await loop.run_in_executor(self._executor, self._scan))
         self._task = asyncio.create_task(self._run(), name="turn-clock")
 
     async def stop(self) -> None:
@@ -94,6 +98,9 @@ class TurnClock:
                         self._executor, self.sweep_one, table_id, hand_id)
                 except (RuleError, ServiceError) as error:
                     log.info("turn clock: %s", error, extra={"hand_id": hand_id})
+                    continue
+                except Exception:  # the store may be briefly unreachable; keep the clock
+                    log.exception("turn clock: sweeping failed", extra={"hand_id": hand_id})
                     continue
                 if acted and self._on_change is not None:
                     self._on_change()

@@ -92,7 +92,14 @@ class FeedHub:
     async def after(self, position: int) -> list[FeedEvent]:
         """Events after `position` that are known now (from memory, else from the store)."""
         if self._tail and position >= self._tail[0].position - 1:
-            return [e for e in self._tail if e.position > position][:PAGE]
+            # Watchers are mostly near the head: walk back from the newest event.
+            newer: list[FeedEvent] = []
+            for event in reversed(self._tail):
+                if event.position <= position:
+                    break
+                newer.append(event)
+            newer.reverse()
+            return newer[:PAGE]
         if position >= self._head:
             return []
         loop = asyncio.get_running_loop()

@@ -13,12 +13,15 @@ import json
 from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import Executor
 from typing import Any, TypeVar
+from uuid import UUID
 
 import grpc
 from google.protobuf import timestamp_pb2
 
-from domain.errors import RuleError
+from domain.errors import Reason, RuleError
+from domain.rulesets import Ruleset
 from domain.scoring import teams_of
+from domain.table import Table
 from domain.transcript import adjudicate
 from domain.visibility import redact_event
 from service.application import FeedEvent, Outcome, Referee
@@ -27,6 +30,7 @@ from service.errors import (
     FieldViolation,
     InvalidArgument,
     NotFound,
+    PermissionDenied,
     ResourceExhausted,
     ServiceError,
     ServiceReason,
@@ -50,6 +54,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
 WATCH_IDLE_SECONDS = 1.0
+PUBLIC = -1  # a viewer that sees what any spectator sees (no seat's cards)
 
 
 def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R]]
@@ -111,13 +116,15 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     def _principal(self, context: Context) -> auth.Principal:
         return auth.authenticate(context.invocation_metadata(), self._config)
 
-    def _table_message(self, view: dict[str, Any]) -> pb.TableView:
-        rules = self._app.get_table(view["table_id"]).rules
+    @staticmethod
+    def _table_message(view: dict[str, Any]) -> pb.TableView:
+        rules = Ruleset.from_json(view["ruleset"])
         return table_to_proto(view, teams_of(rules, view["players"]))
 
-    async def _acting_seat(self, principal: auth.Principal, table_id: str) -> int:
-        """The seat a seat token acts for, checked against who sits there now."""
-        seat = auth.require_seat(principal, table_id)
+    async def _acting_seat(self, principal: auth.Principal, table_id: str,
+                           named: int | None = None) -> int:
+        """The seat a token acts for (it may name only its own), held by its player now."""
+        seat = auth.require_seat(principal, table_id, named)
         table = await self._call(self._app.get_table, table_id)
         auth.require_current_holder(principal, table.seats[seat])
         return seat
@@ -173,7 +180,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 raise _missing("seat")
             seat = request.seat
         else:
-            seat = await self._acting_seat(principal, request.table_id)
+            seat = await self._acting_seat(principal, request.table_id,
+                                           request.seat if request.HasField("seat") else None)
         outcome = await self._command(self._app.leave_table, request.table_id, seat,
                                       request_id=_request_id(request))
         if outcome.table is None:  # pragma: no cover
@@ -236,36 +244,43 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         view = await self._call(self._app.table_view, request.table_id)
         return pb.GetTableResponse(table=self._table_message(view))
 
-    async def _view_for(self, principal: auth.Principal, table_id: str, hand_id: str | None,
-                        seat: int | None) -> tuple[dict[str, Any], int | None]:
-        """The hand view the caller may see, and the seat it is for (None: audit/public)."""
+    async def _viewer(self, principal: auth.Principal, table_id: str,
+                      named: int | None) -> int | None:
+        """Whose eyes the caller sees the table's hands with: a seat, None for the audit
+        role's full view, or PUBLIC. Only the audit role may name a seat it does not hold."""
         if principal.audit:
-            if seat is None:
-                return await self._call(self._app.audit_view, table_id, hand_id), None
-            return await self._call(self._app.hand_view, table_id, hand_id, seat), seat
+            return named
         if principal.seat is not None and principal.seat.table_id == table_id:
-            own = await self._acting_seat(principal, table_id)
-            if seat is not None and seat != own:
-                auth.require_seat(principal, table_id, seat)
-            return await self._call(self._app.hand_view, table_id, hand_id, own), own
+            return await self._acting_seat(principal, table_id, named)
         auth.require_table_access(principal, table_id)
+        if named is not None:
+            raise PermissionDenied(ServiceReason.AUDIT_REQUIRED,
+                                   "only the audit role may view a seat it does not hold")
+        return PUBLIC
+
+    async def _view_for(self, table_id: str, hand_id: str | None,
+                        viewer: int | None) -> dict[str, Any]:
+        """The hand view for a viewer of `_viewer`."""
+        if viewer is None:
+            return await self._call(self._app.audit_view, table_id, hand_id)
+        if viewer != PUBLIC:
+            return await self._call(self._app.hand_view, table_id, hand_id, viewer)
         hand = await self._call(self._app.get_hand, hand_id, table_id) if hand_id else None
         if hand is None:
             table = await self._call(self._app.get_table, table_id)
             if not table.hand_ids:
                 raise NotFound(ServiceReason.HAND_NOT_FOUND, "no hand has been dealt here")
             hand = await self._call(self._app.get_hand, table.hand_ids[-1], table_id)
-        return hand.public_view(), None
+        return hand.public_view()
 
     @_rpc
     async def GetHandView(self, request: pb.GetHandViewRequest, context: Context
                           ) -> pb.GetHandViewResponse:
-        principal = self._principal(context)
-        seat = request.seat if request.HasField("seat") else None
-        view, viewer = await self._view_for(principal, request.table_id,
-                                            request.hand_id or None, seat)
-        message = hand_to_proto(view)
-        if request.include_legal_plays and viewer is not None:
+        named = request.seat if request.HasField("seat") else None
+        viewer = await self._viewer(self._principal(context), request.table_id, named)
+        message = hand_to_proto(await self._view_for(request.table_id, request.hand_id or None,
+                                                     viewer))
+        if request.include_legal_plays and viewer is not None and viewer != PUBLIC:
             legal = await self._call(self._app.legal_plays, request.table_id,
                                      request.hand_id or None, viewer)
             limit = request.max_legal_plays or DEFAULT_LEGAL_PLAYS
@@ -359,17 +374,16 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                          ) -> AsyncIterator[pb.WatchTableResponse]:
         """Stream the table's events after a feed position, redacted for the caller."""
         try:
-            principal = self._principal(context)
-            auth.require_table_access(principal, request.table_id)
-            viewer: int | None = -1  # the platform sees what any spectator sees
-            if principal.audit:
-                viewer = None
-            elif principal.seat is not None and principal.seat.table_id == request.table_id:
-                viewer = await self._acting_seat(principal, request.table_id)
+            self._check_size(request)
+            named = request.seat if request.HasField("seat") else None
+            viewer = await self._viewer(self._principal(context), request.table_id, named)
             table = await self._call(self._app.get_table, request.table_id)
+            if viewer is not None and not PUBLIC <= viewer < table.players:
+                raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{table.players - 1}")
         except (RuleError, ServiceError) as error:
             await abort(context, error)
-        ids = {str(table.id), *table.hand_ids}
+        table_id = str(table.id)
+        ids = {table_id, *table.hand_ids}
         if self._metrics is not None:
             self._metrics.watch_opened()
         try:
@@ -385,33 +399,45 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                         continue
                     if event.name == "HandStarted":
                         ids.add(str(event.payload["hand_id"]))
-                    yield await self._watch_message(event, viewer, request)
+                    yield await self._watch_message(event, viewer, table_id,
+                                                    request.include_views)
+        except (RuleError, ServiceError) as error:
+            await abort(context, error)
         finally:
             if self._metrics is not None:
                 self._metrics.watch_closed()
 
-    async def _watch_message(self, event: FeedEvent, viewer: int | None,
-                             request: pb.WatchTableRequest) -> pb.WatchTableResponse:
+    async def _watch_message(self, event: FeedEvent, viewer: int | None, table_id: str,
+                             include_views: bool) -> pb.WatchTableResponse:
         payload = redact_event(event.name, event.payload, viewer)
         message = pb.WatchTableResponse(event=_feed_message(event, payload), type=event.name)
-        is_table_event = event.originator_id == request.table_id
+        is_table_event = event.originator_id == table_id
         if not is_table_event:
             message.hand_id = event.originator_id
-        if request.include_views:
+        if include_views:
             await self._attach_view(message, event, viewer, is_table_event)
         return message
 
+    def _table_at(self, table_id: str, version: int) -> Table:
+        """A table as it stood right after event `version` (from its events and snapshots)."""
+        table: object = self._app.repository.get(UUID(table_id), version=version)
+        if not isinstance(table, Table):  # pragma: no cover - the feed named a table event
+            raise NotFound(ServiceReason.TABLE_NOT_FOUND, f"no table {table_id}")
+        return table
+
     async def _attach_view(self, message: pb.WatchTableResponse, event: FeedEvent,
                            viewer: int | None, is_table_event: bool) -> None:
+        """The caller's view of the event's aggregate as it stood right after the event."""
         if is_table_event:
-            table = await self._call(self._app.get_table, event.originator_id)
+            table = await self._call(self._table_at, event.originator_id,
+                                     event.originator_version)
             message.table.CopyFrom(self._table_message(table.view()))
             return
         hand = await self._call(self._app.hand_at, event.originator_id,
                                 event.originator_version)
         if viewer is None:
             view = hand.audit_view()
-        elif viewer < 0:
+        elif viewer == PUBLIC:
             view = hand.public_view()
         else:
             view = hand.view(viewer)
