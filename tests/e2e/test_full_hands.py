@@ -1,0 +1,148 @@
+"""Complete hands of every preset through gRPC, with every seat watching the table.
+
+Bots sit at a table created with the platform key and play a seeded hand to its end through
+the real server. Meanwhile every seat, the audit role and the platform follow WatchTable;
+seat 0 drops its connection every few messages and resumes from the last position on a new
+channel. Afterwards the streams are checked against the global feed and the audit view:
+nothing missing, nothing twice, and no seat ever shown another seat's cards.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from domain.rulesets import PRESETS
+from service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from tests.e2e.harness import (
+    COMPLETED,
+    LiveServer,
+    Watcher,
+    payload,
+    play_out,
+    seat_bots,
+    seeded_deck,
+    server_config,
+    table_feed,
+)
+
+# One player count per preset, covering 2..6 seats across the presets.
+PLAYERS = {"classic": 4, "jinzhou": 4, "fuzhou": 4, "jiaodong": 4, "qq4": 4, "qq3": 3,
+           "five_card": 3, "six_card": 2, "six_card_two_packs": 6}
+RESUMING_SEAT = 0
+RESUME_EVERY = 7
+VIEWING_SEAT = 1
+VIEWED_PRESETS = ("classic", "six_card")
+HIDDEN = ("Dealt", "CardsDrawn")
+
+
+def test_the_preset_list_covers_every_preset() -> None:
+    assert set(PLAYERS) == set(PRESETS)
+
+
+def _check_seat_stream(seat: int, messages: list[pb.WatchTableResponse],
+                       audit: list[pb.WatchTableResponse], dealt: pb.HandView) -> None:
+    """A seat's stream is the audit stream with other seats' cards taken out, and no more."""
+    assert [m.event.position for m in messages] == [a.event.position for a in audit]
+    own_cards: Counter[str] = Counter()
+    for message, full in zip(messages, audit, strict=True):
+        assert (message.type, message.hand_id) == (full.type, full.hand_id)
+        seen, everything = payload(message), payload(full)
+        if message.type == "Dealt":
+            assert "deck" not in seen and "seed" not in seen
+            assert Counter(seen["cards"]) == Counter(dealt.seats[seat].cards)
+            assert seen["counts"] == [len(state.cards) for state in dealt.seats]
+            own_cards.update(seen["cards"])
+        elif message.type == "CardsDrawn" and everything["seat"] != seat:
+            assert seen == {"seat": everything["seat"], "count": len(everything["cards"])}
+        else:
+            assert seen == everything
+            if message.type == "CardsDrawn":
+                own_cards.update(seen["cards"])
+    assert sum(own_cards.values()) >= len(dealt.seats[seat].cards)
+
+
+def _check_views(seat: int, messages: list[pb.WatchTableResponse]) -> None:
+    """With include_views every hand event carries the seat's own view, and only that."""
+    for message in messages:
+        if message.hand_id:
+            assert message.HasField("hand") and not message.HasField("table")
+            assert message.hand.viewer_seat == seat and not message.hand.full_view
+            assert all(not state.cards for state in message.hand.seats)
+            assert not message.hand.stock
+            assert message.hand.version == message.event.originator_version
+        else:
+            assert message.HasField("table") and not message.HasField("hand")
+            assert message.table.version == message.event.originator_version
+
+
+def play_watched_hand(server: LiveServer, preset: str, players: int, seed: int, *,
+                      with_views: bool = False) -> None:
+    """One complete hand with watchers on every seat; checks results and every stream.
+
+    `with_views` has seat 1 ask for its views with every event as well (a rebuild per event,
+    so only some tests do).
+    """
+    seated = seat_bots(server, preset, players, allow_preset_deck=True)
+    table_id = seated.table_id
+    seat_watchers = [
+        Watcher(server.target, table_id, {"token": token},
+                resume_every=RESUME_EVERY if seat == RESUMING_SEAT else 0,
+                include_views=with_views and seat == VIEWING_SEAT).start()
+        for seat, token in enumerate(seated.tokens)
+    ]
+    audit_watcher = Watcher(server.target, table_id, {"audit_key": DEV_AUDIT_KEY}).start()
+    public_watcher = Watcher(server.target, table_id, {"platform_key": DEV_PLATFORM_KEY}).start()
+
+    started = seated.platform.start_hand(table_id, deck=seeded_deck(preset, seed)).hand
+    assert not started.HasField("viewer_seat") and not started.own_cards
+    final, commands = play_out(seated, started, random.Random(seed))
+    assert final.status == COMPLETED and final.HasField("result") and commands > players
+
+    audit = server.audit()
+    transcript = audit.export_transcript(final.hand_id)
+    ruling = audit.adjudicate(transcript)
+    assert ruling["status"] == "completed"
+    assert [Decimal(str(s["score"])) for s in ruling["seats"]] == [
+        Decimal(s.score) for s in final.result.seats]
+    scores = seated.platform.scores(table_id)
+    assert [h.hand_id for h in scores.hands] == [final.hand_id]
+
+    feed = table_feed(seated.platform, table_id, {final.hand_id})
+    last = feed[-1].position
+    audit_stream = audit_watcher.finish(last)
+    assert [m.event.position for m in audit_stream] == [e.position for e in feed]
+    assert [payload(m) for m in audit_stream] == [payload(e) for e in feed]
+    assert {m.type for m in audit_stream} >= {"Opened", "SeatTaken", "HandStarted", "Dealt",
+                                              "CardsPlayed", "HandEnded", "HandRecorded"}
+    dealt = audit.hand_at(final.hand_id, 1)
+    for seat, watcher in enumerate(seat_watchers):
+        messages = watcher.finish(last)
+        _check_seat_stream(seat, messages, audit_stream, dealt)
+        if with_views and seat == VIEWING_SEAT:
+            _check_views(seat, messages)
+    assert seat_watchers[RESUMING_SEAT].connections > len(audit_stream) // RESUME_EVERY
+    for message in public_watcher.finish(last):
+        if message.type in HIDDEN:
+            assert not payload(message).get("cards")
+
+
+@pytest.mark.parametrize("preset", sorted(PLAYERS))
+def test_bots_play_a_complete_hand_of_every_preset_while_every_seat_watches(
+        server: LiveServer, preset: str) -> None:
+    play_watched_hand(server, preset, PLAYERS[preset], seed=sorted(PLAYERS).index(preset) + 1,
+                      with_views=preset in VIEWED_PRESETS)
+
+
+@pytest.mark.postgres
+def test_a_complete_watched_hand_on_postgresql(fresh_postgres_db: str, tmp_path: Path) -> None:
+    live = LiveServer(server_config(tmp_path, database_url=fresh_postgres_db))
+    try:
+        play_watched_hand(live, "classic", 4, seed=11, with_views=True)
+    finally:
+        live.stop()
