@@ -87,8 +87,8 @@ def check_deck(ruleset: Ruleset, deck: Sequence[str]) -> None:
     want = Counter(make_deck(ruleset.packs, jokers=ruleset.jokers))
     have = Counter(cards)
     if have != want:
-        missing = format_cards((want - have).elements())
-        extra = format_cards((have - want).elements())
+        missing = " ".join(format_cards((want - have).elements()))
+        extra = " ".join(format_cards((have - want).elements()))
         raise RuleError(
             Reason.INVALID_DEAL,
             f"the deck must be exactly the {ruleset.deck_size}-card deck of preset"
