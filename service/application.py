@@ -443,7 +443,7 @@ class Referee(Application[UUID]):
     def _run(self, kind: str, scope: str, request_id: str | None, arguments: Mapping[str, Any],
              decide: Callable[[], _Decision]) -> Outcome:
         receipt_key = receipt_id(scope, request_id) if request_id else None
-        fingerprint = fingerprint_of(kind, arguments)
+        fingerprint = fingerprint_of(kind, arguments) if request_id else ""
         for attempt in range(1, self.max_attempts + 1):
             if receipt_key is not None and request_id is not None:
                 replayed = self._replay(receipt_key, kind, request_id, fingerprint)
