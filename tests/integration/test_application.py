@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from decimal import Decimal
@@ -29,6 +30,7 @@ PRESET = "qq4"
 PLAYERS = 4
 RACERS = 6
 GATE_TIMEOUT_SECONDS = 20
+FOLLOW_TIMEOUT_SECONDS = 10
 # A loser of a race sees the winner's move: the turn moved on, the hand ended or the seat left.
 RACE_LOSER_REASONS = {Reason.NOT_YOUR_TURN, Reason.HAND_OVER, Reason.PLAYER_OUT}
 VOLATILE_KEYS = {"hand_id", "table_id", "turn_deadline", "current_hand", "hand_ids"}
@@ -474,6 +476,22 @@ class ApplicationCases:
             assert restarted.standings() == caught_up
         finally:
             restarted.close()
+
+    def test_a_running_projector_follows_new_events_until_stopped(
+            self, open_app: Callable[..., Referee]) -> None:
+        app = open_app()
+        projector = StandingsProjector(app)
+        projector.start(poll_seconds=0.05)
+        try:
+            game = Game(app, seed=71)
+            game.deal(71)
+            hand = game.finish()
+            deadline = time.monotonic() + FOLLOW_TIMEOUT_SECONDS
+            while projector.position() < app.head_position() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert projector.standings() == _expected_standings(game, [hand])
+        finally:
+            projector.close()
 
 
 def _expected_standings(game: Game, hands: list[Hand]) -> list[Standing]:
