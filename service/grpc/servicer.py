@@ -55,11 +55,22 @@ R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
 WATCH_IDLE_SECONDS = 1.0
 PUBLIC = -1  # a viewer that sees what any spectator sees (no seat's cards)
+# The request field a malformed-input rule error came from, per method (BadRequest details).
+_TRANSCRIPT_FIELD: dict[str, str] = {reason: "transcript_json" for reason in (
+    Reason.INVALID_TRANSCRIPT, Reason.INVALID_RULESET, Reason.INVALID_DEAL, Reason.UNKNOWN_CARD)}
+REQUEST_FIELDS: dict[str, dict[str, str]] = {
+    "CreateTable": {Reason.INVALID_RULESET: "ruleset"},
+    "StartHand": {Reason.INVALID_DEAL: "deck"},
+    "Play": {Reason.UNKNOWN_CARD: "cards"},
+    "Adjudicate": _TRANSCRIPT_FIELD,
+}
 
 
 def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R]]
          ) -> Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R]]:
     """Map rule and service errors of a unary RPC to rich statuses; check the request size."""
+
+    fields = REQUEST_FIELDS.get(method.__name__, {})
 
     @functools.wraps(method)
     async def wrapper(self: RefereeServicer, request: Any, context: Context) -> R:
@@ -67,7 +78,7 @@ def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R
             self._check_size(request)
             return await method(self, request, context)
         except (RuleError, ServiceError) as error:
-            await abort(context, error)
+            await abort(context, error, field=fields.get(error.reason))
 
     return wrapper
 

@@ -1,0 +1,400 @@
+"""Every reason code and status code the API returns, and every kind of auth failure.
+
+Each case provokes one error through a real channel and checks the rich status: the gRPC
+code, exactly one `ErrorInfo` in the `fiftyk.referee.v1` domain with the expected reason,
+and a `BadRequest` naming the field where the request field is known. A final check keeps
+the case list complete: every reason code is provoked here or listed as unreachable through
+the API, with the reason why.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from domain.cards import parse_cards
+from domain.combinations import beats, classify
+from domain.errors import Reason
+from domain.rulesets import Ruleset
+from service.client import RefereeClient
+from service.config import DEV_TOKEN_SECRET
+from service.errors import ServiceReason
+from service.grpc.auth import issue_seat_token
+from service.grpc.errors import ERROR_DOMAIN, error_details
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from tests.e2e.harness import LiveServer, Seated, seat_bots, seeded_deck
+
+Code = grpc.StatusCode
+
+# Reason codes no RPC can return, and why (the coverage check below holds the list to this).
+UNREACHABLE: dict[str, str] = {
+    Reason.INVALID_ACTION: "Adjudicate rules on a malformed action (result.rejected.reason),"
+                           " checked in test_a_malformed_transcript_action_is_a_ruling",
+    Reason.CARD_NOT_IN_DECK: "only `fiftyk rules` checks cards against a deck; a play of a"
+                             " card the deck lacks is CARDS_NOT_IN_HAND",
+    Reason.NO_TIMEOUT_CONFIGURED: "only the turn clock times turns out, and only clocked hands",
+    Reason.TURN_NOT_EXPIRED: "only the turn clock times turns out, and only expired turns",
+    ServiceReason.CONCURRENT_UPDATE: "needs racing writers: test_concurrency.py provokes it",
+    ServiceReason.LIMIT_EXCEEDED: "declared for future limits; nothing raises it yet",
+    ServiceReason.SHUTTING_DOWN: "declared for draining; gRPC itself refuses calls after stop",
+}
+# Every status code the API documents, besides ABORTED (test_concurrency.py).
+STATUS_CODES = {Code.INVALID_ARGUMENT, Code.FAILED_PRECONDITION, Code.NOT_FOUND,
+                Code.ALREADY_EXISTS, Code.UNAUTHENTICATED, Code.PERMISSION_DENIED,
+                Code.RESOURCE_EXHAUSTED}
+RULES = Ruleset.from_spec("classic")
+
+
+@dataclass
+class Arena:
+    """Tables in the states the cases need (all classic, four seats)."""
+
+    server: LiveServer
+    platform: RefereeClient
+    audit: RefereeClient
+    anonymous: RefereeClient
+    fresh: Seated  # a hand dealt, nobody acted yet
+    fresh_hand: pb.HandView
+    led: Seated  # the leader led its highest single; the seat after the next resigned
+    led_hand: pb.HandView
+    spare: Seated  # full, no hand yet, preset decks allowed
+    partial: Seated  # three of four seats taken (seat 3 free)
+    idle: Seated  # full, no hand yet, no preset decks
+    over: Seated  # `hands: 1`, its hand ended by resignations; seat 2 left afterwards
+    over_hand_id: str
+
+    def seat(self, table: Seated, hand: pb.HandView, offset: int = 0) -> RefereeClient:
+        """The client of the seat `offset` places after the seat to act."""
+        return table.seats[(hand.turn_seat + offset) % table.players]
+
+    def own_cards(self, table: Seated, hand: pb.HandView, offset: int = 0) -> list[str]:
+        """The cards of that seat."""
+        return list(self.seat(table, hand, offset).hand_view(table.table_id).own_cards)
+
+
+def _rank(card: str) -> int:
+    return classify(parse_cards([card]), RULES).rank
+
+
+@pytest.fixture(scope="module")
+def arena(server: LiveServer) -> Arena:
+    """Set the tables up through the API."""
+    platform = server.platform()
+    fresh = seat_bots(server, "classic", 4, allow_preset_deck=True, prefix="fresh")
+    fresh_hand = platform.start_hand(fresh.table_id, deck=seeded_deck("classic", 21)).hand
+    led = seat_bots(server, "classic", 4, allow_preset_deck=True, prefix="led")
+    led_hand = platform.start_hand(led.table_id, deck=seeded_deck("classic", 22)).hand
+    leader = led.seats[led_hand.turn_seat]
+    highest = max(leader.hand_view(led.table_id).own_cards, key=_rank)
+    led_hand = leader.play(led.table_id, led_hand.hand_id, [highest]).hand
+    led.seats[(led_hand.turn_seat + 1) % 4].resign(led.table_id, led_hand.hand_id)
+    spare = seat_bots(server, "classic", 4, allow_preset_deck=True, prefix="spare")
+    partial = seat_bots(server, "classic", 4, prefix="partial")
+    platform.leave_table(partial.table_id, 3)
+    idle = seat_bots(server, "classic", 4, prefix="idle")
+    over = seat_bots(server, "classic", 4, options={"hands": 1}, prefix="over")
+    over_hand = platform.start_hand(over.table_id).hand
+    for seat in (1, 3):  # one whole team resigns: the hand ends
+        over.seats[seat].resign(over.table_id, over_hand.hand_id)
+    platform.leave_table(over.table_id, 2)
+    return Arena(server, platform, server.audit(), server.client(), fresh, fresh_hand, led,
+                 led_hand, spare, partial, idle, over, over_hand.hand_id)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One provoked error: the call, and the status code and reason it must fail with."""
+
+    name: str
+    code: grpc.StatusCode
+    reason: str
+    call: Callable[[Arena], Any]
+    field: str | None = None  # the BadRequest field violation expected, if any
+
+
+def _tampered(token: str) -> str:
+    """The token with its payload's seat changed and the signature kept."""
+    version, body, signature = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    claims["seat"] = (claims["seat"] + 1) % 4
+    forged = base64.urlsafe_b64encode(json.dumps(claims, separators=(",", ":"),
+                                                 sort_keys=True).encode()).rstrip(b"=")
+    return f"{version}.{forged.decode()}.{signature}"
+
+
+def _with_header(a: Arena, header: tuple[str, str]) -> Any:
+    stub = a.platform.stub
+    return stub.GetTable(pb.GetTableRequest(table_id=a.idle.table_id), metadata=(header,),
+                         timeout=10)
+
+
+def _first(stream: Iterator[pb.WatchTableResponse]) -> pb.WatchTableResponse:
+    return next(iter(stream))
+
+
+def _lowest_follow(a: Arena) -> Any:
+    follower = a.seat(a.led, a.led_hand)
+    low = min(a.own_cards(a.led, a.led_hand), key=_rank)
+    top = a.led_hand.top_play
+    if beats(classify(parse_cards([low]), RULES), classify(parse_cards(list(top.cards)), RULES),
+             RULES):
+        pytest.fail(f"the seeded deal lets {low} beat {list(top.cards)}")
+    return follower.play(a.led.table_id, a.led_hand.hand_id, [low])
+
+
+def _two_ranks(a: Arena) -> Any:
+    cards = sorted((c for c in a.own_cards(a.fresh, a.fresh_hand) if c not in ("SJ", "BJ")),
+                   key=_rank)
+    return a.seat(a.fresh, a.fresh_hand).play(a.fresh.table_id, a.fresh_hand.hand_id,
+                                              [cards[0], cards[-1]])
+
+
+def _not_held(a: Arena) -> Any:
+    held = set(a.own_cards(a.fresh, a.fresh_hand))
+    other = next(c for c in a.own_cards(a.fresh, a.fresh_hand, 1) if c not in held)
+    return a.seat(a.fresh, a.fresh_hand).play(a.fresh.table_id, a.fresh_hand.hand_id, [other])
+
+
+def _out_of_turn(a: Arena) -> Any:
+    card = a.own_cards(a.fresh, a.fresh_hand, 1)[0]
+    return a.seat(a.fresh, a.fresh_hand, 1).play(a.fresh.table_id, a.fresh_hand.hand_id, [card])
+
+
+def _oversize(a: Arena, size: int) -> Any:
+    return a.platform.adjudicate(json.dumps({"padding": "x" * size}))
+
+
+def _expired(a: Arena) -> Any:
+    token = issue_seat_token(DEV_TOKEN_SECRET, a.idle.table_id, 0, "idle-0", ttl_seconds=60,
+                             now=time.time() - 3600)
+    return a.server.client(token=token).get_table(a.idle.table_id)
+
+
+def _other_secret(a: Arena) -> Any:
+    token = issue_seat_token("not-the-server-secret", a.idle.table_id, 0, "idle-0")
+    return a.server.client(token=token).get_table(a.idle.table_id)
+
+
+def _reused_request_id(a: Arena) -> Any:
+    request_id = f"reuse-{uuid.uuid4()}"
+    a.platform.create_table("classic", 4, request_id=request_id)
+    return a.platform.create_table("fuzhou", 4, request_id=request_id)
+
+
+def _left_player(a: Arena) -> Any:
+    return a.over.seats[2].hand_view(a.over.table_id)
+
+
+def _seat_taken_by_other(a: Arena) -> Any:
+    return a.platform.join_table(a.partial.table_id, "intruder", 0)
+
+
+CASES = [
+    # INVALID_ARGUMENT: malformed input
+    Case("unknown card", Code.INVALID_ARGUMENT, Reason.UNKNOWN_CARD,
+         lambda a: a.seat(a.fresh, a.fresh_hand).play(a.fresh.table_id, a.fresh_hand.hand_id,
+                                                      ["ZZ"]), field="cards"),
+    Case("unknown preset", Code.INVALID_ARGUMENT, Reason.INVALID_RULESET,
+         lambda a: a.platform.create_table("no-such-preset", 4), field="ruleset"),
+    Case("option out of range", Code.INVALID_ARGUMENT, Reason.INVALID_RULESET,
+         lambda a: a.platform.create_table("classic", 4, options={"hands": 0}),
+         field="ruleset"),
+    Case("players the preset does not allow", Code.INVALID_ARGUMENT, Reason.INVALID_RULESET,
+         lambda a: a.platform.create_table("classic", 5)),
+    Case("preset deck that is not the ruleset's deck", Code.INVALID_ARGUMENT,
+         Reason.INVALID_DEAL,
+         lambda a: a.platform.start_hand(a.spare.table_id, deck=["3S"] * 54), field="deck"),
+    Case("seat number out of range", Code.INVALID_ARGUMENT, Reason.INVALID_SEAT,
+         lambda a: a.platform.join_table(a.partial.table_id, "someone", 9)),
+    Case("unreadable transcript", Code.INVALID_ARGUMENT, Reason.INVALID_TRANSCRIPT,
+         lambda a: a.platform.adjudicate({"format": "nope"}), field="transcript_json"),
+    Case("transcript that is not JSON", Code.INVALID_ARGUMENT, ServiceReason.INVALID_REQUEST,
+         lambda a: a.platform.adjudicate("{not json"), field="transcript_json"),
+    Case("fractional option value", Code.INVALID_ARGUMENT, ServiceReason.INVALID_REQUEST,
+         lambda a: a.platform.create_table("classic", 4, options={"hands": 1.5}),
+         field="ruleset.options[hands]"),
+    Case("missing ruleset", Code.INVALID_ARGUMENT, ServiceReason.MISSING_FIELD,
+         lambda a: a.platform.stub.CreateTable(pb.CreateTableRequest(players=4),
+                                               metadata=a.platform.metadata, timeout=10),
+         field="ruleset.preset"),
+    Case("play without cards", Code.INVALID_ARGUMENT, ServiceReason.MISSING_FIELD,
+         lambda a: a.seat(a.fresh, a.fresh_hand).play(a.fresh.table_id,
+                                                      a.fresh_hand.hand_id, []),
+         field="cards"),
+    Case("malformed table id", Code.INVALID_ARGUMENT, ServiceReason.INVALID_ID,
+         lambda a: a.platform.get_table("not-a-uuid")),
+    # FAILED_PRECONDITION: the rules refuse it now
+    Case("play out of turn", Code.FAILED_PRECONDITION, Reason.NOT_YOUR_TURN, _out_of_turn),
+    Case("play that does not beat", Code.FAILED_PRECONDITION, Reason.DOES_NOT_BEAT,
+         _lowest_follow),
+    Case("leader passes", Code.FAILED_PRECONDITION, Reason.MUST_LEAD,
+         lambda a: a.seat(a.fresh, a.fresh_hand).pass_turn(a.fresh.table_id,
+                                                           a.fresh_hand.hand_id)),
+    Case("play in a hand that is over", Code.FAILED_PRECONDITION, Reason.HAND_OVER,
+         lambda a: a.over.seats[0].play(a.over.table_id, a.over_hand_id, ["3S"])),
+    Case("cards the seat does not hold", Code.FAILED_PRECONDITION, Reason.CARDS_NOT_IN_HAND,
+         _not_held),
+    Case("cards that form no combination", Code.FAILED_PRECONDITION,
+         Reason.INVALID_COMBINATION, _two_ranks),
+    Case("seat already taken", Code.FAILED_PRECONDITION, Reason.SEAT_TAKEN,
+         _seat_taken_by_other),
+    Case("player already seated", Code.FAILED_PRECONDITION, Reason.PLAYER_ALREADY_SEATED,
+         lambda a: a.platform.join_table(a.partial.table_id, "partial-0", 3)),
+    Case("empty seat left", Code.FAILED_PRECONDITION, Reason.SEAT_EMPTY,
+         lambda a: a.platform.leave_table(a.partial.table_id, 3)),
+    Case("deal at a table with a free seat", Code.FAILED_PRECONDITION, Reason.TABLE_NOT_FULL,
+         lambda a: a.platform.start_hand(a.partial.table_id)),
+    Case("deal during a hand", Code.FAILED_PRECONDITION, Reason.HAND_IN_PROGRESS,
+         lambda a: a.platform.start_hand(a.fresh.table_id)),
+    Case("leave during a hand", Code.FAILED_PRECONDITION, Reason.HAND_IN_PROGRESS,
+         lambda a: a.fresh.seats[0].leave_table(a.fresh.table_id)),
+    Case("play at a table between hands", Code.FAILED_PRECONDITION,
+         Reason.NO_HAND_IN_PROGRESS, lambda a: a.idle.seats[0].play(a.idle.table_id, "",
+                                                                     ["3S"])),
+    Case("deal after the match ended", Code.FAILED_PRECONDITION, Reason.MATCH_OVER,
+         lambda a: a.platform.start_hand(a.over.table_id)),
+    Case("preset deck at a table that forbids it", Code.FAILED_PRECONDITION,
+         Reason.PRESET_DECK_NOT_ALLOWED,
+         lambda a: a.platform.start_hand(a.idle.table_id, deck=seeded_deck("classic", 1))),
+    Case("resigned seat plays", Code.FAILED_PRECONDITION, Reason.PLAYER_OUT,
+         lambda a: a.seat(a.led, a.led_hand, 1).play(a.led.table_id, a.led_hand.hand_id,
+                                                     a.own_cards(a.led, a.led_hand, 1)[:1])),
+    # NOT_FOUND, ALREADY_EXISTS
+    Case("unknown table", Code.NOT_FOUND, ServiceReason.TABLE_NOT_FOUND,
+         lambda a: a.platform.get_table(str(uuid.uuid4()))),
+    Case("unknown hand", Code.NOT_FOUND, ServiceReason.HAND_NOT_FOUND,
+         lambda a: a.audit.hand_history(str(uuid.uuid4()))),
+    Case("version beyond the hand", Code.NOT_FOUND, ServiceReason.VERSION_NOT_FOUND,
+         lambda a: a.audit.hand_at(a.over_hand_id, 10_000)),
+    Case("request id reused for another command", Code.ALREADY_EXISTS,
+         ServiceReason.REQUEST_ID_REUSED, _reused_request_id),
+    # RESOURCE_EXHAUSTED: over our limit (rich status) and over gRPC's own (no ErrorInfo)
+    Case("oversize request", Code.RESOURCE_EXHAUSTED, ServiceReason.MESSAGE_TOO_LARGE,
+         lambda a: _oversize(a, a.server.config.max_message_bytes + 1)),
+    # UNAUTHENTICATED: no credential, or a bad one
+    Case("no credential", Code.UNAUTHENTICATED, ServiceReason.MISSING_CREDENTIALS,
+         lambda a: a.anonymous.get_table(a.idle.table_id)),
+    Case("no credential on a stream", Code.UNAUTHENTICATED, ServiceReason.MISSING_CREDENTIALS,
+         lambda a: _first(a.anonymous.watch(a.idle.table_id, timeout=10))),
+    Case("no credential to adjudicate", Code.UNAUTHENTICATED,
+         ServiceReason.MISSING_CREDENTIALS, lambda a: a.anonymous.adjudicate({})),
+    Case("forged token", Code.UNAUTHENTICATED, ServiceReason.INVALID_TOKEN,
+         lambda a: a.server.client(token=_tampered(a.idle.tokens[0])).get_table(
+             a.idle.table_id)),
+    Case("token signed with another secret", Code.UNAUTHENTICATED, ServiceReason.INVALID_TOKEN,
+         _other_secret),
+    Case("garbage token", Code.UNAUTHENTICATED, ServiceReason.INVALID_TOKEN,
+         lambda a: a.server.client(token="garbage").get_table(a.idle.table_id)),
+    Case("not a bearer token", Code.UNAUTHENTICATED, ServiceReason.INVALID_TOKEN,
+         lambda a: _with_header(a, ("authorization", f"Basic {a.idle.tokens[0]}"))),
+    Case("expired token", Code.UNAUTHENTICATED, ServiceReason.TOKEN_EXPIRED, _expired),
+    Case("wrong audit key", Code.UNAUTHENTICATED, ServiceReason.INVALID_AUDIT_KEY,
+         lambda a: a.server.client(audit_key="wrong").hand_history(a.over_hand_id)),
+    Case("wrong platform key", Code.UNAUTHENTICATED, ServiceReason.INVALID_PLATFORM_KEY,
+         lambda a: a.server.client(platform_key="wrong").create_table("classic", 4)),
+    # PERMISSION_DENIED: a valid credential that does not allow this
+    Case("token of another table", Code.PERMISSION_DENIED, ServiceReason.WRONG_TABLE,
+         lambda a: a.idle.seats[0].get_table(a.fresh.table_id)),
+    Case("token of another table plays", Code.PERMISSION_DENIED, ServiceReason.WRONG_TABLE,
+         lambda a: a.idle.seats[0].play(a.fresh.table_id, a.fresh_hand.hand_id, ["3S"])),
+    Case("token of another table watches", Code.PERMISSION_DENIED, ServiceReason.WRONG_TABLE,
+         lambda a: _first(a.idle.seats[0].watch(a.fresh.table_id, timeout=10))),
+    Case("token views another seat", Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT,
+         lambda a: a.fresh.seats[0].hand_view(a.fresh.table_id, seat=1)),
+    Case("token watches another seat", Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT,
+         lambda a: _first(a.fresh.seats[0].watch(a.fresh.table_id, seat=1, timeout=10))),
+    Case("token frees another seat", Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT,
+         lambda a: a.idle.seats[0].leave_table(a.idle.table_id, 1)),
+    Case("token of a player who left", Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT,
+         _left_player),
+    Case("platform acts for a seat", Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT,
+         lambda a: a.platform.pass_turn(a.fresh.table_id, a.fresh_hand.hand_id)),
+    Case("platform views a seat", Code.PERMISSION_DENIED, ServiceReason.AUDIT_REQUIRED,
+         lambda a: a.platform.hand_view(a.fresh.table_id, seat=0)),
+    Case("seat token reads history", Code.PERMISSION_DENIED, ServiceReason.AUDIT_REQUIRED,
+         lambda a: a.over.seats[0].hand_history(a.over_hand_id)),
+    Case("seat token replays a version", Code.PERMISSION_DENIED, ServiceReason.AUDIT_REQUIRED,
+         lambda a: a.over.seats[0].hand_at(a.over_hand_id, 1)),
+    Case("seat token exports", Code.PERMISSION_DENIED, ServiceReason.AUDIT_REQUIRED,
+         lambda a: a.over.seats[0].export_transcript(a.over_hand_id)),
+    Case("platform reads history", Code.PERMISSION_DENIED, ServiceReason.AUDIT_REQUIRED,
+         lambda a: a.platform.hand_history(a.over_hand_id)),
+    Case("seat token creates a table", Code.PERMISSION_DENIED, ServiceReason.PLATFORM_REQUIRED,
+         lambda a: a.idle.seats[0].create_table("classic", 4)),
+    Case("seat token seats a player", Code.PERMISSION_DENIED, ServiceReason.PLATFORM_REQUIRED,
+         lambda a: a.partial.seats[0].join_table(a.partial.table_id, "friend", 3)),
+    Case("seat token reads the feed", Code.PERMISSION_DENIED, ServiceReason.PLATFORM_REQUIRED,
+         lambda a: a.idle.seats[0].read_events()),
+    Case("audit creates a table", Code.PERMISSION_DENIED, ServiceReason.PLATFORM_REQUIRED,
+         lambda a: a.audit.create_table("classic", 4)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_each_error_carries_its_status_code_and_one_error_info_with_its_reason(
+        arena: Arena, case: Case) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        case.call(arena)
+    details = error_details(caught.value)
+    assert (details.code, details.reason) == (case.code, case.reason), details.message
+    assert details.domain == ERROR_DOMAIN and details.message
+    status = rpc_status.from_call(caught.value)
+    assert status is not None
+    infos = [d for d in status.details if d.Is(error_details_pb2.ErrorInfo.DESCRIPTOR)]
+    assert len(infos) == 1
+    if case.field is not None:
+        assert case.field in [v.field for v in details.field_violations]
+
+
+def test_the_cases_provoke_every_reason_and_status_code_but_the_unreachable_ones() -> None:
+    every = {str(r) for r in Reason} | {str(r) for r in ServiceReason}
+    provoked = {str(case.reason) for case in CASES}
+    assert every - provoked == set(UNREACHABLE)
+    assert {case.code for case in CASES} == STATUS_CODES
+
+
+def test_an_unknown_card_names_the_card(arena: Arena) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        arena.seat(arena.fresh, arena.fresh_hand).play(arena.fresh.table_id,
+                                                       arena.fresh_hand.hand_id, ["3S", "1X"])
+    assert error_details(caught.value).metadata == {"card": "1X"}
+
+
+def test_a_request_over_the_transport_limit_is_refused_by_grpc_itself(arena: Arena) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        _oversize(arena, 3 * arena.server.config.max_message_bytes)
+    details = error_details(caught.value)
+    assert (details.code, details.reason) == (Code.RESOURCE_EXHAUSTED, None)
+
+
+def test_a_malformed_transcript_action_is_a_ruling(arena: Arena) -> None:
+    transcript = {"format": "fiftyk-transcript/1", "ruleset": {"preset": "classic"},
+                  "players": 4, "dealer": 0, "deck": seeded_deck("classic", 3),
+                  "actions": [{"seat": 0, "play": ["3S"], "pass": True}]}
+    ruling = arena.platform.adjudicate(transcript)
+    assert ruling["status"] == "rejected"
+    assert ruling["rejected"]["reason"] == Reason.INVALID_ACTION
+
+
+def test_errors_change_nothing(arena: Arena) -> None:
+    before = arena.platform.read_events(limit=1000)
+    position = before.last_position
+    while before.has_more:
+        before = arena.platform.read_events(after_position=position, limit=1000)
+        position = before.last_position
+    for case in CASES:
+        if case.reason == ServiceReason.REQUEST_ID_REUSED:
+            continue  # its setup creates a table on purpose
+        with pytest.raises(grpc.RpcError):
+            case.call(arena)
+    assert not arena.platform.read_events(after_position=position).events
