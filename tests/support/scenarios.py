@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from tests.support.scripted import build_deck, deal, ruleset_for, transcript_actions
+
 TRIPLES_3_TO_J = "3*3 4*3 5*3 6*3 7*3 8*3 9*3 10*3 J*3"  # 27 cards, 15 + 30 = 45 points
 TRIPLES_4_TO_Q = "4*3 5*3 6*3 7*3 8*3 9*3 10*3 J*3 Q*3"  # 27 cards, 45 points
 TRIPLES_6_TO_10 = "6*3 7*3 8*3 9*3 10*3"  # 15 cards, 30 points
@@ -35,3 +39,14 @@ CLASSIC_SCRIPT = SEAT_0_GOES_OUT + f"""
 # CLASSIC_SCRIPT's outcome (worked out in test_hand_scripted): out [0, 2], collected
 # [45, 30, 30, 0], team scores 270 and -70.
 CLASSIC_TEAM_SCORES = (270, -70)
+
+
+def classic_transcript() -> dict[str, Any]:
+    """CLASSIC_SCRIPT as a `deck` transcript (completed: 270 / -70, 15 actions)."""
+    return {
+        "format": "fiftyk-transcript/1",
+        "ruleset": {"preset": "classic"},
+        "players": 4,
+        "deck": build_deck(ruleset_for("classic"), CLASSIC_HANDS),
+        "actions": transcript_actions(deal("classic", CLASSIC_HANDS), CLASSIC_SCRIPT),
+    }

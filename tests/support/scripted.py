@@ -154,8 +154,9 @@ def act(hand: Hand, seat: int, action: str) -> None:
         hand.play(seat, resolve(hand.hands[seat], action))
 
 
-def run(hand: Hand, script: str) -> None:
-    """Apply every line of a script (see the module docstring)."""
+def _lines(script: str) -> list[tuple[int, str]]:
+    """(seat, action) for every line of a script."""
+    steps = []
     for number, raw in enumerate(script.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -163,7 +164,26 @@ def run(hand: Hand, script: str) -> None:
         seat_text, sep, action = line.partition(":")
         if not sep:
             raise ValueError(f"script line {number}: {raw!r} is not `seat: action`")
-        act(hand, int(seat_text), action)
+        steps.append((int(seat_text), action.strip()))
+    return steps
+
+
+def run(hand: Hand, script: str) -> None:
+    """Apply every line of a script (see the module docstring)."""
+    for seat, action in _lines(script):
+        act(hand, seat, action)
+
+
+def transcript_actions(hand: Hand, script: str) -> list[dict[str, Any]]:
+    """A script's actions in transcript form, playing them on `hand` to resolve card specs."""
+    actions: list[dict[str, Any]] = []
+    for seat, action in _lines(script):
+        if action in ("pass", "resign"):
+            actions.append({"seat": seat, action: True})
+        else:
+            actions.append({"seat": seat, "play": resolve(hand.hands[seat], action)})
+        act(hand, seat, action)
+    return actions
 
 
 def bomb_train(seat: int, ranks: str, passers: Sequence[int], size: int = 4) -> str:

@@ -9,47 +9,20 @@ from typing import Any
 import pytest
 
 from domain.errors import Reason
-from domain.hand import Hand
 from domain.rulesets import Ruleset
 from domain.table import Table
 from domain.transcript import InvalidTranscript, adjudicate, export_transcript, load_transcript
 from tests.support.checks import assert_adjudication_reproduces
-from tests.support.scenarios import CLASSIC_HANDS, CLASSIC_SCRIPT, CLASSIC_TEAM_SCORES
-from tests.support.scripted import build_deck, deal, resolve, run
+from tests.support.scenarios import (
+    CLASSIC_HANDS,
+    CLASSIC_SCRIPT,
+    CLASSIC_TEAM_SCORES,
+    classic_transcript,
+)
+from tests.support.scripted import deal, run
 
 RESULT_FIELDS = {"format", "status", "actions_applied", "rejected", "finish_order", "collected",
                  "teams", "seats", "winner"}
-
-
-def script_actions(hand: Hand, script: str) -> list[dict[str, Any]]:
-    """The transcript actions of a script, played on `hand` to resolve its card specs."""
-    actions: list[dict[str, Any]] = []
-    for raw in script.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        seat_text, _, action = line.partition(":")
-        seat, action = int(seat_text), action.strip()
-        if action == "pass":
-            actions.append({"seat": seat, "pass": True})
-        else:
-            actions.append({"seat": seat, "play": resolve(hand.hands[seat], action)})
-        run(hand, line)
-    return actions
-
-
-def classic_transcript() -> dict[str, Any]:
-    """CLASSIC_SCRIPT as a `deck` transcript (completed: 270 / -70)."""
-    rules = Ruleset.from_spec("classic")
-    deck = build_deck(rules, CLASSIC_HANDS)
-    hand = deal("classic", CLASSIC_HANDS)
-    return {
-        "format": "fiftyk-transcript/1",
-        "ruleset": {"preset": "classic"},
-        "players": 4,
-        "deck": deck,
-        "actions": script_actions(hand, CLASSIC_SCRIPT),
-    }
 
 
 def ruled(data: dict[str, Any]) -> dict[str, Any]:
