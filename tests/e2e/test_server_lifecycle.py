@@ -1,0 +1,133 @@
+"""Health, reflection, client deadlines and graceful shutdown of the real server."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf.descriptor_pool import DescriptorPool
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+    ProtoReflectionDescriptorDatabase,
+)
+
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from service.server import SERVICE_NAME
+from tests.e2e.harness import LiveServer, seat_bots, server_config
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+WAIT_SECONDS = 10
+WATCH_DEADLINE = 0.5
+SHUTDOWN_GRACE = 1.0
+COMMANDS_BEFORE_SHUTDOWN = 20
+
+
+def _watch_gauge(live: LiveServer) -> float | None:
+    value: float | None = live.running.metrics.registry.get_sample_value(
+        "fiftyk_watch_streams_open")
+    return value
+
+
+def test_reflection_lists_the_referee_and_health_services_with_every_method(
+        server: LiveServer) -> None:
+    with grpc.insecure_channel(server.target) as channel:
+        database = ProtoReflectionDescriptorDatabase(channel)
+        services = set(database.get_services())
+        assert {SERVICE_NAME, "grpc.health.v1.Health"} <= services
+        described = DescriptorPool(database).FindServiceByName(SERVICE_NAME)
+        expected = pb.DESCRIPTOR.services_by_name["RefereeService"]
+        assert set(described.methods_by_name) == set(expected.methods_by_name)
+        assert len(described.methods_by_name) == 17
+
+
+@pytest.mark.parametrize("service", ["", SERVICE_NAME])
+def test_health_answers_serving(server: LiveServer, service: str) -> None:
+    with grpc.insecure_channel(server.target) as channel:
+        answer = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=service), timeout=WAIT_SECONDS)
+    assert answer.status == SERVING
+
+
+def test_a_watch_ends_at_the_client_deadline_and_the_server_lets_it_go(
+        server: LiveServer) -> None:
+    table = server.platform().create_table("classic", 4).table
+    started = time.monotonic()
+    with pytest.raises(grpc.RpcError) as caught:
+        for _ in server.audit().watch(table.table_id, timeout=WATCH_DEADLINE):
+            pass  # the table's one event, then silence until the deadline
+    elapsed = time.monotonic() - started
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert WATCH_DEADLINE * 0.8 <= elapsed < WATCH_DEADLINE + 2
+    deadline = time.monotonic() + WAIT_SECONDS
+    while _watch_gauge(server) != 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _watch_gauge(server) == 0  # the server closed its end too
+
+
+def test_graceful_shutdown_goes_not_serving_drains_in_flight_calls_and_keeps_every_write(
+        tmp_path: Path) -> None:
+    config = server_config(tmp_path)
+    live = LiveServer(config)
+    seated = seat_bots(live, "classic", 4)
+    hand = seated.platform.start_hand(seated.table_id).hand
+    health_channel = grpc.insecure_channel(live.target)
+    statuses = health_pb2_grpc.HealthStub(health_channel).Watch(
+        health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=WAIT_SECONDS)
+    assert next(statuses).status == SERVING
+
+    acknowledged: list[int] = []
+    failures: list[grpc.RpcError] = []
+    busy = threading.Event()
+
+    def play() -> None:
+        """Bots play as fast as they can until the server turns them away."""
+        rng = random.Random(3)
+        view = hand
+        try:
+            while view.status != pb.HAND_STATUS_COMPLETED:
+                client = seated.seats[view.turn_seat]
+                legal = client.legal_plays(seated.table_id, view.hand_id)
+                if legal.may_pass and (not legal.plays or rng.random() < 0.5):
+                    response: Any = client.pass_turn(seated.table_id, view.hand_id)
+                else:
+                    response = client.play(seated.table_id, view.hand_id,
+                                           rng.choice(list(legal.plays)).cards)
+                view = response.hand
+                acknowledged.append(response.version)
+                if len(acknowledged) == COMMANDS_BEFORE_SHUTDOWN:
+                    busy.set()
+        except grpc.RpcError as error:
+            failures.append(error)
+        finally:
+            busy.set()
+
+    player = threading.Thread(target=play)
+    player.start()
+    assert busy.wait(WAIT_SECONDS)
+    stopper = threading.Thread(target=live.stop, args=(SHUTDOWN_GRACE,))
+    stopper.start()
+    try:
+        assert next(statuses).status == NOT_SERVING
+    finally:
+        stopper.join(WAIT_SECONDS + SHUTDOWN_GRACE)
+        player.join(WAIT_SECONDS)
+        health_channel.close()
+    assert not stopper.is_alive() and not player.is_alive()
+    # Calls that arrived after the shutdown began were refused (gRPC says UNAVAILABLE, or
+    # CANCELLED when the call was accepted by the transport but never reached a handler).
+    assert {f.code() for f in failures} <= {grpc.StatusCode.UNAVAILABLE,
+                                            grpc.StatusCode.CANCELLED}, failures
+
+    restarted = LiveServer(config)
+    try:
+        stored = restarted.audit().hand_view(seated.table_id, hand.hand_id)
+        # Every command that reached the application was answered: in-flight calls drained.
+        assert acknowledged and stored.version == acknowledged[-1]
+    finally:
+        restarted.stop()
