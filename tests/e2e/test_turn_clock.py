@@ -1,0 +1,92 @@
+"""Turn timeouts: the referee decides for a seat whose clock ran out, also after a restart."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TypeVar
+
+from domain.cards import parse_cards
+from domain.combinations import classify
+from domain.rulesets import Ruleset
+from service.client import RefereeClient
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from tests.e2e.harness import LiveServer, seat_bots, server_config
+
+TURN_TIMEOUT = 1
+SWEEP_SECONDS = 0.05
+WAIT_SECONDS = 10
+POLL_SECONDS = 0.02
+T = TypeVar("T")
+RULES = Ruleset.from_spec("classic")
+
+
+def _wait_for(find: Callable[[], T | None]) -> T:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        found = find()
+        if found is not None:
+            return found
+        time.sleep(POLL_SECONDS)
+    raise AssertionError(f"nothing turned up within {WAIT_SECONDS} s")
+
+
+def _stamp(event: pb.HandEvent) -> datetime:
+    return event.timestamp.ToDatetime(tzinfo=UTC)
+
+
+def _referee_event(audit: RefereeClient, hand_id: str, after_version: int
+                   ) -> pb.HandEvent | None:
+    """The first action the referee took for a seat after `after_version`, if any."""
+    for event in audit.hand_history(hand_id, after_version=after_version).events:
+        data = json.loads(event.payload_json)
+        if data.get("timeout") is True or data.get("why") == "timeout":
+            return event
+    return None
+
+
+def test_an_expired_turn_is_decided_by_the_referee_also_after_a_restart(
+        tmp_path: Path) -> None:
+    config = server_config(tmp_path, turn_sweep_seconds=SWEEP_SECONDS)
+    first = LiveServer(config)
+    try:
+        seated = seat_bots(first, "classic", 4, options={"turn_timeout": TURN_TIMEOUT})
+        dealt = seated.platform.start_hand(seated.table_id).hand
+        leader = dealt.turn_seat
+        audit = first.audit()
+        deal_event = audit.hand_history(dealt.hand_id).events[0]
+        view = audit.hand_view(seated.table_id, dealt.hand_id)
+        assert view.turn_deadline.ToDatetime(tzinfo=UTC) == (
+            _stamp(deal_event) + timedelta(seconds=TURN_TIMEOUT))
+
+        # The leader lets its clock run out: the referee leads its lowest single.
+        lead = _wait_for(lambda: _referee_event(audit, dealt.hand_id, 1))
+        played = json.loads(lead.payload_json)
+        assert lead.type == "CardsPlayed" and played["seat"] == leader
+        lowest = min(classify(parse_cards([c]), RULES).rank for c in view.seats[leader].cards)
+        assert classify(parse_cards(played["cards"]), RULES).rank == lowest
+        assert _stamp(lead) - _stamp(deal_event) >= timedelta(seconds=TURN_TIMEOUT)
+        # The next seat follows: on timeout the referee passes for it.
+        follow = _wait_for(lambda: _referee_event(audit, dealt.hand_id, lead.version))
+        assert follow.type == "Passed"
+        assert json.loads(follow.payload_json) == {"seat": (leader + 1) % 4, "why": "timeout"}
+    finally:
+        first.stop()
+    stopped_at = datetime.now(UTC)
+    assert stopped_at < _stamp(follow) + timedelta(seconds=TURN_TIMEOUT)  # before the deadline
+
+    time.sleep(TURN_TIMEOUT)  # the next turn expires while no server runs
+    second = LiveServer(config)
+    try:
+        audit = second.audit()
+        after_restart = _wait_for(lambda: _referee_event(audit, dealt.hand_id, follow.version))
+        assert _stamp(after_restart) > stopped_at  # decided by the restarted server
+        assert after_restart.version == follow.version + 1
+        assert json.loads(after_restart.payload_json)["seat"] == (leader + 2) % 4
+        trick = audit.hand_view(seated.table_id, dealt.hand_id).trick
+        assert all(action.by_referee for action in trick)
+    finally:
+        second.stop()
