@@ -672,8 +672,8 @@ class Referee(Application[UUID]):
         def act(hand: Hand) -> tuple[str, Combination | None]:
             return hand.time_out(seat, now), None
 
-        return self._hand_command("timeout", table_id, hand_id, seat, request_id,
-                                  {"now": now.isoformat()}, act)
+        # `now` is not part of the fingerprint: a retry is the same ruling, asked later.
+        return self._hand_command("timeout", table_id, hand_id, seat, request_id, {}, act)
 
     # -- queries ----------------------------------------------------------------------------
 
