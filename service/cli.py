@@ -6,7 +6,15 @@ import argparse
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from service import adjudicate_cli, bench, health_cli, rules_cli, serve_cli
+from service import (
+    adjudicate_cli,
+    bench,
+    demo_cli,
+    health_cli,
+    replay_cli,
+    rules_cli,
+    serve_cli,
+)
 
 DISTRIBUTION = "fiftyk-referee"
 
@@ -15,7 +23,8 @@ DISTRIBUTION = "fiftyk-referee"
 SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 SUBCOMMANDS: list[SubcommandRegistrar] = [adjudicate_cli.add_parser, health_cli.add_parser,
                                           rules_cli.add_parser, bench.add_parser,
-                                          serve_cli.add_parser]
+                                          serve_cli.add_parser, demo_cli.add_parser,
+                                          replay_cli.add_parser]
 
 
 def _distribution_version() -> str:

@@ -76,13 +76,17 @@ def _timestamp(value: datetime | str | None) -> timestamp_pb2.Timestamp | None:
 
 
 def score_text(value: Any) -> str:
-    """A JSON score number (or Decimal text) as exact decimal text."""
-    return str(Decimal(str(value)).normalize()) if value is not None else ""
+    """A JSON score number (or Decimal text) as exact decimal text, e.g. "220" or "-5.5"."""
+    return _normalize(str(value)) if value is not None else ""
 
 
 def _normalize(text: str) -> str:
     number = Decimal(text)
-    return str(number.quantize(Decimal(1))) if number == number.to_integral() else str(number)
+    if number == 0:
+        return "0"
+    if number == number.to_integral():
+        return str(number.quantize(Decimal(1)))
+    return format(number.normalize(), "f")
 
 
 def table_to_proto(view: Mapping[str, Any], teams: Sequence[Sequence[int]]) -> pb.TableView:

@@ -1,0 +1,107 @@
+"""`fiftyk replay HAND_ID`: a stored hand trick by trick, or its state at one event version.
+
+Reads the hand's audit history (GetHandHistory, GetHandAt) with the audit key, so it shows
+every seat's cards: the dispute tool. Event versions are printed with every trick, so a
+disputed moment can be looked at with `--version N`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import grpc
+
+from service import config_keys as keys
+from service.client import RefereeClient
+from service.config import DEV_AUDIT_KEY
+from service.grpc.errors import error_reason
+from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from service.hand_text import TrickAccount, result_lines, seat_line, state_lines
+
+CALL_TIMEOUT_SECONDS = 30.0
+
+
+def _header(dealt: pb.HandView, preset: str, last: int) -> list[str]:
+    seed = f", seed {dealt.deal_seed}" if dealt.HasField("deal_seed") else ", preset deck"
+    return [
+        f"hand {dealt.hand_id} (table {dealt.table_id}, hand {dealt.hand_number}):"
+        f" preset {preset}, {len(dealt.seats)} players, {last} events",
+        f"deal commitment {dealt.deal_commitment}{seed}",
+        f"dealer seat {dealt.dealer}, seat {dealt.turn_seat} leads",
+    ]
+
+
+def account(audit: RefereeClient, hand_id: str) -> list[str]:
+    """The whole hand: the deal, every trick with its event versions, and the result."""
+    events = audit.all_hand_events(hand_id)
+    dealt = audit.hand_at(hand_id, 1)
+    preset = json.loads(events[0].payload_json)["ruleset"]["preset"]
+    lines = _header(dealt, preset, len(events))
+    lines.extend("  " + seat_line(state) for state in dealt.seats)
+    if dealt.stock:
+        lines.append(f"  stock: {' '.join(dealt.stock)}")
+    tricks = TrickAccount()
+    for event in events[1:]:
+        lines.extend("  " + line for line in
+                     tricks.lines(event.version, event.type, json.loads(event.payload_json)))
+    final = audit.hand_at(hand_id, events[-1].version)
+    if final.status == pb.HAND_STATUS_COMPLETED and final.HasField("result"):
+        lines.append("result:")
+        lines.extend(f"  {line}" for line in result_lines(final.result))
+    else:
+        lines.append(f"in progress: seat {final.turn_seat} to act")
+    return lines
+
+
+def state_at(audit: RefereeClient, hand_id: str, version: int) -> list[str]:
+    """The hand as it stood right after event `version`."""
+    view = audit.hand_at(hand_id, version)
+    last = audit.hand_history(hand_id, after_version=version - 1, limit=1).events
+    what = f" (after {last[0].type})" if last else ""
+    lines = [f"hand {view.hand_id} (table {view.table_id}, hand {view.hand_number})"
+             f" at version {version}{what}:"]
+    lines.extend("  " + line for line in state_lines(view))
+    return lines
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `replay`."""
+    parser = sub.add_parser(
+        "replay", help="a stored hand trick by trick, or its state at an event version",
+        description="Print a stored hand from its audit history: the deal, every trick"
+        " (with the event versions it spans), who went out and the result; with --version N,"
+        " the whole state of the hand right after event N. Needs the audit key.",
+    )
+    parser.add_argument("hand_id", metavar="HAND_ID", help="the hand's id")
+    parser.add_argument("--version", type=int, help="show the state after this event version")
+    parser.add_argument("--server", required=True, metavar="HOST:PORT",
+                        help="the referee's gRPC address")
+    parser.add_argument("--audit-key",
+                        help=f"audit credential (default ${keys.AUDIT_KEY}, else the"
+                             " development key a loopback server accepts)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the account; 0 on success, 1 when the server refused."""
+    key = args.audit_key or os.environ.get(keys.AUDIT_KEY) or DEV_AUDIT_KEY
+    client = RefereeClient(args.server, audit_key=key, timeout=CALL_TIMEOUT_SECONDS)
+    try:
+        if args.version is None:
+            lines = account(client, args.hand_id)
+        else:
+            lines = state_at(client, args.hand_id, args.version)
+    except grpc.RpcError as error:
+        code, reason, message = error_reason(error)
+        print(f"fiftyk replay: {code.name} {reason or ''} {message}".rstrip(), file=sys.stderr)
+        return 1
+    finally:
+        client.close()
+    print("\n".join(lines))
+    return 0
+
+
+__all__ = ["account", "add_parser", "run", "state_at"]

@@ -1,0 +1,153 @@
+"""`fiftyk demo` and `fiftyk replay` against a running referee, in-process and as processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service import config_keys as keys
+from service.cli import main
+from service.hand_text import totals_text
+from tests.e2e.harness import LiveServer
+
+FIFTYK = str(Path(sys.executable).with_name("fiftyk"))
+PROCESS_TIMEOUT = 60
+STOP_TIMEOUT = 15
+TABLE_LINE = re.compile(r"^fiftyk demo: table (\S+) at ")
+HAND_LINE = re.compile(r"^hand (\d+) (\S+): dealer seat \d+, seat \d+ leads$", re.MULTILINE)
+TRICK_LINE = re.compile(r"^  trick \d+: .* → seat \d+ takes \d+ points$", re.MULTILINE)
+REPLAYED_TRICK = re.compile(r"^  \[v\d+-v\d+\] trick \d+: .* → seat \d+ takes \d+ points$",
+                            re.MULTILINE)
+
+
+@pytest.fixture(autouse=True)
+def _no_key_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLIs fall back to the development keys the test server accepts."""
+    monkeypatch.delenv(keys.PLATFORM_KEY, raising=False)
+    monkeypatch.delenv(keys.AUDIT_KEY, raising=False)
+
+
+def _tricks_won(server: LiveServer, hand_id: str) -> int:
+    return sum(e.type == "TrickWon" for e in server.audit().all_hand_events(hand_id))
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", "4"), ("qq3", "3"),
+                                                 ("six_card_two_packs", "5")])
+def test_demo_plays_every_hand_to_the_end_and_prints_tricks_and_scores(
+        server: LiveServer, capsys: pytest.CaptureFixture[str], preset: str,
+        players: str) -> None:
+    code = main(["demo", "--server", server.target, "--preset", preset, "--players", players,
+                 "--hands", "2", "--seed", "5"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.rstrip().endswith("fiftyk demo: 2/2 hands completed")
+    match = TABLE_LINE.match(out)
+    assert match is not None
+    hands = HAND_LINE.findall(out)
+    assert [number for number, _ in hands] == ["1", "2"]
+    sections = re.split(HAND_LINE, out)
+    for (_, hand_id), section in zip(hands, sections[3::3], strict=True):
+        assert len(TRICK_LINE.findall(section)) == _tricks_won(server, hand_id)
+        assert "result:" in section and "winner:" in section
+    sheet = server.platform().scores(match.group(1))
+    assert [h.hand_id for h in sheet.hands] == [hand_id for _, hand_id in hands]
+    assert f"final scores after 2 hand(s): {totals_text(sheet.totals)}" in out
+
+
+def test_replay_tells_a_stored_hand_trick_by_trick(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--server", server.target, "--preset", "five_card", "--seed", "8"]) == 0
+    hand_id = HAND_LINE.findall(capsys.readouterr().out)[0][1]
+    assert main(["replay", hand_id, "--server", server.target]) == 0
+    out = capsys.readouterr().out
+    audit = server.audit()
+    events = audit.all_hand_events(hand_id)
+    assert out.startswith(f"hand {hand_id} ")
+    assert f"{len(events)} events" in out.splitlines()[0]
+    assert len(REPLAYED_TRICK.findall(out)) == _tricks_won(server, hand_id)
+    dealt = audit.hand_at(hand_id, 1)
+    for state in dealt.seats:
+        assert f"  seat {state.seat}: {len(state.cards)} cards {' '.join(state.cards)};" in out
+    drawn = [json.loads(e.payload_json) for e in events if e.type == "CardsDrawn"]
+    assert drawn and all(f"seat {d['seat']} draws {' '.join(d['cards'])}" in out for d in drawn)
+    assert "result:" in out and "winner:" in out
+
+
+def test_replay_shows_the_state_at_a_version(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--server", server.target, "--seed", "9"]) == 0
+    hand_id = HAND_LINE.findall(capsys.readouterr().out)[0][1]
+    assert main(["replay", hand_id, "--version", "3", "--server", server.target]) == 0
+    out = capsys.readouterr().out
+    at = server.audit().hand_at(hand_id, 3)
+    assert re.search(r"at version 3 \(after \w+\):$", out.splitlines()[0])
+    for state in at.seats:
+        assert f"  seat {state.seat}: {len(state.cards)} cards {' '.join(state.cards)};" in out
+    assert f"  to act: seat {at.turn_seat}" in out
+
+
+def test_replay_of_an_unknown_hand_fails_with_the_reason(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["replay", "00000000-0000-0000-0000-000000000000", "--server",
+                 server.target])
+    assert code == 1
+    assert "NOT_FOUND HAND_NOT_FOUND" in capsys.readouterr().err
+
+
+def test_demo_with_a_wrong_platform_key_fails_with_the_reason(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--server", server.target, "--platform-key", "wrong"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "UNAUTHENTICATED INVALID_PLATFORM_KEY" in captured.err
+    assert "0/1 hands completed" in captured.out
+
+
+@pytest.fixture
+def serve_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`fiftyk serve --port 0` in a data directory; yields the process and its address."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FIFTYK_")}
+    process = subprocess.Popen(
+        [FIFTYK, "serve", "--port", "0", "--metrics-port", "0", "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        match = re.match(r"fiftyk serving grpc=(\S+):(\d+) metrics=(\d+)$", first.strip())
+        assert match is not None, first
+        yield process, f"{match.group(1)}:{match.group(2)}"
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def test_the_installed_commands_serve_play_a_demo_and_replay_it(
+        serve_process: tuple[subprocess.Popen[str], str]) -> None:
+    process, target = serve_process
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FIFTYK_")}
+    demo = subprocess.run([FIFTYK, "demo", "--server", target, "--preset", "qq4"],
+                          capture_output=True, text=True, timeout=PROCESS_TIMEOUT, env=env,
+                          check=False)
+    assert demo.returncode == 0, demo.stderr
+    assert "1/1 hands completed" in demo.stdout
+    hand_id = HAND_LINE.findall(demo.stdout)[0][1]
+    replay = subprocess.run([FIFTYK, "replay", hand_id, "--server", target],
+                            capture_output=True, text=True, timeout=PROCESS_TIMEOUT, env=env,
+                            check=False)
+    assert replay.returncode == 0, replay.stderr
+    assert REPLAYED_TRICK.search(replay.stdout) and "winner:" in replay.stdout
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(STOP_TIMEOUT) == 0
