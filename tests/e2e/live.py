@@ -297,6 +297,8 @@ def play_hand(table: Seated, hand: pb.HandView, tally: Tally, *, seed: int,
         client = table.seats[via][seat]
         legal = call(tally, "ListLegalPlays",
                      functools.partial(client.legal_plays, table.table_id, hand.hand_id))
+        if not legal.plays and not legal.may_pass:
+            raise AssertionError(f"seat {seat} is to act but may neither play nor pass")
         cards: list[str] | None = None
         if not legal.may_pass or (legal.plays and rng.random() >= PASS_PROBABILITY):
             cards = list(rng.choice(list(legal.plays)).cards)
