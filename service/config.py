@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import ipaddress
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ DEFAULT_DATA_DIR = Path("data")
 SQLITE_FILE_NAME = "fiftyk.sqlite"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SQLITE_SCHEME = "sqlite"
+SUPPORTED_URL_PARAMETERS = frozenset({"host"})
 DEFAULT_POSTGRES_PORT = 5432
 
 DEFAULT_HOST = "127.0.0.1"
@@ -120,6 +120,12 @@ def parse_database_url(url: str, data_dir: Path) -> Database:
             " use postgresql://user:password@host:port/dbname, or a SQLite file path"
         )
     query = parse_qs(parts.query)
+    unsupported = sorted(set(query) - SUPPORTED_URL_PARAMETERS)
+    if unsupported:
+        raise ConfigError(
+            f"{keys.DATABASE_URL}: parameter(s) {', '.join(unsupported)} cannot be passed on"
+            " to the event store; use only user, password, host, port and the database name"
+        )
     dbname = unquote(parts.path.lstrip("/"))
     if not dbname:
         raise ConfigError(f"{keys.DATABASE_URL}: the PostgreSQL URL names no database")
@@ -238,37 +244,9 @@ class Config:
         return self.db_pool_size if self.db_pool_size is not None else self.workers
 
     @property
-    def lock_timeout_seconds(self) -> int:
-        """The lock timeout in whole seconds (rounded up), as the event store takes it."""
-        return max(1, math.ceil(self.lock_timeout_ms / 1000))
-
-    @property
     def uses_dev_secrets(self) -> bool:
         """Whether any secret is still a development default."""
         return any(getattr(self, attr) == dev for attr, (_, dev) in _DEV_SECRETS.items())
-
-    def eventsourcing_env(self) -> dict[str, str]:
-        """Environment for the `eventsourcing` library's persistence (recorders, pools)."""
-        database = self.database
-        env = {"CREATE_TABLE": "y" if self.create_schema else "n"}
-        if database.kind == "sqlite":
-            env.update({
-                "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-                "SQLITE_DBNAME": str(database.sqlite_path),
-                "SQLITE_LOCK_TIMEOUT": str(self.lock_timeout_seconds),
-            })
-        else:
-            env.update({
-                "PERSISTENCE_MODULE": "eventsourcing.postgres",
-                "POSTGRES_DBNAME": database.dbname,
-                "POSTGRES_HOST": database.host,
-                "POSTGRES_PORT": str(database.port),
-                "POSTGRES_USER": database.user,
-                "POSTGRES_PASSWORD": database.password,
-                "POSTGRES_POOL_SIZE": str(self.pool_size),
-                "POSTGRES_LOCK_TIMEOUT": str(self.lock_timeout_seconds),
-            })
-        return env
 
     def summary(self) -> dict[str, object]:
         """The settings for a startup log line: secrets and the database password hidden."""

@@ -71,10 +71,9 @@ class RunningServer:
 
 
 def _persistence(config: Config) -> dict[str, str]:
-    return persistence_env(
-        config.database_url or None, data_dir=config.data_dir, pool_size=config.pool_size,
-        lock_timeout_ms=config.lock_timeout_ms, create_schema=config.create_schema,
-    )
+    return persistence_env(config.database, pool_size=config.pool_size,
+                           lock_timeout_ms=config.lock_timeout_ms,
+                           create_schema=config.create_schema)
 
 
 async def create_server(config: Config, *, metrics_port: int | None = None) -> RunningServer:

@@ -1,10 +1,9 @@
-"""The event store's persistence settings: a database URL becomes the library's environment.
+"""The event store's persistence settings: a database becomes the library's environment.
 
-`postgresql://user:password@host:port/dbname` (or `postgres://`) selects
-`eventsourcing.postgres` (psycopg 3 with a connection pool); anything else is SQLite:
-`sqlite:///relative/file` or `sqlite:////absolute/file`, a plain file path, or nothing at
-all (then `fiftyk.sqlite3` in the data directory). This module only translates settings read
-by the configuration module into the `eventsourcing` environment variables (names checked
+The configuration module parses the database URL (`service.config.parse_database_url`:
+`postgresql://…` selects `eventsourcing.postgres`, psycopg 3 with a connection pool; a file
+path, `sqlite:///…` or nothing selects SQLite). This module only translates those settings
+into the `eventsourcing` environment variables (names checked
 against the installed library's `PostgresFactory` / `SQLiteFactory`); it reads no
 environment itself.
 
@@ -30,19 +29,15 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 from uuid import UUID
 
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from eventsourcing.utils import get_topic, retry
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.sql import SQL, Identifier
 
-POSTGRES_SCHEMES = ("postgresql", "postgres")
-SQLITE_SCHEME = "sqlite"
-SQLITE_FILENAME = "fiftyk.sqlite3"
-DEFAULT_PORT = "5432"
+from service.config import SQLITE_FILE_NAME, Database
+
 DEFAULT_POOL_SIZE = 10
 DEFAULT_LOCK_TIMEOUT_MS = 5_000
 DEFAULT_CACHE_SIZE = 1_000
@@ -50,7 +45,6 @@ CONNECT_TIMEOUT_SECONDS = 10
 CONN_MAX_AGE_SECONDS = 1_800
 IDLE_IN_TRANSACTION_TIMEOUT_SECONDS = 5
 MS_PER_SECOND = 1_000
-SUPPORTED_CONNINFO_KEYS = frozenset({"dbname", "host", "port", "user", "password"})
 
 
 class OneCallPostgresRecorder(PostgresApplicationRecorder):
@@ -138,11 +132,6 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
             ]
 
 
-def is_postgres_url(database_url: str | None) -> bool:
-    """Whether the URL selects PostgreSQL."""
-    return bool(database_url) and urlsplit(database_url or "").scheme in POSTGRES_SCHEMES
-
-
 def lock_timeout_seconds(lock_timeout_ms: int) -> int:
     """The library's whole-second lock timeout: rounded up, at least 1 (0 would mean forever)."""
     if lock_timeout_ms <= 0:
@@ -150,50 +139,16 @@ def lock_timeout_seconds(lock_timeout_ms: int) -> int:
     return max(1, math.ceil(lock_timeout_ms / MS_PER_SECOND))
 
 
-def sqlite_path(database_url: str | None, data_dir: Path | str) -> Path:
-    """The SQLite file a URL (or a path, or nothing) names; relative paths are in `data_dir`."""
-    if not database_url:
-        return Path(data_dir) / SQLITE_FILENAME
-    parts = urlsplit(database_url)
-    text = database_url
-    if parts.scheme == SQLITE_SCHEME:
-        # As in SQLAlchemy: sqlite:///relative.db, sqlite:////absolute/path.db
-        text = unquote(parts.path)[1:]
-    path = Path(text)
-    return path if path.is_absolute() else Path(data_dir) / path
-
-
-def postgres_env(database_url: str) -> dict[str, str]:
-    """POSTGRES_DBNAME/HOST/PORT/USER/PASSWORD from a `postgresql://` URL."""
-    params = conninfo_to_dict(database_url)
-    unsupported = sorted(set(params) - SUPPORTED_CONNINFO_KEYS)
-    if unsupported:
-        raise ValueError(
-            f"database URL parameter(s) {', '.join(unsupported)} are not supported by the"
-            " event store; use only user, password, host, port and the database name"
-        )
-    if not params.get("dbname"):
-        raise ValueError("a PostgreSQL database URL must name the database: postgresql://…/NAME")
-    return {
-        "POSTGRES_DBNAME": str(params["dbname"]),
-        "POSTGRES_HOST": str(params.get("host") or "localhost"),
-        "POSTGRES_PORT": str(params.get("port") or DEFAULT_PORT),
-        "POSTGRES_USER": str(params.get("user") or ""),
-        "POSTGRES_PASSWORD": str(params.get("password") or ""),
-    }
-
-
 def persistence_env(
-    database_url: str | None,
+    database: Database,
     *,
-    data_dir: Path | str = ".",
     pool_size: int = DEFAULT_POOL_SIZE,
     max_overflow: int | None = None,
     lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     create_schema: bool = True,
     cache_size: int = DEFAULT_CACHE_SIZE,
 ) -> dict[str, str]:
-    """The `eventsourcing` environment for a database URL and the store settings."""
+    """The `eventsourcing` environment for a database (`Config.database`) and the settings."""
     if pool_size < 1:
         raise ValueError("the connection pool needs at least one connection")
     overflow = max_overflow if max_overflow is not None else max(1, pool_size // 2)
@@ -204,10 +159,14 @@ def persistence_env(
         "AGGREGATE_CACHE_FASTFORWARD": "y",
         "DEEPCOPY_FROM_AGGREGATE_CACHE": "y",
     }
-    if is_postgres_url(database_url):
-        env.update(postgres_env(str(database_url)))
+    if database.kind == "postgresql":
         env.update({
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "POSTGRES_DBNAME": database.dbname,
+            "POSTGRES_HOST": database.host,
+            "POSTGRES_PORT": str(database.port),
+            "POSTGRES_USER": database.user,
+            "POSTGRES_PASSWORD": database.password,
             "APPLICATION_RECORDER_TOPIC": get_topic(OneCallPostgresRecorder),
             "POSTGRES_POOL_SIZE": str(pool_size),
             "POSTGRES_MAX_OVERFLOW": str(overflow),
@@ -222,7 +181,7 @@ def persistence_env(
             ),
         })
         return env
-    path = sqlite_path(database_url, data_dir)
+    path = database.sqlite_path or Path(SQLITE_FILE_NAME)
     if create_schema:
         path.parent.mkdir(parents=True, exist_ok=True)
     env.update({
@@ -238,9 +197,6 @@ __all__ = [
     "DEFAULT_LOCK_TIMEOUT_MS",
     "DEFAULT_POOL_SIZE",
     "OneCallPostgresRecorder",
-    "is_postgres_url",
     "lock_timeout_seconds",
     "persistence_env",
-    "postgres_env",
-    "sqlite_path",
 ]

@@ -40,8 +40,9 @@ import psycopg
 
 from domain.hand import Hand
 from service.application import Outcome, Referee, replay
+from service.config import parse_database_url
 from service.metrics import Metrics
-from service.store import persistence_env, postgres_env
+from service.store import persistence_env
 
 PRESET = "classic"
 PLAYERS = 4
@@ -196,7 +197,8 @@ class _Share:
 
 def store_env(database_url: str, tables: int, *, cache: bool) -> dict[str, str]:
     """The store settings for a run: one connection per table thread, a little overflow."""
-    return persistence_env(database_url, pool_size=tables + 1, max_overflow=tables,
+    database = parse_database_url(database_url, Path("."))
+    return persistence_env(database, pool_size=tables + 1, max_overflow=tables,
                            lock_timeout_ms=10_000, cache_size=1_000 if cache else 0)
 
 
@@ -292,10 +294,9 @@ def pgbench_runs(pgbench: str, database_url: str, clients: Sequence[int],
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(f"DROP TABLE IF EXISTS {BENCH_TABLE}")
         conn.execute(f"CREATE TABLE {BENCH_TABLE} (id bigserial PRIMARY KEY, v int)")
-    params = postgres_env(database_url)
-    env = {**os.environ, "PGPASSWORD": params["POSTGRES_PASSWORD"]}
-    connection = ["-h", params["POSTGRES_HOST"], "-p", params["POSTGRES_PORT"],
-                  "-U", params["POSTGRES_USER"]]
+    database = parse_database_url(database_url, Path("."))
+    env = {**os.environ, "PGPASSWORD": database.password}
+    connection = ["-h", database.host, "-p", str(database.port), "-U", database.user]
     runs: list[PgbenchRun] = []
     try:
         with tempfile.TemporaryDirectory(prefix="fiftyk-pgbench-") as scratch:
@@ -305,7 +306,7 @@ def pgbench_runs(pgbench: str, database_url: str, clients: Sequence[int],
                 for count in clients:
                     argv = [pgbench, "-n", "-c", str(count), "-j", str(min(count, 4)),
                             "-T", str(max(1, round(seconds))), "-f", str(script),
-                            *connection, params["POSTGRES_DBNAME"]]
+                            *connection, database.dbname]
                     done = subprocess.run(argv, capture_output=True, text=True, env=env,
                                           check=False)
                     match = TPS.search(done.stdout)

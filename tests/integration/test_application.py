@@ -21,6 +21,7 @@ from domain.hand import Hand
 from domain.rulesets import Ruleset
 from domain.transcript import adjudicate
 from service.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
+from service.config import parse_database_url
 from service.errors import AlreadyExists, Conflict, InvalidArgument, NotFound, ServiceReason
 from service.metrics import Metrics
 from service.projections import Standing, StandingsProjector, seat_results
@@ -127,8 +128,9 @@ class ApplicationCases:
 
     @pytest.fixture
     def env(self, database_url: str | None, tmp_path: Path) -> dict[str, str]:
-        return persistence_env(database_url, data_dir=tmp_path, pool_size=4, max_overflow=8,
-                               lock_timeout_ms=5_000, cache_size=100)
+        database = parse_database_url(database_url or "", tmp_path)
+        return persistence_env(database, pool_size=4, max_overflow=8, lock_timeout_ms=5_000,
+                               cache_size=100)
 
     @pytest.fixture
     def open_app(self, env: dict[str, str]) -> Iterator[Callable[..., Referee]]:

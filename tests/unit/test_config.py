@@ -234,32 +234,8 @@ def test_the_data_directory_comes_from_its_env_var_or_flag() -> None:
     assert Config.load(env, flags).database.sqlite_path == Path("/opt/fk/fiftyk.sqlite")
 
 
-def test_the_event_store_environment_for_sqlite() -> None:
-    env = Config.load({"FIFTYK_LOCK_TIMEOUT_MS": "1500"}).eventsourcing_env()
-    assert env == {
-        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-        "SQLITE_DBNAME": str(Path("data") / "fiftyk.sqlite"),
-        "SQLITE_LOCK_TIMEOUT": "2",
-        "CREATE_TABLE": "y",
-    }
-
-
-def test_the_event_store_environment_for_postgresql() -> None:
-    config = Config.load({"FIFTYK_DATABASE_URL": "postgresql://u:pw@db:6543/referee",
-                          "FIFTYK_DB_POOL_SIZE": "9", "FIFTYK_CREATE_SCHEMA": "no"})
-    assert config.eventsourcing_env() == {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
-        "POSTGRES_DBNAME": "referee",
-        "POSTGRES_HOST": "db",
-        "POSTGRES_PORT": "6543",
-        "POSTGRES_USER": "u",
-        "POSTGRES_PASSWORD": "pw",
-        "POSTGRES_POOL_SIZE": "9",
-        "POSTGRES_LOCK_TIMEOUT": "5",
-        "CREATE_TABLE": "n",
-    }
-
-
-def test_the_lock_timeout_never_rounds_down_to_waiting_forever() -> None:
-    assert Config(lock_timeout_ms=1).lock_timeout_seconds == 1
-    assert Config(lock_timeout_ms=5000).lock_timeout_seconds == 5
+def test_database_url_parameters_the_store_cannot_pass_on_are_refused() -> None:
+    with pytest.raises(ConfigError, match="sslmode"):
+        Config.load({"FIFTYK_DATABASE_URL": "postgresql://u@h/db?sslmode=require"})
+    with pytest.raises(ConfigError, match="no database"):
+        Config.load({"FIFTYK_DATABASE_URL": "postgresql://u@h"})
