@@ -386,9 +386,15 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         """Stream the table's events after a feed position, redacted for the caller."""
         try:
             self._check_size(request)
+            # The caller's right to its seat is checked against the table as of now; events
+            # after this position are live, and the seat leaving among them ends the stream.
+            live_from = await self._call(self._app.head_position)
             named = request.seat if request.HasField("seat") else None
-            viewer = await self._viewer(self._principal(context), request.table_id, named)
+            principal = self._principal(context)
+            viewer = await self._viewer(principal, request.table_id, named)
             table = await self._call(self._app.get_table, request.table_id)
+            # A player watches as long as it holds its seat (the audit role always may).
+            held_seat = viewer if not principal.audit and viewer != PUBLIC else None
             if viewer is not None and not PUBLIC <= viewer < table.players:
                 raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{table.players - 1}")
         except (RuleError, ServiceError) as error:
@@ -412,6 +418,11 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                         ids.add(str(event.payload["hand_id"]))
                     yield await self._watch_message(event, viewer, table_id,
                                                     request.include_views)
+                    if _seat_left(event, held_seat, table_id) and event.position > live_from:
+                        raise PermissionDenied(
+                            ServiceReason.WRONG_SEAT,
+                            f"seat {held_seat} was left: the seat token's player no longer"
+                            " holds it, so its cards are no longer this stream's to see")
         except (RuleError, ServiceError) as error:
             await abort(context, error)
         finally:
@@ -453,6 +464,12 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         else:
             view = hand.view(viewer)
         message.hand.CopyFrom(hand_to_proto(view))
+
+
+def _seat_left(event: FeedEvent, seat: int | None, table_id: str) -> bool:
+    """Whether the event is the player at `seat` (if any) leaving the table."""
+    return (seat is not None and event.originator_id == table_id
+            and event.name == "SeatLeft" and event.payload.get("seat") == seat)
 
 
 def _feed_message(event: FeedEvent, payload: dict[str, Any]) -> pb.FeedEvent:

@@ -30,7 +30,7 @@ from service.client import RefereeClient
 from service.config import DEV_TOKEN_SECRET
 from service.errors import ServiceReason
 from service.grpc.auth import issue_seat_token
-from service.grpc.errors import ERROR_DOMAIN, error_details
+from service.grpc.errors import ERROR_DOMAIN, error_details, error_reason
 from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, Seated, seat_bots, seeded_deck
 
@@ -398,3 +398,20 @@ def test_errors_change_nothing(arena: Arena) -> None:
         with pytest.raises(grpc.RpcError):
             case.call(arena)
     assert not arena.platform.read_events(after_position=position).events
+
+
+def test_a_players_watch_ends_when_the_player_leaves_the_seat(server: LiveServer) -> None:
+    seated = seat_bots(server, "classic", 4, prefix="leaver")
+    player = seated.seats[0].watch(seated.table_id, timeout=10)
+    auditor = server.audit().watch(seated.table_id, seat=0, timeout=10)
+    assert [next(player).type for _ in range(5)] == ["Opened"] + ["SeatTaken"] * 4
+    seated.platform.leave_table(seated.table_id, 0)
+    assert next(player).type == "SeatLeft"
+    with pytest.raises(grpc.RpcError) as caught:
+        next(player)  # a new player may sit down: the old token sees no more of seat 0
+    assert error_reason(caught.value)[:2] == (Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT)
+    # The audit role watching as seat 0 goes on.
+    assert [next(auditor).type for _ in range(6)][-1] == "SeatLeft"
+    seated.platform.join_table(seated.table_id, "newcomer", 0)
+    assert next(auditor).type == "SeatTaken"
+    auditor.cancel()  # type: ignore[attr-defined]
