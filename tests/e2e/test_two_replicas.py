@@ -28,7 +28,7 @@ from domain.transcript import adjudicate
 from service.client import RefereeClient
 from service.config_keys import AUDIT_KEY, LOG_LEVEL, PLATFORM_KEY, TOKEN_SECRET
 from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from tests.conftest import ThrowawayPostgres, create_database, drop_database
+from service.pgserver import ThrowawayPostgres, create_database, drop_database
 from tests.e2e.live import (
     ServeProcess,
     Tally,
