@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import Executor
+from contextvars import ContextVar
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -74,13 +76,31 @@ def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R
 
     @functools.wraps(method)
     async def wrapper(self: RefereeServicer, request: Any, context: Context) -> R:
+        _deadline_of(context)
         try:
             self._check_size(request)
             return await method(self, request, context)
         except (RuleError, ServiceError) as error:
             await abort(context, error, field=fields.get(error.reason))
+        except DeadlinePassed:
+            # The client has given up: gRPC answers DEADLINE_EXCEEDED itself (a status sent
+            # from here could no longer be delivered), so end the call as cancelled.
+            raise asyncio.CancelledError from None
 
     return wrapper
+
+
+class DeadlinePassed(Exception):
+    """The caller's deadline passed while its call waited for a worker: nothing was done."""
+
+
+# When the current call's client gives up (monotonic clock), for work queued on its behalf.
+_DEADLINE: ContextVar[float | None] = ContextVar("deadline", default=None)
+
+
+def _deadline_of(context: Context) -> None:
+    remaining = context.time_remaining()
+    _DEADLINE.set(None if remaining is None else time.monotonic() + remaining)
 
 
 def _missing(field: str) -> InvalidArgument:
@@ -113,9 +133,17 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 f"the request has {size} bytes; the limit is {self._config.max_message_bytes}")
 
     async def _call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a use case on the worker pool, unless the caller's deadline passed meanwhile
+        (a client that gave up must not find its command applied later)."""
+        deadline = _DEADLINE.get()
+
+        def run() -> T:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise DeadlinePassed
+            return function(*args, **kwargs)
+
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor,
-                                          functools.partial(function, *args, **kwargs))
+        return await loop.run_in_executor(self._executor, run)
 
     async def _command(self, function: Callable[..., Outcome], *args: Any,
                        **kwargs: Any) -> Outcome:

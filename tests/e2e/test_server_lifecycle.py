@@ -26,6 +26,8 @@ WAIT_SECONDS = 10
 WATCH_DEADLINE = 0.5
 SHUTDOWN_GRACE = 1.0
 COMMANDS_BEFORE_SHUTDOWN = 20
+QUEUED_CALLS = 120
+QUEUED_DEADLINE = 0.1
 
 
 def _watch_gauge(live: LiveServer) -> float | None:
@@ -68,6 +70,44 @@ def test_a_watch_ends_at_the_client_deadline_and_the_server_lets_it_go(
     while _watch_gauge(server) != 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _watch_gauge(server) == 0  # the server closed its end too
+
+
+def test_calls_whose_deadline_passed_while_queued_are_not_served_later(
+        tmp_path: Path) -> None:
+    live = LiveServer(server_config(tmp_path, workers=1))  # one worker: calls queue up
+    try:
+        platform = live.platform()
+        before = platform.read_events(limit=1000).last_position
+        clients = [live.platform() for _ in range(QUEUED_CALLS)]
+        barrier = threading.Barrier(QUEUED_CALLS)
+        codes: list[grpc.StatusCode] = []
+
+        def create(client: Any) -> None:
+            grpc.channel_ready_future(client.channel).result(WAIT_SECONDS)  # connect first
+            barrier.wait(WAIT_SECONDS)
+            try:
+                client.stub.CreateTable(
+                    pb.CreateTableRequest(players=4, ruleset=pb.RulesetSpec(preset="classic")),
+                    metadata=client.metadata, timeout=QUEUED_DEADLINE)
+                codes.append(grpc.StatusCode.OK)
+            except grpc.RpcError as error:
+                codes.append(error.code())
+
+        threads = [threading.Thread(target=create, args=(c,)) for c in clients]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(WAIT_SECONDS)
+        served = codes.count(grpc.StatusCode.OK)
+        assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.DEADLINE_EXCEEDED}
+        assert 0 < served < QUEUED_CALLS  # the queue outlasted the deadline
+        time.sleep(0.3)  # anything still running finishes
+        created = [e for e in platform.read_events(after_position=before, limit=1000).events
+                   if e.topic.endswith("Table.Opened")]
+        # Only a call already running when its deadline passed may be applied unanswered.
+        assert served <= len(created) <= served + 3
+    finally:
+        live.stop()
 
 
 def test_graceful_shutdown_goes_not_serving_drains_in_flight_calls_and_keeps_every_write(
