@@ -8,10 +8,24 @@ are different plays. Generators are lazy, so `can_beat` stops at the first find.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
 from itertools import combinations as choose
-from itertools import product
+from itertools import groupby, product
+from operator import itemgetter
 
-from domain.cards import ACE, BIG_JOKER, FIVE, KING, SMALL_JOKER, TEN, TWO, Card, sort_key
+from domain.cards import (
+    ACE,
+    BIG_JOKER,
+    FIVE,
+    KING,
+    SMALL_JOKER,
+    SUITS,
+    TEN,
+    TWO,
+    Card,
+    make_deck,
+    sort_key,
+)
 from domain.combinations import (
     BIG_JOKER_PAIR,
     BOMB,
@@ -54,16 +68,23 @@ LEAD = -1  # rank threshold below every key: any rank will do
 _LOW_ORDER = (ACE, TWO, *range(3, KING + 1))  # A 2 3 … K
 
 
+# Canonical sort keys of every card, looked up instead of computed (a hot path).
+_SORT_KEYS: dict[Card, tuple[int, int]] = {
+    card: sort_key(card) for card in make_deck(1, jokers=True)
+}
+_key = _SORT_KEYS.__getitem__
+
+
+_rank = itemgetter(0)  # Card.rank
+
+
 def group(hand: Iterable[Card]) -> Groups:
     """Cards of a hand by natural rank, each list in canonical suit order."""
-    groups: Groups = {}
-    for card in sorted(hand, key=sort_key):
-        groups.setdefault(card.rank, []).append(card)
-    return groups
+    return {rank: list(cards) for rank, cards in groupby(sorted(hand, key=_key), _rank)}
 
 
 def _canonical(cards: Iterable[Card]) -> tuple[Card, ...]:
-    return tuple(sorted(cards, key=sort_key))
+    return tuple(sorted(cards, key=_key))
 
 
 def legal_plays(
@@ -90,6 +111,9 @@ def iter_legal_plays(
         return
     if top.rung == NORMAL:
         yield from _normal_plays(groups, t, top.type, top.rank, len(top.cards))
+        if not t.jinzhou:  # standard reach: every bomb-class play beats a normal play
+            yield from _bomb_class_plays(groups, t)
+            return
     for combo in _bomb_class_plays(groups, t):
         if beats(combo, top, ruleset):
             yield combo
@@ -103,10 +127,11 @@ def _normal_plays(
 ) -> Iterator[Combination]:
     """Normal-type plays; with `only`, just that type, of that size, ranked above `above`."""
     r = t.ruleset
+    key = t.key
     if only in (None, SINGLE):
         for rank, cards in groups.items():
-            if t.key[rank] > above:
-                yield Combination(SINGLE, (cards[0],), t.key[rank], NORMAL)
+            if key[rank] > above:
+                yield Combination(SINGLE, (cards[0],), key[rank], NORMAL)
     if only in (None, PAIR):
         yield from _pairs(groups, t, above)
     if only in (None, TRIPLE) and t.min_bomb > 3:
@@ -119,7 +144,7 @@ def _normal_plays(
                 groups_wanted = size // width if only else 0
                 for ranks, top_pos in _runs(groups, t, width, groups_wanted):
                     if top_pos > above:
-                        run = _canonical(c for rank in ranks for c in groups[rank][:width])
+                        run = _run_cards(groups, ranks, width)
                         yield Combination(code, run, top_pos, NORMAL)
     if r.kickers:
         yield from _kicker_plays(groups, t, only, above, size)
@@ -154,21 +179,37 @@ def _runs(
     """
     shortest = t.min_groups[width] if width != 3 else t.min_triple_run
     orders: list[tuple[tuple[int, ...], bool]] = [
-        (tuple(range(t.seq_low_rank, t.seq_high_rank[width] + 1)), False)
+        (_natural_order(t.seq_low_rank, t.seq_high_rank[width]), False)
     ]
     if width in t.low_order_widths:
         orders.append((_LOW_ORDER, True))
     for order, low in orders:
-        ok = [len(groups.get(rank, ())) >= width for rank in order]
-        starts = (0, 1) if low else range(len(order))  # low runs must contain A or 2
+        n = len(order)
+        # stops[i]: the first position at or after i whose rank has too few cards
+        stops = [n] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            stops[i] = stops[i + 1] if len(groups.get(order[i], ())) >= width else i
+        starts = (0, 1) if low else range(n)  # low runs must contain A or 2
         for start in starts:
-            end = start
-            while end < len(order) and ok[end]:
-                end += 1
-                length = end - start
-                if length < shortest or (wanted and length != wanted):
-                    continue
+            stop = stops[start]
+            if wanted:
+                fits = shortest <= wanted and start + wanted <= stop
+                ends: Iterable[int] = (start + wanted,) if fits else ()
+            else:
+                ends = range(start + shortest, stop + 1)
+            for end in ends:
                 yield order[start:end], (end if low else order[end - 1])
+
+
+@cache
+def _natural_order(low: int, high: int) -> tuple[int, ...]:
+    return tuple(range(low, high + 1))
+
+
+def _run_cards(groups: Groups, ranks: tuple[int, ...], width: int) -> tuple[Card, ...]:
+    """The canonical cards of a run: ascending natural ranks are in order already."""
+    cards = tuple(c for rank in ranks for c in groups[rank][:width])
+    return cards if ranks[0] < ranks[-1] else _canonical(cards)
 
 
 def _kicker_plays(
@@ -228,10 +269,13 @@ def _four_with_two(groups: Groups, t: Tables, above: int) -> Iterator[Combinatio
 
 
 def _bomb_class_plays(groups: Groups, t: Tables) -> Iterator[Combination]:
-    for rank, cards in groups.items():
-        if rank < SMALL_JOKER:
-            for n in range(t.min_bomb, len(cards) + 1):
-                yield Combination(BOMB, tuple(cards[:n]), t.key[rank], BOMB_RUNGS[n])
+    min_bomb = t.min_bomb
+    has_bomb = max(map(len, groups.values()), default=0) >= min_bomb  # a cheap first look
+    for rank, cards in groups.items() if has_bomb else ():
+        if rank < SMALL_JOKER and len(cards) >= min_bomb:
+            key = t.key[rank]
+            for n in range(min_bomb, len(cards) + 1):
+                yield Combination(BOMB, tuple(cards[:n]), key, BOMB_RUNGS[n])
     yield from _fifty_k_plays(groups, t, 1, FIFTY_K, PURE_FIFTY_K, RUNG_FIFTY_K,
                               RUNG_PURE_FIFTY_K)
     if t.ruleset.double_fifty_k:
@@ -245,14 +289,19 @@ def _fifty_k_plays(
     groups: Groups, t: Tables, copies: int, impure: str, pure: str, impure_rung: int,
     pure_rung: int,
 ) -> Iterator[Combination]:
-    parts = [groups.get(rank, []) for rank in (FIVE, TEN, KING)]
-    if any(len(p) < copies for p in parts):
+    if FIVE not in groups or TEN not in groups or KING not in groups:
         return
-    suits_held = {c.suit for p in parts for c in p}
-    if len(suits_held) > 1:
+    parts = [groups[FIVE], groups[TEN], groups[KING]]
+    if min(len(parts[0]), len(parts[1]), len(parts[2])) < copies:
+        return
+    five, ten, king = ({c.suit for c in p} for p in parts)
+    if len(five | ten | king) > 1:
         yield Combination(impure, _impure_choice(parts, copies), 0, impure_rung)
     ordered = t.ruleset.pure_fifty_k_suit_order
-    for suit in sorted(suits_held, key=lambda s: -SUIT_STRENGTH[s]):
+    common = five & ten & king
+    for suit in SUITS:  # strongest first: the order of SUIT_STRENGTH
+        if suit not in common:
+            continue
         same = [[c for c in p if c.suit == suit] for p in parts]
         if all(len(p) >= copies for p in same):
             cards = tuple(c for p in same for c in p[:copies])
@@ -263,21 +312,30 @@ def _fifty_k_plays(
 
 def _impure_choice(parts: list[list[Card]], copies: int) -> tuple[Card, ...]:
     """Canonical cards for an impure (double) 50K: the first choice not all of one suit."""
-    for choice in product(*(list(choose(p, copies)) for p in parts)):
-        cards = tuple(c for part in choice for c in part)
+    choices: Iterable[tuple[Card, ...]] = (
+        product(*parts) if copies == 1  # the same order as one-card combinations
+        else (tuple(c for part in choice for c in part)
+              for choice in product(*(list(choose(p, copies)) for p in parts)))
+    )
+    for cards in choices:
         if len({c.suit for c in cards}) > 1:
-            return tuple(sorted(cards, key=sort_key))
+            return tuple(sorted(cards, key=_key))
     raise ValueError("no impure choice")  # unreachable: callers check suits_held
+
+
+# Joker combos: (type, small jokers, big jokers).
+_JOKER_COMBOS: tuple[tuple[str, int, int], ...] = (
+    (JOKER_PAIR_MIXED, 1, 1), (SMALL_JOKER_PAIR, 2, 0), (BIG_JOKER_PAIR, 0, 2),
+    (JOKER_TRIPLE, 2, 1), (JOKER_TRIPLE, 1, 2), (JOKER_QUAD, 2, 2),
+)
 
 
 def _joker_plays(groups: Groups) -> Iterator[Combination]:
     small = groups.get(SMALL_JOKER, [])
     big = groups.get(BIG_JOKER, [])
-    options: list[tuple[str, int, int]] = [
-        (JOKER_PAIR_MIXED, 1, 1), (SMALL_JOKER_PAIR, 2, 0), (BIG_JOKER_PAIR, 0, 2),
-        (JOKER_TRIPLE, 2, 1), (JOKER_TRIPLE, 1, 2), (JOKER_QUAD, 2, 2),
-    ]
-    for code, n_small, n_big in options:
+    if len(small) + len(big) < 2:
+        return
+    for code, n_small, n_big in _JOKER_COMBOS:
         if len(small) >= n_small and len(big) >= n_big:
             cards = (*small[:n_small], *big[:n_big])
             yield Combination(code, cards, 0, JOKER_RUNGS[code])
