@@ -70,7 +70,7 @@ REQUEST_FIELDS: dict[str, dict[str, str]] = {
 
 def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R]]
          ) -> Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R]]:
-    """Map rule and service errors of a unary RPC to rich statuses; check the request size."""
+    """Map rule and service errors of a unary RPC to rich statuses; check size and deadline."""
 
     fields = REQUEST_FIELDS.get(method.__name__, {})
 
