@@ -154,8 +154,13 @@ class Hand(Aggregate):
         deck: Sequence[str] | None = None,
         seed: bytes | None = None,
         previous_first_out: int | None = None,
+        seat_players: Sequence[str | None] | None = None,
     ) -> Hand:
-        """Deal a new hand: shuffle from a secret seed, or use a (permitted) preset deck."""
+        """Deal a new hand: shuffle from a secret seed, or use a (permitted) preset deck.
+
+        `seat_players` records who sat where when the hand was dealt (seats cannot change
+        during a hand), so a command's seat can be checked against the hand alone.
+        """
         ruleset.check_players(players)
         if not 0 <= dealer < players:
             raise RuleError(Reason.INVALID_SEAT, f"dealer must be a seat 0..{players - 1}")
@@ -178,6 +183,7 @@ class Hand(Aggregate):
             first_leader=leader,
             commitment=commitment(seed, cards),
             seed=seed.hex() if seed is not None else None,
+            seat_players=list(seat_players) if seat_players is not None else None,
         )
 
     @event("Dealt")
@@ -192,8 +198,10 @@ class Hand(Aggregate):
         first_leader: int,
         commitment: str,
         seed: str | None,
+        seat_players: list[str | None] | None = None,
     ) -> None:
         self.table_id = table_id
+        self.seat_players = list(seat_players) if seat_players is not None else None
         self.number = number
         self.ruleset_spec = ruleset
         self.rules = ruleset_of(ruleset)

@@ -130,7 +130,7 @@ class Table(Aggregate):
         hand = Hand.deal_new(
             table_id=str(self.id), number=number, ruleset=self.rules, players=self.players,
             dealer=self.next_dealer, deck=deck, seed=seed,
-            previous_first_out=self.previous_first_out,
+            previous_first_out=self.previous_first_out, seat_players=self.seats,
         )
         self._hand_started(hand_id=str(hand.id), number=number, dealer=self.next_dealer)
         return hand

@@ -67,6 +67,7 @@ from service.errors import (
     Conflict,
     InvalidArgument,
     NotFound,
+    PermissionDenied,
     ServiceError,
     ServiceReason,
 )
@@ -593,12 +594,15 @@ class Referee(Application[UUID]):
 
     def _hand_command(self, kind: str, table_id: str | UUID, hand_id: str | UUID | None,
                       seat: int, request_id: str | None, arguments: dict[str, Any],
-                      act: Callable[[Hand], tuple[str, Combination | None]]) -> Outcome:
+                      act: Callable[[Hand], tuple[str, Combination | None]],
+                      player_id: str | None = None) -> Outcome:
         tid = parse_id(table_id, "table id")
         hid = parse_id(hand_id, "hand id") if hand_id else None
 
         def decide() -> _Decision:
             hand = self._hand_of(tid, hid, current_only=True)
+            if player_id is not None:
+                _check_seat_holder(hand, seat, player_id)
             tricks_before = hand.tricks_won
             detail, combo = act(hand)
             changed: list[Aggregate] = [hand]
@@ -635,35 +639,38 @@ class Referee(Application[UUID]):
         return report
 
     def play(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
-             cards: Iterable[str], *, request_id: str | None = None) -> Outcome:
-        """Play cards for a seat."""
+             cards: Iterable[str], *, request_id: str | None = None,
+             player_id: str | None = None) -> Outcome:
+        """Play cards for a seat (`player_id`: the player who must hold it in this hand)."""
         played = [str(c) for c in cards]
 
         def act(hand: Hand) -> tuple[str, Combination | None]:
             return "", hand.play(seat, played)
 
         return self._hand_command("play", table_id, hand_id, seat, request_id,
-                                  {"cards": played}, act)
+                                  {"cards": played}, act, player_id=player_id)
 
     def pass_turn(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int, *,
-                  request_id: str | None = None) -> Outcome:
+                  request_id: str | None = None, player_id: str | None = None) -> Outcome:
         """Pass for a seat."""
 
         def act(hand: Hand) -> tuple[str, Combination | None]:
             hand.pass_turn(seat)
             return "", None
 
-        return self._hand_command("pass", table_id, hand_id, seat, request_id, {}, act)
+        return self._hand_command("pass", table_id, hand_id, seat, request_id, {}, act,
+                                  player_id=player_id)
 
     def resign(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int, *,
-               request_id: str | None = None) -> Outcome:
+               request_id: str | None = None, player_id: str | None = None) -> Outcome:
         """Resign the current hand for a seat."""
 
         def act(hand: Hand) -> tuple[str, Combination | None]:
             hand.resign(seat)
             return "", None
 
-        return self._hand_command("resign", table_id, hand_id, seat, request_id, {}, act)
+        return self._hand_command("resign", table_id, hand_id, seat, request_id, {}, act,
+                                  player_id=player_id)
 
     def time_out(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
                  now: datetime, *, request_id: str | None = None) -> Outcome:
@@ -786,6 +793,14 @@ class Referee(Application[UUID]):
     def head_position(self) -> int:
         """The position of the last event recorded (0 when the store is empty)."""
         return self.recorder.max_notification_id() or 0
+
+
+def _check_seat_holder(hand: Hand, seat: int, player_id: str) -> None:
+    """PermissionDenied unless `player_id` held `seat` when the hand was dealt."""
+    players = hand.seat_players or []
+    if not 0 <= seat < len(players) or players[seat] != player_id:
+        raise PermissionDenied(ServiceReason.WRONG_SEAT,
+                               "the seat token's player does not hold that seat in this hand")
 
 
 def _timestamp_of(domain_event: DomainEventProtocol[UUID]) -> datetime:

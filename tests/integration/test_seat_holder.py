@@ -1,0 +1,33 @@
+"""A hand records who sat where when it was dealt; hand commands can be checked against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.application import Referee
+from service.config import parse_database_url
+from service.errors import PermissionDenied, ServiceReason
+from service.store import persistence_env
+
+
+def test_a_hand_command_by_a_player_not_holding_the_seat_is_refused(tmp_path: Path) -> None:
+    app = Referee(persistence_env(parse_database_url("", tmp_path)))
+    try:
+        table_id = app.create_table("classic", None, 4).table_id
+        for seat in range(4):
+            app.join_table(table_id, f"p{seat}", seat)
+        hand = app.start_hand(table_id).hand
+        assert hand is not None
+        assert hand.seat_players == ["p0", "p1", "p2", "p3"]
+        seat = hand.turn
+        assert seat is not None
+        lowest = hand.legal_plays(seat)[0].card_strings()
+        with pytest.raises(PermissionDenied) as refused:
+            app.play(table_id, str(hand.id), seat, lowest, player_id="someone-else")
+        assert refused.value.reason == ServiceReason.WRONG_SEAT
+        played = app.play(table_id, str(hand.id), seat, lowest, player_id=f"p{seat}")
+        assert played.hand is not None and played.hand.version == hand.version + 1
+    finally:
+        app.close()
