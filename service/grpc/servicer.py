@@ -248,9 +248,13 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     async def _hand_command(self, request: Any, context: Context,
                             function: Callable[..., Outcome], *args: Any) -> tuple[Any, int, bool]:
         principal = self._principal(context)
-        seat = await self._acting_seat(principal, request.table_id)
+        # The hand knows who was seated at its deal, so the application checks the holder
+        # while it loads the hand: no separate table read per command.
+        seat = auth.require_seat(principal, request.table_id)
+        player = principal.seat.player_id if principal.seat is not None else None
         outcome = await self._command(function, request.table_id, request.hand_id or None,
-                                      seat, *args, request_id=_request_id(request))
+                                      seat, *args, request_id=_request_id(request),
+                                      player_id=player)
         if outcome.hand is None:  # pragma: no cover
             raise NotFound(ServiceReason.HAND_NOT_FOUND, "no such hand")
         return hand_to_proto(outcome.hand.view(seat)), outcome.version, outcome.replayed
