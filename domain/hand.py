@@ -208,7 +208,7 @@ class Hand(Aggregate):
         self.players = players
         self.teams = teams_of(self.rules, players)
         self.dealer = dealer
-        self.deck = list(deck)
+        self.deck = tuple(deck)
         self.commitment = commitment
         self.seed = seed
         self.hands, self.stock, _ = deal(deck, players, dealer, self.rules.hand_size)
@@ -230,6 +230,27 @@ class Hand(Aggregate):
         self.actions: list[dict[str, Any]] = []
         self.status = PLAYING
         self.result: dict[str, Any] | None = None
+
+    def clone(self) -> Hand:
+        """An independent copy for the next command: shares only what no event mutates.
+
+        Events mutate these containers in place; everything else is replaced whole or never
+        changed (the deck, the ruleset, Cards and Combinations are immutable).
+        """
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.hands = [list(h) for h in self.hands]
+        twin.stock = list(self.stock)
+        twin.trick = list(self.trick)
+        twin.passed = set(self.passed)
+        twin.out = list(self.out)
+        twin.resigned = list(self.resigned)
+        twin.collected = list(self.collected)
+        twin.announced = dict(self.announced)
+        twin.unbeaten_bombs = list(self.unbeaten_bombs)
+        twin.actions = list(self.actions)
+        twin.__dict__["_pending_events"] = list(self.__dict__.get("_pending_events", ()))
+        return twin
 
     # -- queries ----------------------------------------------------------------------------
 

@@ -52,6 +52,16 @@ class Table(Aggregate):
         self.match_over = False
         self.match_end_reason: str | None = None
 
+    def clone(self) -> Table:
+        """An independent copy for the next command: shares only what no event mutates."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.seats = list(self.seats)
+        twin.scores = dict(self.scores)
+        twin.hand_ids = list(self.hand_ids)
+        twin.__dict__["_pending_events"] = list(self.__dict__.get("_pending_events", ()))
+        return twin
+
     # -- queries ----------------------------------------------------------------------------
 
     @property

@@ -165,7 +165,15 @@ def _copy_value(value: Any) -> Any:
 
 
 def private_copy(aggregate: AggregateT) -> AggregateT:
-    """A copy of an aggregate that commands may mutate, sharing only immutable values."""
+    """A copy of an aggregate that commands may mutate, sharing only immutable values.
+
+    Aggregates that know which of their containers events mutate provide `clone()`: copying
+    just those is an order of magnitude cheaper than walking every value.
+    """
+    clone = getattr(aggregate, "clone", None)
+    if callable(clone):
+        twin: AggregateT = clone()
+        return twin
     duplicate = object.__new__(type(aggregate))
     duplicate.__dict__.update({k: _copy_value(v) for k, v in vars(aggregate).items()})
     return duplicate
