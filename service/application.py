@@ -30,6 +30,12 @@ version 1: the loser is retried and finds the winner's receipt. Window: receipts
 forever (as long as the event store keeps the events); a rejected command stores nothing,
 so retrying it runs it again.
 
+Cache-first decisions. A command's first attempt decides on the cached aggregates without
+reading the store (within one process the cache is current: saved aggregates are put back
+into it). If another process appended meanwhile, the save collides and the retry reads the
+new events first (fast-forward); a refusal on cached state is judged again on fresh state
+before it is reported. Queries always fast-forward.
+
 Storage: the Table streams are snapshotted every `TABLE_SNAPSHOT_INTERVAL` events (a match
 can run for thousands of hands); hands are short and are replayed from their events. The
 aggregate cache with fast-forwarding is configured by `service.store.persistence_env`.
@@ -47,7 +53,7 @@ from datetime import datetime
 from decimal import Decimal
 from enum import Enum
 from time import perf_counter
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.application import AggregateNotFoundError, Application
@@ -383,6 +389,7 @@ class Referee(Application[UUID]):
         self.metrics = metrics
         self.max_attempts = max_attempts
         self._stripes = [threading.Lock() for _ in range(LOCK_STRIPES)]
+        self._local = threading.local()
 
     def construct_transcoder(self) -> Transcoder:
         """The JSON transcoder with the domain's transcodings (see service.transcodings)."""
@@ -418,10 +425,53 @@ class Referee(Application[UUID]):
             fresh: Aggregate = self.repository.get(aggregate_id, version=version,
                                                    projector_func=replay)
             return fresh
+        cache = self.repository.cache
         with self._stripes[aggregate_id.int % len(self._stripes)]:
+            if getattr(self._local, "optimistic", False):
+                try:
+                    hit = cache.get(aggregate_id)
+                except KeyError:
+                    pass
+                else:
+                    return private_copy(cast(Aggregate, hit))
             cached: Aggregate = self.repository.get(aggregate_id, deepcopy_from_cache=False,
                                                     projector_func=replay)
             return private_copy(cached)
+
+    def _remember(self, aggregates: Iterable[Aggregate | None]) -> None:
+        """Put just-saved aggregates in the cache (the library leaves that to fast-forward)."""
+        cache = self.repository.cache
+        if cache is None:
+            return
+        for aggregate in aggregates:
+            if aggregate is None:
+                continue
+            with self._stripes[aggregate.id.int % len(self._stripes)]:
+                try:
+                    known = cache.get(aggregate.id)
+                except KeyError:
+                    cache.put(aggregate.id, aggregate)
+                    continue
+                if known.version < aggregate.version:
+                    cache.put(aggregate.id, aggregate)
+
+    def _decide(self, decide: Callable[[], _Decision], *, optimistic: bool) -> _Decision:
+        """Decide on cached state without reading the store first, when `optimistic`.
+
+        A command decided on stale state (another process appended since) cannot be saved:
+        its events collide with the stored versions and the retry fast-forwards. A refusal
+        proves nothing about fresh state, so a refused optimistic decision is judged again
+        on fast-forwarded state before the refusal is reported.
+        """
+        if optimistic and self.repository.cache is not None:
+            self._local.optimistic = True
+            try:
+                return decide()
+            except (RuleError, ServiceError):
+                pass
+            finally:
+                self._local.optimistic = False
+        return decide()
 
     def get_table(self, table_id: str | UUID) -> Table:
         """The table's current state."""
@@ -460,7 +510,7 @@ class Referee(Application[UUID]):
                     self._count(kind, ACCEPTED)
                     return replayed
             try:
-                decision = decide()
+                decision = self._decide(decide, optimistic=attempt == 1)
             except (RuleError, ServiceError) as error:
                 if receipt_key is not None and request_id is not None:
                     # A duplicate of this request may have been accepted since the check
@@ -494,6 +544,7 @@ class Referee(Application[UUID]):
                 continue
             if self.metrics is not None:
                 self.metrics.observe_append(perf_counter() - started)
+            self._remember(decision.changed)
             for callback in decision.on_saved:
                 callback()
             self._count(kind, ACCEPTED)
