@@ -2,9 +2,9 @@
 
 A hand is played to the end through the server with a request id on every command; a seat
 also tries to play cards it does not hold. Then every line of the process's stderr must be
-one JSON object; every command's line must name its table, its hand and its request id; no
-line may hold a card; and a server configured at WARNING must write nothing for the same
-kind of traffic.
+one JSON object; every command's line must name its table, its hand and its request id
+(accepted calls at DEBUG, refusals at INFO); no line above DEBUG may hold a card; and a
+server configured at WARNING must write nothing for the same kind of traffic.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def rpc_lines(entries: list[dict[str, Any]], method: str) -> list[dict[str, Any]
 
 @dataclass
 class Played:
-    """A hand played through a server at INFO, and everything it logged."""
+    """A hand played through a server at DEBUG, and everything it logged."""
 
     table_id: str
     hand_id: str
@@ -85,7 +85,7 @@ def _play_a_hand(server: ServeProcess) -> tuple[str, str, set[str]]:
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
-    server = serve(Path(tmp_path_factory.mktemp("logs-info")), "INFO")
+    server = serve(Path(tmp_path_factory.mktemp("logs-debug")), "DEBUG")
     try:
         table_id, hand_id, command_ids = _play_a_hand(server)
 
@@ -137,8 +137,16 @@ def test_a_request_id_header_wins_and_a_refused_command_keeps_its_own_id(
 
 
 def test_no_line_above_debug_holds_a_card(played: Played) -> None:
-    assert all(entry["level"] != "DEBUG" for entry in played.entries)
-    assert [line for line in played.lines if redact_cards(line) != line] == []
+    above_debug = [line for line, entry in zip(played.lines, played.entries, strict=True)
+                   if entry["level"] != "DEBUG"]
+    assert above_debug
+    assert [line for line in above_debug if redact_cards(line) != line] == []
+
+
+def test_accepted_calls_are_logged_at_debug_and_refusals_at_info(played: Played) -> None:
+    lines = rpc_lines(played.entries, "Play") + rpc_lines(played.entries, "Pass")
+    assert {e["level"] for e in lines if e["grpc_code"] == "OK"} == {"DEBUG"}
+    assert {e["level"] for e in lines if e["grpc_code"] != "OK"} == {"INFO"}
 
 
 def test_a_server_configured_at_warning_logs_nothing_for_the_same_traffic(

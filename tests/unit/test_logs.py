@@ -150,9 +150,9 @@ async def _call_with(metadata_sets: list[tuple[tuple[str, str], ...]]) -> None:
 def test_request_id_from_metadata_is_bound_to_the_handlers_logs_and_the_call_line(
     output: io.StringIO,
 ) -> None:
-    configure_logging("INFO", output)
+    configure_logging("DEBUG", output)
     asyncio.run(_call_with([(("x-request-id", "req-42"),)]))
-    handling, finished = lines(output)
+    handling, finished = [e for e in lines(output) if e["logger"].startswith("fiftyk.")]
     assert handling["message"] == "handling" and handling["request_id"] == "req-42"
     assert (finished["request_id"], finished["grpc_method"], finished["grpc_code"]) == (
         "req-42", f"/{SERVICE}/Handle", "OK",
@@ -166,4 +166,9 @@ def test_calls_without_a_usable_request_id_get_a_fresh_one_each(output: io.Strin
     asyncio.run(_call_with([(), *unusable, ()]))
     ids = [entry["request_id"] for entry in lines(output) if entry["message"] == "handling"]
     assert len(ids) == len(set(ids)) == 4
-    assert all(len(request_id) == 32 for request_id in ids)
+
+
+def test_an_accepted_call_writes_no_line_at_info(output: io.StringIO) -> None:
+    configure_logging("INFO", output)
+    asyncio.run(_call_with([(("x-request-id", "req-7"),)]))
+    assert [entry["message"] for entry in lines(output)] == ["handling"]
