@@ -252,12 +252,19 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         # while it loads the hand: no separate table read per command.
         seat = auth.require_seat(principal, request.table_id)
         player = principal.seat.player_id if principal.seat is not None else None
-        outcome = await self._command(function, request.table_id, request.hand_id or None,
-                                      seat, *args, request_id=_request_id(request),
-                                      player_id=player)
-        if outcome.hand is None:  # pragma: no cover
-            raise NotFound(ServiceReason.HAND_NOT_FOUND, "no such hand")
-        return hand_to_proto(outcome.hand.view(seat)), outcome.version, outcome.replayed
+
+        def act_and_view() -> tuple[Any, int, bool]:
+            # The view is built on the worker too: the event loop is the busiest thread.
+            outcome = function(request.table_id, request.hand_id or None, seat, *args,
+                               request_id=_request_id(request), player_id=player)
+            if outcome.hand is None:  # pragma: no cover - hand commands return their hand
+                raise NotFound(ServiceReason.HAND_NOT_FOUND, "no such hand")
+            return hand_to_proto(outcome.hand.view(seat)), outcome.version, outcome.replayed
+
+        view, version, replayed = await self._call(act_and_view)
+        if not replayed:
+            self._hub.poke()
+        return view, version, replayed
 
     @_rpc
     async def Play(self, request: pb.PlayRequest, context: Context) -> pb.PlayResponse:
