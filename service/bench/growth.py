@@ -1,0 +1,402 @@
+"""How the referee's costs grow: memory per idle table, store size, hand length, the feed.
+
+The measurements of `fiftyk bench suite` figures 3 (memory) and 4:
+
+- `idle_table_memory`: a server's VmRSS before and after creating tables through the gRPC
+  API (four seated players and a dealt hand each), divided by the tables created.
+- `fill_store` grows a store to a number of events: a template table plays complete hands
+  through the application, then copies of the template (fresh table and hand ids written
+  into the stored events, hand ids derived as the domain derives them) are appended in bulk
+  through the application's recorder, so the store holds consistent, replayable streams.
+- `command_latency`: per-command latency of one fresh table playing through the application
+  in-process (the client's move choice is not timed) — on a small and a large store.
+- `rebuild_by_length`: a long hand replayed from the store at increasing versions.
+- `projection_catch_up`: the standings projection rebuilt from the whole feed.
+- `LagSampler`: samples `feed head - projection position` while a load runs elsewhere.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from uuid import UUID, uuid4
+
+from eventsourcing.persistence import StoredEvent
+
+from domain.hand import Hand
+from service.application import Referee
+from service.bench.store import TablePlayer, store_env
+from service.client import RefereeClient
+from service.config import parse_database_url
+from service.projections import StandingsProjector
+from service.store import persistence_env
+
+PRESET = "classic"
+PLAYERS = 4
+PASS_PROBABILITY = 0.4
+MS = 1_000.0
+US = 1_000_000.0
+TEMPLATE_HANDS_MAX = 8
+INSERT_BATCH_EVENTS = 5_000
+MEMORY_WARMUP_TABLES = 20
+MEMORY_CHECKPOINTS = 4
+MEMORY_CLIENT_THREADS = 4
+LAG_SAMPLE_SECONDS = 0.1
+PERCENT_95 = 0.95
+REBUILD_VERSIONS = (25, 50, 100, 200, 400, 800)
+
+
+# -- memory per idle table --------------------------------------------------------------------
+
+
+@dataclass
+class MemoryGrowth:
+    """VmRSS of a server before and after creating idle tables with a dealt hand."""
+
+    tables: int
+    rss_before_kib: int
+    rss_after_kib: int
+    per_table_kib: float
+    checkpoints: list[tuple[int, int]]  # (tables created so far, VmRSS KiB)
+    seconds: float
+
+
+def open_dealt_table(platform: RefereeClient, index: int) -> None:
+    """One table through the API: created, four players seated, a hand dealt (then idle)."""
+    table_id = platform.create_table(PRESET, PLAYERS, name=f"idle-{index}").table.table_id
+    tokens = [platform.join_table(table_id, f"idle-{index}-{seat}").seat_token
+              for seat in range(PLAYERS)]
+    platform.as_seat(tokens[0]).start_hand(table_id)
+
+
+def idle_table_memory(target: str, read_rss_kib: Callable[[], int], tables: int,
+                      platform_key: str) -> MemoryGrowth:
+    """Create `tables` idle tables with a dealt hand; the server's RSS growth per table."""
+    client = RefereeClient(target)
+    platform = client.as_platform(platform_key)
+    try:
+        with ThreadPoolExecutor(max_workers=MEMORY_CLIENT_THREADS) as pool:
+            # Warm-up: first-call allocations (imports, pools, caches) are not per table.
+            list(pool.map(lambda i: open_dealt_table(platform, -1 - i),
+                          range(MEMORY_WARMUP_TABLES)))
+            before = read_rss_kib()
+            started = time.perf_counter()
+            checkpoints: list[tuple[int, int]] = []
+            step = max(1, tables // MEMORY_CHECKPOINTS)
+            done = 0
+            while done < tables:
+                batch = min(step, tables - done)
+                list(pool.map(lambda i: open_dealt_table(platform, i),
+                              range(done, done + batch)))
+                done += batch
+                checkpoints.append((done, read_rss_kib()))
+            seconds = time.perf_counter() - started
+    finally:
+        client.close()
+    after = checkpoints[-1][1]
+    return MemoryGrowth(tables=tables, rss_before_kib=before, rss_after_kib=after,
+                        per_table_kib=(after - before) / tables, checkpoints=checkpoints,
+                        seconds=seconds)
+
+
+# -- growing a store --------------------------------------------------------------------------
+
+
+@dataclass
+class Filled:
+    """A store grown to a size: how, and how long it took."""
+
+    events: int
+    template_events: int
+    template_hands: int
+    copies: int
+    seconds: float
+
+
+def _move(app: Referee, table_id: UUID, hand: Hand, rng: random.Random) -> Hand | None:
+    seat = hand.turn
+    if seat is None:
+        raise RuntimeError("a hand in progress has nobody to play")
+    if hand.top is None:
+        return app.play(table_id, hand.id, seat, [str(rng.choice(hand.hands[seat]))]).hand
+    plays = hand.legal_plays(seat)
+    if plays and rng.random() >= PASS_PROBABILITY:
+        return app.play(table_id, hand.id, seat, rng.choice(plays).card_strings()).hand
+    return app.pass_turn(table_id, hand.id, seat).hand
+
+
+def open_table(app: Referee, prefix: str) -> UUID:
+    """A classic table with four seated players."""
+    table_id = app.create_table(PRESET, {}, PLAYERS).table_id
+    for seat in range(PLAYERS):
+        app.join_table(table_id, f"{prefix}-{seat}", seat)
+    return UUID(str(table_id))
+
+
+def play_hand(app: Referee, table_id: UUID, rng: random.Random) -> Hand:
+    """Deal and play one complete hand of random legal moves through the application."""
+    hand: Hand | None = app.start_hand(table_id).hand
+    while hand is not None and not hand.is_over:
+        hand = _move(app, table_id, hand, rng)
+    if hand is None:
+        raise RuntimeError("a command returned no hand")
+    return hand
+
+
+def _stream(app: Referee, aggregate_id: UUID) -> list[StoredEvent]:
+    return list(app.recorder.select_events(aggregate_id))
+
+
+def copy_table(template: list[tuple[UUID, list[StoredEvent]]], table_id: UUID,
+               hand_numbers: dict[UUID, int]) -> list[StoredEvent]:
+    """The template's streams under a new table id (hand ids derived from it and the number)."""
+    new_hand_ids = {old: Hand.create_id(str(table_id), number)
+                    for old, number in hand_numbers.items()}
+    renames = {template[0][0]: table_id, **new_hand_ids}
+    replacements = [(old_form, new_form) for old, new in renames.items()
+                    for old_form, new_form in ((str(old).encode(), str(new).encode()),
+                                               (old.hex.encode(), new.hex.encode()))]
+    copied = []
+    for old_id, events in template:
+        for stored in events:
+            state = stored.state
+            for old_form, new_form in replacements:
+                state = state.replace(old_form, new_form)
+            copied.append(StoredEvent(originator_id=renames[old_id],
+                                      originator_version=stored.originator_version,
+                                      topic=stored.topic, state=state))
+    return copied
+
+
+def fill_store(app: Referee, events: int, seed: int = 7,
+               template_hands: int = TEMPLATE_HANDS_MAX) -> Filled:
+    """Grow the store to at least `events` events (template hands, then bulk copies)."""
+    if app.mapper.cipher is not None or app.mapper.compressor is not None:
+        raise RuntimeError("copying stored events needs plain JSON state")
+    started = time.perf_counter()
+    rng = random.Random(seed)
+    table_id = open_table(app, f"fill-{seed}")
+    hand_numbers: dict[UUID, int] = {}
+    while app.head_position() < events and len(hand_numbers) < template_hands:
+        hand = play_hand(app, table_id, rng)
+        hand_numbers[hand.id] = hand.number
+    template_events = app.head_position()
+    template = [(table_id, _stream(app, table_id))]
+    template += [(hand_id, _stream(app, hand_id)) for hand_id in hand_numbers]
+    copies = 0
+    batch: list[StoredEvent] = []
+    head = template_events
+    while head + len(batch) < events:
+        batch += copy_table(template, uuid4(), hand_numbers)
+        copies += 1
+        if len(batch) >= INSERT_BATCH_EVENTS:
+            app.recorder.insert_events(batch)
+            head += len(batch)
+            batch = []
+    if batch:
+        app.recorder.insert_events(batch)
+    return Filled(events=app.head_position(), template_events=template_events,
+                  template_hands=len(hand_numbers), copies=copies,
+                  seconds=time.perf_counter() - started)
+
+
+# -- command latency on a fresh table ----------------------------------------------------------
+
+
+def command_latency(app: Referee, seconds: float, seed: int) -> list[float]:
+    """Latencies (ms) of one fresh table's commands through the application for `seconds`."""
+    now = time.time()
+    player = TablePlayer(app, seed, (now, now + seconds))
+    player.run()  # in this thread: one table, no concurrency, nothing but the store's growth
+    if player.error is not None:
+        raise player.error
+    return [x * MS for x in player.latencies]
+
+
+# -- rebuild time by hand length --------------------------------------------------------------
+
+
+@dataclass
+class RebuildPoint:
+    """Replaying one hand from the store up to a version."""
+
+    version: int
+    median_ms: float
+    us_per_event: float
+    samples: int
+
+
+def play_long_hand(app: Referee) -> Hand:
+    """A hand as long as the rules allow: every trick is one single and three passes."""
+    table_id = open_table(app, "long")
+    hand: Hand | None = app.start_hand(table_id).hand
+    while hand is not None and not hand.is_over:
+        seat = hand.turn
+        if seat is None:
+            raise RuntimeError("a hand in progress has nobody to play")
+        if hand.top is None:
+            lowest = min(hand.hands[seat], key=lambda card: card.rank)
+            hand = app.play(table_id, hand.id, seat, [str(lowest)]).hand
+        else:
+            hand = app.pass_turn(table_id, hand.id, seat).hand
+    if hand is None:
+        raise RuntimeError("a command returned no hand")
+    return hand
+
+
+def rebuild_by_length(app: Referee, hand: Hand, repeats: int,
+                      versions: Sequence[int] = REBUILD_VERSIONS) -> list[RebuildPoint]:
+    """Median time of `hand_at` (read + replay, no cache) at each version up to the last."""
+    chosen = [v for v in versions if v < hand.version] + [hand.version]
+    points = []
+    for version in chosen:
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            app.hand_at(hand.id, version)
+            times.append((time.perf_counter() - started) * MS)
+        median = statistics.median(times)
+        points.append(RebuildPoint(version=version, median_ms=median,
+                                   us_per_event=median * (US / MS) / version,
+                                   samples=repeats))
+    return points
+
+
+def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Least-squares intercept and slope of ys over xs (slope 0 for fewer than two points)."""
+    if len(xs) < 2 or len(set(xs)) < 2:
+        return (statistics.fmean(ys) if ys else 0.0), 0.0
+    slope, intercept = statistics.linear_regression(xs, ys)
+    return intercept, slope
+
+
+# -- the standings projection ------------------------------------------------------------------
+
+
+@dataclass
+class CatchUp:
+    """The standings projection rebuilt from the whole feed."""
+
+    feed_events: int
+    applied_events: int
+    seconds: float
+
+    @property
+    def feed_events_per_second(self) -> float:
+        """Feed positions covered per second."""
+        return self.feed_events / self.seconds if self.seconds else 0.0
+
+    @property
+    def applied_events_per_second(self) -> float:
+        """Events the projection applied (its topics only) per second."""
+        return self.applied_events / self.seconds if self.seconds else 0.0
+
+
+def projection_catch_up(app: Referee, repeats: int) -> list[CatchUp]:
+    """Rebuild the standings view from the whole feed `repeats` times."""
+    projector = StandingsProjector(app)
+    try:
+        runs = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            applied = projector.rebuild()
+            runs.append(CatchUp(feed_events=app.head_position(), applied_events=applied,
+                                seconds=time.perf_counter() - started))
+        return runs
+    finally:
+        projector.close()
+
+
+@dataclass
+class LagSummary:
+    """`head - position` of the standings projection, sampled while a load ran."""
+
+    samples: int
+    median: float
+    p95: float
+    max: int
+    head_growth: int  # events recorded while sampling
+
+
+@dataclass
+class LagSampler:
+    """Samples the standings projection's lag of a running server from its database.
+
+    Use as a `service.bench.e2e.WindowProbe`: sampling runs between `start` and `stop`.
+    """
+
+    database_url: str
+    data_dir: Path
+    interval: float = LAG_SAMPLE_SECONDS
+    lags: list[int] = field(default_factory=list)
+    heads: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        database = parse_database_url(self.database_url, self.data_dir)
+        env = persistence_env(database, pool_size=2, create_schema=False, cache_size=0)
+        self._app = Referee(env)
+        self._projector = StandingsProjector(self._app)
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def sample(self) -> None:
+        """One reading: position first, so the lag is never understated."""
+        position = self._projector.position()
+        head = self._app.head_position()
+        self.heads.append(head)
+        self.lags.append(max(0, head - position))
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self.sample()
+            self._stopping.wait(self.interval)
+
+    def start(self) -> None:
+        """Start sampling on a thread."""
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="lag-sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop sampling (one last reading is taken)."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.sample()
+
+    def summary(self) -> LagSummary:
+        """What the samples say."""
+        ordered = sorted(self.lags) or [0]
+        return LagSummary(samples=len(self.lags), median=statistics.median(ordered),
+                          p95=ordered[min(len(ordered) - 1, int(PERCENT_95 * len(ordered)))],
+                          max=ordered[-1],
+                          head_growth=self.heads[-1] - self.heads[0] if self.heads else 0)
+
+    def reset(self) -> None:
+        """Forget the samples (before the next window)."""
+        self.lags.clear()
+        self.heads.clear()
+
+    def close(self) -> None:
+        """Release the connections."""
+        self._projector.close()
+        self._app.close()
+
+
+def application(database_url: str, *, cache: bool = True) -> Referee:
+    """An in-process application on a database, sized for one thread."""
+    return Referee(store_env(database_url, 1, cache=cache))
+
+
+__all__ = ["CatchUp", "Filled", "LagSampler", "LagSummary", "MemoryGrowth", "RebuildPoint",
+           "application", "command_latency", "copy_table", "fill_store", "idle_table_memory",
+           "linear_fit",
+           "open_dealt_table", "open_table", "play_hand", "play_long_hand", "projection_catch_up",
+           "rebuild_by_length"]
