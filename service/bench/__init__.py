@@ -9,11 +9,12 @@ from service.bench import e2e as e2e
 from service.bench import hand as hand
 from service.bench import rules as rules
 from service.bench import store as store
+from service.bench import suite as suite
 
 BenchRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 # Each entry adds one benchmark under `fiftyk bench`; extend by listing its `add_parser`.
 BENCHMARKS: list[BenchRegistrar] = [rules.add_parser, store.add_parser, e2e.add_parser,
-                                    hand.add_parser]
+                                    hand.add_parser, suite.add_parser]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
