@@ -12,7 +12,6 @@ import platform
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -247,18 +246,7 @@ class ServerProcess:
         return process_cpu_seconds(self.pid)
 
 
-class Stopwatch:
-    """Wall-clock seconds since creation."""
-
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
-
-    def seconds(self) -> float:
-        """Seconds elapsed."""
-        return time.perf_counter() - self.started
-
-
-__all__ = ["ServerProcess", "Serving", "Stopwatch", "children_of", "cpu_model", "fiftyk_command",
+__all__ = ["ServerProcess", "Serving", "children_of", "cpu_model", "fiftyk_command",
            "git_revision", "load_average", "machine_facts", "package_versions",
            "postgres_facts", "postmaster_pid", "process_cpu_seconds", "rss_kib",
            "tree_cpu_seconds"]
