@@ -51,6 +51,7 @@ RLCARD_INSTALL = ("RLCard is not installed, so random playouts have no baseline:
                   " into the venv by hand with `.venv/bin/pip install rlcard` (it is not a"
                   " dependency of the referee) and run the suite again.")
 MET, MISSED = "MET", "MISSED"
+MAX_SAMPLES_SHOWN = 7  # per-repeat values shown next to a median in the Markdown report
 ISSUE_7 = "issue 7"
 
 
@@ -226,7 +227,8 @@ def section_rules(ctx: Context) -> Section:
         figure = Figure(key=_slug("rules", result.name), name=result.name,
                         value=result.median_us, unit="µs", repeats=repeat,
                         note=(f"p95 {result.p95_us:.1f} µs over {result.samples} timings"
-                              + ("" if result.plays is None else f"; {result.plays:.0f} plays")))
+                              + ("" if result.plays is None
+                                 else f"; {plural(round(result.plays), 'play')}")))
         if result.target_us is not None:
             targeted(figure, f"≤ {result.target_us:g} µs", result.met, "issue 2")
         section.add(figure)
@@ -495,7 +497,7 @@ def _e2e_figures(section: Section, kind: str, label: str, runs: list[dict[str, A
     if kind != "echo":
         rate.note += f"; hands started {sum(r['hands_started'] for r in runs)}"
     if echo is not None:
-        compared(rate, echo.name, echo.value)
+        compared(rate, echo.name, echo.value, echo.unit)
     p50 = measured(f"e2e.{kind}.p50_ms", f"{label}: p50 latency",
                    [r["p50_ms"] for r in runs], "ms")
     p99 = measured(f"e2e.{kind}.p99_ms", f"{label}: p99 latency",
@@ -615,7 +617,7 @@ def section_growth(ctx: Context) -> Section:
             f" large store. Least-squares fit: {fixed:.2f} ms + {per_event * 1000:.1f} µs per"
             " event.")
         catch = growth.projection_catch_up(big_app, s.repeats)
-        _catch_up_figures(section, "big", f"store of {big.events:,} events", catch)
+        _catch_up_figures(section, "big", "the large store", catch)
     finally:
         small_app.close()
         big_app.close()
@@ -819,9 +821,12 @@ def render(data: dict[str, Any]) -> str:
                 ratio_text = f"{f['ratio']:.2f}×" if f["ratio"] is not None else ""
                 target = f"{f['target']} ({f['source']})" if f["target"] else ""
                 verdict = f"**{f['verdict']}**" if f["verdict"] else ""
+                note = f["note"]
+                if 1 < len(f["samples"]) <= MAX_SAMPLES_SHOWN:
+                    runs = " / ".join(fmt(x) for x in f["samples"])
+                    note = f"runs {runs}" + (f"; {note}" if note else "")
                 lines.append(f"| {f['name']} | {fmt(f['value'], f['unit'])} | {f['repeats']} |"
-                             f" {baseline} | {ratio_text} | {target} | {verdict} |"
-                             f" {f['note']} |")
+                             f" {baseline} | {ratio_text} | {target} | {verdict} | {note} |")
             lines.append("")
         lines += [f"- {note}" for note in section["notes"]]
         lines.append("")
