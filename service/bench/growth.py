@@ -219,6 +219,48 @@ def command_latency(app: Referee, seconds: float, seed: int) -> list[float]:
     return [x * MS for x in player.latencies]
 
 
+@dataclass
+class SizeSample:
+    """One latency sample on a store of some size."""
+
+    store: str  # "small" or "big"
+    events_before: int
+    events_after: int
+    median_ms: float
+    p95_ms: float
+    commands: int
+
+
+def latency_by_store_size(fresh_small: Callable[[], Referee], big: Referee, small_events: int,
+                          repeats: int, seconds: float) -> list[SizeSample]:
+    """Alternate latency samples on the big store and on small ones.
+
+    Each small sample gets a fresh store filled to `small_events` (its fill warms the
+    application), since the sample's own commands would soon make a reused one large; the
+    big store is warmed once and reused (a sample barely changes its size).
+    """
+    command_latency(big, seconds, seed=999)
+    samples = []
+    for repeat in range(repeats):
+        small = fresh_small()
+        try:
+            fill_store(small, small_events, seed=repeat + 1)
+            order = [("small", small), ("big", big)]
+            if repeat % 2:
+                order.reverse()
+            for name, app in order:
+                before = app.head_position()
+                values = sorted(command_latency(app, seconds, seed=1_000 + repeat))
+                samples.append(SizeSample(
+                    store=name, events_before=before, events_after=app.head_position(),
+                    median_ms=statistics.median(values),
+                    p95_ms=values[min(len(values) - 1, int(len(values) * PERCENT_95))],
+                    commands=len(values)))
+        finally:
+            small.close()
+    return samples
+
+
 # -- rebuild time by hand length --------------------------------------------------------------
 
 
@@ -396,7 +438,8 @@ def application(database_url: str, *, cache: bool = True) -> Referee:
 
 
 __all__ = ["CatchUp", "Filled", "LagSampler", "LagSummary", "MemoryGrowth", "RebuildPoint",
-           "application", "command_latency", "copy_table", "fill_store", "idle_table_memory",
+           "SizeSample", "application", "command_latency", "copy_table", "fill_store",
+           "idle_table_memory", "latency_by_store_size",
            "linear_fit",
            "open_dealt_table", "open_table", "play_hand", "play_long_hand", "projection_catch_up",
            "rebuild_by_length"]

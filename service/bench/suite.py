@@ -95,8 +95,7 @@ class Settings:
                    store_tables=(1, 4, 16), cache_off_tables=4,
                    snapshot_events=store.SNAPSHOT_STREAM_EVENTS, rules_repeat=30,
                    hand_repeat=50, memory_tables=1_000, small_events=1_000,
-                   big_events=100_000, latency_repeats=max(3, 2 * runs - 1),
-                   latency_seconds=2.0)
+                   big_events=100_000, latency_repeats=3 * runs, latency_seconds=0.25)
 
 
 @dataclass
@@ -472,7 +471,9 @@ def section_e2e(ctx: Context) -> Section:
     section.notes.append("Servers: " + "; ".join(
         f"`{shlex.join(argv[-2:])}` with defaults otherwise" for argv in server_argv.values())
         + ". CPU per command = CPU seconds of the process(es) in the window / accepted"
-        " commands.")
+        " commands. In a closed loop the mean latency is about tables ÷ throughput (Little's"
+        f" law): {s.tables} tables at {E2E_TARGET_PER_SECOND:,.0f} cmd/s wait"
+        f" {s.tables / E2E_TARGET_PER_SECOND * 1000:.0f} ms on average.")
     _memory(ctx, section)
     section.details = {"runs": runs, "servers": {k: v for k, v in server_argv.items()}}
     return section
@@ -568,40 +569,36 @@ def section_growth(ctx: Context) -> Section:
     """Latency vs store size, rebuild vs hand length, projection throughput and lag."""
     s = ctx.settings
     section = Section("growth", TITLES["growth"])
-    small_app = growth.application(ctx.database("small"))
     big_app = growth.application(ctx.database("big"))
     try:
-        small = growth.fill_store(small_app, s.small_events, seed=1)
         big = growth.fill_store(big_app, s.big_events, seed=2)
-        for app in (small_app, big_app):  # connections, statements and caches warm first
-            growth.command_latency(app, s.latency_seconds, seed=999)
-        latencies: dict[str, list[float]] = {"small": [], "big": []}
-        p95s: dict[str, list[float]] = {"small": [], "big": []}
-        for repeat in range(s.latency_repeats):
-            for name, app in (("small", small_app), ("big", big_app)):
-                values = sorted(growth.command_latency(app, s.latency_seconds,
-                                                       seed=1000 + 10 * repeat))
-                latencies[name].append(statistics.median(values))
-                p95s[name].append(values[int(len(values) * growth.PERCENT_95)])
-        base = measured("growth.latency_small_store_ms",
-                        f"command latency, store of {small.events:,} events",
-                        latencies["small"], "ms",
-                        note=f"p95 {median(p95s['small']) or 0:.2f} ms")
-        grown = measured("growth.latency_big_store_ms",
-                         f"command latency, store of {big.events:,} events",
-                         latencies["big"], "ms", note=f"p95 {median(p95s['big']) or 0:.2f} ms")
+        samples = growth.latency_by_store_size(
+            lambda: growth.application(ctx.database("small")), big_app, s.small_events,
+            s.latency_repeats, s.latency_seconds)
+        figures = {}
+        for name, events in (("small", s.small_events), ("big", s.big_events)):
+            mine = [x for x in samples if x.store == name]
+            figures[name] = measured(
+                f"growth.latency_{name}_store_ms", f"command latency, store of ~{events:,} events",
+                [x.median_ms for x in mine], "ms",
+                note=(f"p95 {median([x.p95_ms for x in mine]) or 0:.2f} ms;"
+                      f" {median([x.commands for x in mine]) or 0:.0f} commands per sample;"
+                      f" {min(x.events_before for x in mine):,}–"
+                      f"{max(x.events_after for x in mine):,} events stored while measured"))
+        base, grown = figures["small"], figures["big"]
         compared(grown, base.name, base.value)
         within = grown.ratio is not None and abs(grown.ratio - 1) <= GROWTH_TOLERANCE
         targeted(grown, f"within ±{GROWTH_TOLERANCE:.0%} of the small store", within, ISSUE_7)
         section.add(base)
         section.add(grown)
         section.notes.append(
-            f"Stores filled by {small.template_hands}/{big.template_hands} template hands"
-            f" played through the application, then {small.copies}/{big.copies} copies of the"
-            f" template table appended in bulk through the recorder ({big.seconds:.1f} s for"
-            f" the large one). Latency: one fresh table per sample, {s.latency_seconds:g} s of"
-            f" commands through the in-process application (move choice not timed), stores"
-            f" alternating; {s.latency_repeats} samples each.")
+            f"Latency: one fresh table per sample playing {s.latency_seconds:g} s of commands"
+            f" through the in-process application on PostgreSQL (move choice not timed);"
+            f" {s.latency_repeats} samples per store, alternating. Each small sample has a"
+            f" fresh database filled to ~{s.small_events:,} events by hands played through"
+            f" the application. The large store: {big.template_hands} hands played, then"
+            f" {big.copies} copies of that table (fresh ids) appended in bulk through the"
+            f" recorder, {big.events:,} events in {big.seconds:.1f} s.")
         long_hand = growth.play_long_hand(big_app)
         points = growth.rebuild_by_length(big_app, long_hand, max(3, s.latency_repeats))
         for point in points:
@@ -619,7 +616,6 @@ def section_growth(ctx: Context) -> Section:
         catch = growth.projection_catch_up(big_app, s.repeats)
         _catch_up_figures(section, "big", "the large store", catch)
     finally:
-        small_app.close()
         big_app.close()
     if ctx.e2e_postgres_url is not None:
         app = growth.application(ctx.e2e_postgres_url)
@@ -646,9 +642,8 @@ def section_growth(ctx: Context) -> Section:
                        f" the feed grew {median([x.head_growth for x in lags]) or 0:.0f}"
                        " events per run")
         section.add(figure)
-    section.details = {"small": asdict(small), "big": asdict(big),
-                       "latency_ms": latencies, "lag": {k: [asdict(x) for x in v]
-                                                        for k, v in ctx.lag.items()}}
+    section.details = {"big": asdict(big), "latency": [asdict(x) for x in samples],
+                       "lag": {k: [asdict(x) for x in v] for k, v in ctx.lag.items()}}
     return section
 
 
