@@ -415,10 +415,9 @@ def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[
                              illegal_rate=s.illegal_rate, probe=Probes(probes))
     commands = result["commands"] or 1
     result["cpu_seconds"] = {k: round(v, 3) for k, v in cpu.used.items()}
+    result["cpu_seconds"]["load clients"] = result["client_cpu_seconds"]
     result["cpu_ms_per_command"] = {k: round(v * 1000 / commands, 3)
-                                    for k, v in cpu.used.items()}
-    result["cpu_ms_per_command"]["load clients"] = round(
-        result["client_cpu_seconds"] * 1000 / commands, 3)
+                                    for k, v in result["cpu_seconds"].items()}
     if sampler is not None:
         lag = sampler.summary()
         ctx.lag.setdefault(kind, []).append(lag)
