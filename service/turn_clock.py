@@ -11,7 +11,6 @@ decision is recorded once and the other process's attempt replays the receipt.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -21,7 +20,7 @@ from domain.errors import RuleError
 from domain.hand import ruleset_of
 from service.application import FeedEvent, Referee
 from service.errors import ServiceError
-from service.grpc.feed import PAGE, FeedHub
+from service.grpc.feed import PAGE, FeedHub, cancel
 
 DEALT, ENDED = "Dealt", "HandEnded"
 log = logging.getLogger(__name__)
@@ -82,11 +81,8 @@ class TurnClock:
 
     async def stop(self) -> None:
         """Stop sweeping."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

@@ -23,6 +23,14 @@ PAGE = 500
 log = logging.getLogger(__name__)
 
 
+async def cancel(task: asyncio.Task[None] | None) -> None:
+    """Cancel a background task and wait until it has stopped."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 class FeedHub:
     """Follows the global feed and serves its recent tail to watchers."""
 
@@ -55,11 +63,8 @@ class FeedHub:
 
     async def stop(self) -> None:
         """Stop following the feed."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel(self._task)
+        self._task = None
 
     def poke(self) -> None:
         """Something was just written here: read the feed now rather than at the next poll."""
