@@ -19,6 +19,9 @@ from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
+# Each client its own connection (gRPC otherwise shares one per target in the process), so
+# the connections of many clients spread over the processes of `fiftyk serve --processes N`.
+CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
 Metadata = tuple[tuple[str, str], ...]
 
 
@@ -44,7 +47,8 @@ class RefereeClient:
     def __init__(self, target: str | grpc.Channel, *, token: str | None = None,
                  audit_key: str | None = None, platform_key: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
-        self.channel = grpc.insecure_channel(target) if isinstance(target, str) else target
+        self.channel = (grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+                        if isinstance(target, str) else target)
         self._owns_channel = isinstance(target, str)
         self.stub = pb_grpc.RefereeServiceStub(self.channel)
         self.timeout = timeout

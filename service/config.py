@@ -50,6 +50,7 @@ MIN_TOKEN_TTL_SECONDS = 60
 MAX_TOKEN_TTL_SECONDS = 365 * 24 * 3600
 DEFAULT_SHUTDOWN_GRACE_SECONDS = 5.0
 MAX_POOL_SIZE = 1000
+MAX_PROCESSES = 64
 MAX_PORT = 65535
 MIN_SECRET_LENGTH = 16
 
@@ -182,6 +183,8 @@ class Config:
     turn_sweep_seconds: float = DEFAULT_TURN_SWEEP_SECONDS
     token_ttl_seconds: int = DEFAULT_TOKEN_TTL_SECONDS
     shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+    processes: int = 1  # server processes sharing the port (one per core: the GIL)
+    reuse_port: bool = False  # set for the processes `fiftyk serve --processes N` starts
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -199,7 +202,8 @@ class Config:
             if (text := _env_text(source, name)) is not None:
                 values[attr] = text.strip()
         ints = {"port": keys.PORT, "metrics_port": keys.METRICS_PORT,
-                "db_pool_size": keys.DB_POOL_SIZE, "lock_timeout_ms": keys.LOCK_TIMEOUT_MS}
+                "db_pool_size": keys.DB_POOL_SIZE, "lock_timeout_ms": keys.LOCK_TIMEOUT_MS,
+                "processes": keys.PROCESSES}
         for attr, name in ints.items():
             if (text := _env_text(source, name)) is not None:
                 values[attr] = _parse_int(name, text)
@@ -293,6 +297,8 @@ class Config:
         need(self.log_level.upper() in LOG_LEVELS,
              f"{keys.LOG_LEVEL}: {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
         need(1 <= self.workers <= MAX_POOL_SIZE, f"workers must be 1..{MAX_POOL_SIZE}")
+        need(1 <= self.processes <= MAX_PROCESSES,
+             f"{keys.PROCESSES}: {self.processes} is not 1..{MAX_PROCESSES}")
         need(1 <= self.pool_size <= MAX_POOL_SIZE,
              f"{keys.DB_POOL_SIZE}: {self.pool_size} is not 1..{MAX_POOL_SIZE}")
         need(1 <= self.lock_timeout_ms <= MAX_LOCK_TIMEOUT_MS,
@@ -358,6 +364,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f" default {DEFAULT_LOCK_TIMEOUT_MS})")
     group.add_argument("--max-message-bytes", type=int,
                        help=f"largest gRPC message (default {DEFAULT_MAX_MESSAGE_BYTES})")
+    group.add_argument("--processes", type=int,
+                       help=f"server processes sharing the gRPC port, one per core"
+                            f" ({keys.PROCESSES}, default 1; use PostgreSQL with several)")
+    group.add_argument("--reuse-port", action="store_true", default=None,
+                       help=argparse.SUPPRESS)  # set by --processes for its children
     group.add_argument("--turn-sweep-seconds", type=float,
                        help="how often expired turn clocks are checked"
                             f" (default {DEFAULT_TURN_SWEEP_SECONDS})")

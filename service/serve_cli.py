@@ -8,6 +8,7 @@ import sys
 
 from service.config import Config, ConfigError, add_arguments
 from service.server import serve
+from service.supervisor import supervise
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,5 +29,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"fiftyk serve: {error}", file=sys.stderr)
         return 2
+    if config.processes > 1:
+        return supervise(config)
     asyncio.run(serve(config))
     return 0

@@ -94,7 +94,9 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         interceptors=[RequestContextInterceptor(), MetricsInterceptor(metrics)],
         options=[("grpc.max_receive_message_length", limit),
                  ("grpc.max_send_message_length", limit),
-                 ("grpc.so_reuseport", 0)],
+                 # Only the processes of `fiftyk serve --processes N` share a port; a
+                 # second server started by mistake on a taken port must fail instead.
+                 ("grpc.so_reuseport", 1 if config.reuse_port else 0)],
     )
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()

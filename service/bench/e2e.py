@@ -241,11 +241,13 @@ def _cpu_in_window(window: Window, out: list[float]) -> None:
 def _worker(target: str, tables: list[dict[str, Any]], timing: tuple[float, float],
             seed: int, illegal_rate: float, barrier: Any, out: Any) -> None:
     warmup, seconds = timing
-    client = RefereeClient(target)
+    # One connection per table, as players on many hosts would have: the kernel spreads
+    # connections over the processes of `fiftyk serve --processes N`.
+    clients = [RefereeClient(target) for _ in tables]
     try:
         bots = [TableBot(client, table["table_id"], table["tokens"],
                          Ruleset.from_json(table["ruleset"]), seed + index, illegal_rate)
-                for index, table in enumerate(tables)]
+                for index, (client, table) in enumerate(zip(clients, tables, strict=True))]
         for bot in bots:
             bot.deal(LoopStats())
         barrier.wait(SETUP_TIMEOUT_SECONDS)
@@ -265,7 +267,8 @@ def _worker(target: str, tables: list[dict[str, Any]], timing: tuple[float, floa
         out.put({"failure": traceback.format_exc()})
         raise
     finally:
-        client.close()
+        for client in clients:
+            client.close()
 
 
 def _summary(results: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
