@@ -242,8 +242,9 @@ class ServerProcess:
         return rss_kib(self.pid)
 
     def cpu_seconds(self) -> float:
-        """The server's CPU time so far."""
-        return process_cpu_seconds(self.pid)
+        """The server's CPU time so far, with its children's (`serve --processes N`)."""
+        return process_cpu_seconds(self.pid) + sum(
+            process_cpu_seconds(child) for child in children_of(self.pid))
 
 
 __all__ = ["ServerProcess", "Serving", "children_of", "cpu_model", "fiftyk_command",

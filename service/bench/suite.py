@@ -425,17 +425,25 @@ def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[
     return result
 
 
+SCALED = "postgresql_processes"
+SCALED_PROCESSES = 2
+
+
 def section_e2e(ctx: Context) -> Section:
     """gRPC closed loops on SQLite and PostgreSQL against the echo ceiling; memory per table."""
     s = ctx.settings
     section = Section("e2e", TITLES["e2e"])
-    runs: dict[str, list[dict[str, Any]]] = {"echo": [], "sqlite": [], "postgresql": []}
+    runs: dict[str, list[dict[str, Any]]] = {"echo": [], "sqlite": [], "postgresql": [],
+                                              SCALED: []}
     pg_url = ctx.database("e2e")
     ctx.e2e_postgres_url = pg_url
+    scaled_url = ctx.database("e2e_processes")
     sqlite_dir = ctx.scratch / "e2e-sqlite"
     echo_server = e2e.EchoServerProcess()
     with (_server(ctx, "sqlite", ["--data-dir", str(sqlite_dir)]) as (lite, lite_at),
           _server(ctx, "postgresql", ["--database-url", pg_url]) as (pg, pg_at),
+          _server(ctx, SCALED, ["--database-url", scaled_url, "--processes",
+                                str(SCALED_PROCESSES)]) as (multi, multi_at),
           echo_server as echo_target):
         echo_pid = echo_server.pid
         samplers = {"sqlite": growth.LagSampler("", sqlite_dir),
@@ -453,22 +461,31 @@ def section_e2e(ctx: Context) -> Section:
                     ctx, "postgresql", pg_at.target,
                     {"server": pg.cpu_seconds, "postgres": ctx.postgres_cpu},
                     samplers["postgresql"], 2 + 10 * repeat))
+                runs[SCALED].append(_run_once(
+                    ctx, SCALED, multi_at.target,
+                    {"server": multi.cpu_seconds, "postgres": ctx.postgres_cpu},
+                    None, 3 + 10 * repeat))
         finally:
             for sampler in samplers.values():
                 sampler.close()
-        server_argv = {"sqlite": lite.argv, "postgresql": pg.argv}
+        server_argv = {"sqlite": lite.argv, "postgresql": pg.argv, SCALED: multi.argv}
     echo = _e2e_figures(section, "echo", "echo service (the ceiling)", runs["echo"], None)
-    for kind, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
+    for kind, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"),
+                        (SCALED, f"PostgreSQL, {SCALED_PROCESSES} server processes")):
         _e2e_figures(section, kind, f"referee on {label}", runs[kind], echo)
     section.notes.append(
-        f"{plural(s.repeats, 'repeat')}, interleaved echo → SQLite → PostgreSQL; each run:"
+        f"{plural(s.repeats, 'repeat')}, interleaved echo → SQLite → PostgreSQL → PostgreSQL"
+        f" with `fiftyk serve --processes {SCALED_PROCESSES}` (one process per core, one port,"
+        " the same database: the scale-out; issue 7's targets are judged on one process);"
+        " each run:"
         f" {plural(s.tables, 'table')} (one closed-loop bot each; echo: {s.tables} loops) from"
         f" {plural(s.processes, 'load process', 'load processes')}, {s.warmup:g} s warm-up"
         f" not measured, then {s.seconds:g} s measured."
         f" Commands are Play/Pass/StartHand; bots also play out of turn on purpose with"
         f" probability {s.illegal_rate:g} per command (rule rejections, counted apart).")
     section.notes.append("Servers: " + "; ".join(
-        f"`{shlex.join(argv[-2:])}` with defaults otherwise" for argv in server_argv.values())
+        f"`{shlex.join(argv[argv.index('serve') + 7:])}` with defaults otherwise"
+        for argv in server_argv.values())
         + ". CPU per command = CPU seconds of the process(es) in the window / accepted"
         " commands. In a closed loop the mean latency is about tables ÷ throughput (Little's"
         f" law): {s.tables} tables at {E2E_TARGET_PER_SECOND:,.0f} cmd/s wait"
