@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import socket
 import subprocess
 from pathlib import Path
 
@@ -90,3 +91,17 @@ def test_a_process_count_out_of_range_is_refused(count: str) -> None:
                           capture_output=True, text=True, timeout=START_TIMEOUT_SECONDS)
     assert done.returncode == 2
     assert "FIFTYK_PROCESSES" in done.stderr
+
+
+def test_the_supervisor_fails_clearly_when_its_processes_cannot_start(tmp_path: Path) -> None:
+    with socket.socket() as taken:  # bound without SO_REUSEPORT: nobody can share this port
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [FIFTYK, "serve", "--processes", "2", "--port", str(port), "--metrics-port", "0",
+             "--data-dir", str(tmp_path)],
+            cwd=REPO, capture_output=True, text=True, timeout=START_TIMEOUT_SECONDS)
+    assert done.returncode == 1
+    assert "did not start" in done.stderr
+    assert not done.stdout.startswith("fiftyk serving")
