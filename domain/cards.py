@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from domain.errors import UnknownCard
+from fiftyk_referee.domain.errors import UnknownCard
 
 # Natural rank codes: 3..10 as themselves, J=11, Q=12, K=13, A=14, 2=15, jokers above.
 JACK, QUEEN, KING, ACE, TWO = 11, 12, 13, 14, 15

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 
-from domain.cards import Card, parse_card
+from fiftyk_referee.domain.cards import Card, parse_card
 
 SEED_BYTES = 32
 _SHUFFLE_TAG = b"fiftyk-shuffle/1"

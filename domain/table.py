@@ -7,10 +7,10 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import Reason, RuleError
-from domain.hand import Hand, hand_id_for, ruleset_of
-from domain.rulesets import Ruleset
-from domain.scoring import teams_of
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.hand import Hand, hand_id_for, ruleset_of
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.scoring import teams_of
 
 MAX_PLAYER_ID_LENGTH = 128
 

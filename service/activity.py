@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 
 from eventsourcing.utils import get_topic
 
-from domain.hand import Hand
-from service.application import FeedEvent
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.service.application import FeedEvent
 
 ACTIVE_WINDOW_SECONDS = 15 * 60.0
 HAND_STARTED = "HandStarted"  # a table event; the payload names the hand

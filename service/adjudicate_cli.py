@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from domain.transcript import InvalidTranscript, adjudicate
+from fiftyk_referee.domain.fiftyk.transcript import InvalidTranscript, adjudicate
 
 EXIT_UNREADABLE = 1
 

@@ -44,31 +44,28 @@ aggregate cache with fast-forwarding is configured by `service.store.persistence
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from enum import Enum
 from time import perf_counter
 from typing import Any, ClassVar, Protocol, TypeVar, cast
-from uuid import NAMESPACE_URL, UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate, DomainEventProtocol, event
+from eventsourcing.domain import Aggregate, DomainEventProtocol
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcoder
 from eventsourcing.utils import EnvType
 
-from domain.cards import Card
-from domain.combinations import Combination
-from domain.errors import Reason, RuleError
-from domain.hand import Hand
-from domain.rulesets import Ruleset
-from domain.table import Table
-from domain.transcript import export_transcript
-from service.errors import (
+from fiftyk_referee.domain.cards import Card
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.combinations import Combination
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.transcript import export_transcript
+from fiftyk_referee.domain.table import Table
+from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
     InvalidArgument,
@@ -77,15 +74,17 @@ from service.errors import (
     ServiceError,
     ServiceReason,
 )
-from service.metrics import bomb_size_label
-from service.transcodings import DomainTranscoder
+from fiftyk_referee.service.metrics import bomb_size_label
+from fiftyk_referee.service.plain import plain_json
+from fiftyk_referee.service.receipts import CommandReceipt, fingerprint_of, receipt_id
+from fiftyk_referee.service.topics import register_legacy_topics
+from fiftyk_referee.service.transcodings import DomainTranscoder
 
 TABLE_SNAPSHOT_INTERVAL = 50
 DEFAULT_MAX_ATTEMPTS = 8
 LOCK_STRIPES = 64
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1_000
-RECEIPT_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/command-receipt")
 CREATE_SCOPE = "tables"
 ACCEPTED = "accepted"
 # Attributes every stored event has; the rest of an event's attributes is its payload.
@@ -130,22 +129,6 @@ class MetricsHook(Protocol):
         """Count a bomb played."""
 
 
-class CommandReceipt(Aggregate):
-    """The stored proof that a command with a request id was accepted, and what it produced."""
-
-    @staticmethod
-    def create_id(scope: str, request_id: str) -> UUID:
-        """Receipts are identified by scope and request id."""
-        return receipt_id(scope, request_id)
-
-    @event("Recorded")
-    def __init__(self, scope: str, request_id: str, kind: str, fingerprint: str,
-                 result: dict[str, Any]) -> None:
-        self.scope = scope
-        self.request_id = request_id
-        self.kind = kind
-        self.fingerprint = fingerprint
-        self.result = dict(result)
 
 
 # Values no aggregate ever mutates in place: a copy of an aggregate may share them.
@@ -198,38 +181,8 @@ def replay(aggregate: Any, domain_events: Iterable[Any]) -> Any:
     return aggregate
 
 
-def receipt_id(scope: str, request_id: str) -> UUID:
-    """The id of the receipt for a request id within a scope."""
-    return uuid5(RECEIPT_NAMESPACE, f"{scope}:{request_id}")
 
 
-def fingerprint_of(kind: str, arguments: Mapping[str, Any]) -> str:
-    """A stable hash of a command's kind and arguments."""
-    text = json.dumps({"kind": kind, "arguments": plain_json(dict(arguments))},
-                      sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def plain_json(value: Any) -> Any:
-    """A value as plain JSON data: decimals and ids as text, times in ISO 8601, sets sorted."""
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    if isinstance(value, Mapping):
-        return {str(key): plain_json(item) for key, item in value.items()}
-    if isinstance(value, set | frozenset):
-        items = [plain_json(item) for item in value]
-        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
-    if isinstance(value, list | tuple):
-        return [plain_json(item) for item in value]
-    if isinstance(value, Decimal | UUID | Enum):
-        return str(value.value if isinstance(value, Enum) else value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Ruleset):
-        return value.to_json()
-    if isinstance(value, Combination):
-        return {"type": value.type, "cards": value.card_strings()}
-    raise TypeError(f"no plain JSON form for {type(value).__name__}")
 
 
 def event_name(domain_event: object) -> str:
@@ -385,6 +338,7 @@ class Referee(Application[UUID]):
                  max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         if max_attempts < 1:
             raise ValueError("a command needs at least one attempt")
+        register_legacy_topics()
         super().__init__(env)
         self.metrics = metrics
         self.max_attempts = max_attempts
@@ -877,9 +831,7 @@ def _page_size(limit: int) -> int:
 
 __all__ = [
     "CREATE_SCOPE",
-    "RECEIPT_NAMESPACE",
     "TABLE_SNAPSHOT_INTERVAL",
-    "CommandReceipt",
     "FeedEvent",
     "FeedPage",
     "HandEventRecord",

@@ -6,9 +6,8 @@ import argparse
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from service import (
+from fiftyk_referee.service import (
     adjudicate_cli,
-    bench,
     demo_cli,
     health_cli,
     replay_cli,
@@ -22,7 +21,7 @@ DISTRIBUTION = "fiftyk-referee"
 # Extend by writing `_add_<name>_parser(sub)` and listing it here.
 SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 SUBCOMMANDS: list[SubcommandRegistrar] = [adjudicate_cli.add_parser, health_cli.add_parser,
-                                          rules_cli.add_parser, bench.add_parser,
+                                          rules_cli.add_parser,
                                           serve_cli.add_parser, demo_cli.add_parser,
                                           replay_cli.add_parser]
 
@@ -55,3 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     return handler(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

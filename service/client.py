@@ -14,9 +14,13 @@ from typing import Any
 import grpc
 from google.protobuf import struct_pb2
 
-from service.grpc.auth import AUDIT_KEY_HEADER, AUTHORIZATION_HEADER, PLATFORM_KEY_HEADER
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+from fiftyk_referee.service.grpc.auth import (
+    AUDIT_KEY_HEADER,
+    AUTHORIZATION_HEADER,
+    PLATFORM_KEY_HEADER,
+)
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 # Each client its own connection (gRPC otherwise shares one per target in the process), so

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from service import config_keys as keys
+from fiftyk_referee.service import config_keys as keys
 
 DATA_DIR_ENV = "FIFTYK_DATA_DIR"
 DEFAULT_DATA_DIR = Path("data")

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 import grpc
 
-from domain.rulesets import PRESETS, Ruleset
-from service import config_keys as keys
-from service.client import RefereeClient
-from service.config import DEV_PLATFORM_KEY
-from service.grpc.errors import error_reason
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.hand_text import (
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.service import config_keys as keys
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.hand_text import (
     cards_text,
     pass_text,
     place_text,

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from domain.cards import Card, format_cards
+from fiftyk_referee.domain.cards import Card, format_cards
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "request_id", default=None

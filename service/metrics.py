@@ -35,7 +35,8 @@ from prometheus_client import (
     start_http_server,
 )
 
-from domain.combinations import (
+from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.fiftyk.combinations import (
     BIG_JOKER_PAIR,
     BOMB,
     DOUBLE_FIFTY_K,
@@ -48,9 +49,8 @@ from domain.combinations import (
     SMALL_JOKER_PAIR,
     Combination,
 )
-from domain.errors import Reason
-from domain.rulesets import PRESETS
-from service.errors import ServiceReason
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
+from fiftyk_referee.service.errors import ServiceReason
 
 # From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
 LATENCY_BUCKETS: tuple[float, ...] = (

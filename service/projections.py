@@ -46,12 +46,12 @@ from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRe
 from eventsourcing.utils import Environment
 from psycopg.sql import SQL, Identifier
 
-from service.application import Referee, event_name
+from fiftyk_referee.service.application import Referee, event_name
 
-SEAT_TAKEN = "domain.table:Table.SeatTaken"
-SEAT_LEFT = "domain.table:Table.SeatLeft"
-HAND_STARTED = "domain.table:Table.HandStarted"
-HAND_ENDED = "domain.hand:Hand.HandEnded"
+SEAT_TAKEN = "fiftyk_referee.domain.table:Table.SeatTaken"
+SEAT_LEFT = "fiftyk_referee.domain.table:Table.SeatLeft"
+HAND_STARTED = "fiftyk_referee.domain.table:Table.HandStarted"
+HAND_ENDED = "fiftyk_referee.domain.fiftyk.hand:Hand.HandEnded"
 PROJECTION_NAME = "standings"
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_POLL_SECONDS = 0.5

@@ -14,12 +14,12 @@ import sys
 
 import grpc
 
-from service import config_keys as keys
-from service.client import RefereeClient
-from service.config import DEV_AUDIT_KEY
-from service.grpc.errors import error_reason
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.hand_text import TrickAccount, result_lines, seat_line, state_lines
+from fiftyk_referee.service import config_keys as keys
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import DEV_AUDIT_KEY
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.hand_text import TrickAccount, result_lines, seat_line, state_lines
 
 CALL_TIMEOUT_SECONDS = 30.0
 

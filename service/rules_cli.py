@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from domain.cards import Card, make_deck, parse_cards, sort_key
-from domain.combinations import Combination, beats, classify
-from domain.errors import InvalidRuleset, Reason, RuleError
-from domain.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.cards import Card, make_deck, parse_cards, sort_key
+from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
+from fiftyk_referee.domain.fiftyk.combinations import Combination, beats, classify
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

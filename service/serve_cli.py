@@ -6,9 +6,9 @@ import argparse
 import asyncio
 import sys
 
-from service.config import Config, ConfigError, add_arguments
-from service.server import serve
-from service.supervisor import supervise
+from fiftyk_referee.service.config import Config, ConfigError, add_arguments
+from fiftyk_referee.service.server import serve
+from fiftyk_referee.service.supervisor import supervise
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -24,18 +24,18 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from service.activity import ActiveTables
-from service.application import Referee
-from service.config import Config
-from service.grpc.feed import FeedHub
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
-from service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor
-from service.grpc.servicer import RefereeServicer
-from service.logs import configure_logging
-from service.metrics import Metrics
-from service.projections import StandingsProjector
-from service.store import persistence_env
-from service.turn_clock import TurnClock
+from fiftyk_referee.service.activity import ActiveTables
+from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.config import Config
+from fiftyk_referee.service.grpc.feed import FeedHub
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
+from fiftyk_referee.service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor
+from fiftyk_referee.service.grpc.servicer import RefereeServicer
+from fiftyk_referee.service.logs import configure_logging
+from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.projections import StandingsProjector
+from fiftyk_referee.service.store import persistence_env
+from fiftyk_referee.service.turn_clock import TurnClock
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 # gRPC's own limit sits above ours, so an oversize request under it gets our rich status.

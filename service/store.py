@@ -36,7 +36,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 from eventsourcing.utils import get_topic, retry
 from psycopg.sql import SQL, Identifier
 
-from service.config import SQLITE_FILE_NAME, Database
+from fiftyk_referee.service.config import SQLITE_FILE_NAME, Database
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_LOCK_TIMEOUT_MS = 5_000

@@ -30,10 +30,10 @@ from eventsourcing.persistence import (
     UUIDAsHex,
 )
 
-from domain.cards import Card
-from domain.combinations import Combination
-from domain.hand import ruleset_of
-from domain.rulesets import Ruleset
+from fiftyk_referee.domain.cards import Card
+from fiftyk_referee.domain.fiftyk.combinations import Combination
+from fiftyk_referee.domain.fiftyk.hand import ruleset_of
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 TYPE_KEY, DATA_KEY = "_type_", "_data_"
 

@@ -16,18 +16,18 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from datetime import UTC, datetime
 
-from domain.errors import RuleError
-from domain.hand import ruleset_of
-from service.application import FeedEvent, Referee
-from service.errors import ServiceError
-from service.grpc.feed import PAGE, FeedHub, cancel
+from fiftyk_referee.domain.errors import RuleError
+from fiftyk_referee.domain.fiftyk.hand import ruleset_of
+from fiftyk_referee.service.application import FeedEvent, Referee
+from fiftyk_referee.service.errors import ServiceError
+from fiftyk_referee.service.grpc.feed import PAGE, FeedHub, cancel
 
 DEALT, ENDED = "Dealt", "HandEnded"
 log = logging.getLogger(__name__)
 
 
 def _topic(name: str) -> str:
-    return f"domain.hand:Hand.{name}"
+    return f"fiftyk_referee.domain.fiftyk.hand:Hand.{name}"
 
 
 class TurnClock:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.pgserver import (
+from tests.support.pgserver import (
     TEST_DATABASE,
     PostgresStartError,
     ThrowawayPostgres,

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from service.errors import PermissionDenied, ServiceReason, Unauthenticated
+from fiftyk_referee.service.errors import PermissionDenied, ServiceReason, Unauthenticated
 
 TOKEN_VERSION = "fk1"
 _MAC_TAG = b"fiftyk-seat-token\n"

@@ -10,10 +10,10 @@ from typing import Any
 from google.protobuf import struct_pb2, timestamp_pb2
 from google.protobuf.json_format import MessageToDict
 
-from domain.combinations import Combination
-from domain.rulesets import Ruleset
-from service.errors import FieldViolation, InvalidArgument, ServiceReason
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.domain.fiftyk.combinations import Combination
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 OptionValue = bool | int | str | None
 

@@ -30,8 +30,8 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from domain.errors import Reason, RuleError, UnknownCard
-from service.errors import (
+from fiftyk_referee.domain.errors import Reason, RuleError, UnknownCard
+from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
     FieldViolation,

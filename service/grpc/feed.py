@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor
 
-from service.application import FeedEvent, Referee
+from fiftyk_referee.service.application import FeedEvent, Referee
 
 DEFAULT_TAIL = 20_000
 PAGE = 500

@@ -23,8 +23,8 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
-from service.logs import hand_id_var, request_id_var, table_id_var
-from service.metrics import Metrics, RpcLabels, grpc_code_label
+from fiftyk_referee.service.logs import hand_id_var, request_id_var, table_id_var
+from fiftyk_referee.service.metrics import Metrics, RpcLabels, grpc_code_label
 
 REQUEST_ID_HEADER = "x-request-id"
 # Client-chosen ids are logged verbatim, so accept only short, plain ones.

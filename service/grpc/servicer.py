@@ -20,15 +20,15 @@ from uuid import UUID
 import grpc
 from google.protobuf import timestamp_pb2
 
-from domain.errors import Reason, RuleError
-from domain.rulesets import Ruleset
-from domain.scoring import teams_of
-from domain.table import Table
-from domain.transcript import adjudicate
-from domain.visibility import redact_event
-from service.application import FeedEvent, Outcome, Referee
-from service.config import Config
-from service.errors import (
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.scoring import teams_of
+from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+from fiftyk_referee.domain.fiftyk.visibility import redact_event
+from fiftyk_referee.domain.table import Table
+from fiftyk_referee.service.application import FeedEvent, Outcome, Referee
+from fiftyk_referee.service.config import Config
+from fiftyk_referee.service.errors import (
     FieldViolation,
     InvalidArgument,
     NotFound,
@@ -37,19 +37,19 @@ from service.errors import (
     ServiceError,
     ServiceReason,
 )
-from service.grpc import auth
-from service.grpc.convert import (
+from fiftyk_referee.service.grpc import auth
+from fiftyk_referee.service.grpc.convert import (
     hand_to_proto,
     legal_play_to_proto,
     options_from_proto,
     result_to_proto,
     table_to_proto,
 )
-from service.grpc.errors import abort
-from service.grpc.feed import FeedHub
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
-from service.metrics import Metrics
+from fiftyk_referee.service.grpc.errors import abort
+from fiftyk_referee.service.grpc.feed import FeedHub
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+from fiftyk_referee.service.metrics import Metrics
 
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")

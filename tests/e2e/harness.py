@@ -18,13 +18,13 @@ from typing import Any, TypeVar
 
 import grpc
 
-from domain.cards import make_deck
-from domain.deal import shuffle_deck
-from domain.rulesets import Ruleset
-from service.client import RefereeClient
-from service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.server import RunningServer, create_server
+from fiftyk_referee.domain.cards import make_deck
+from fiftyk_referee.domain.deal import shuffle_deck
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.server import RunningServer, create_server
 
 T = TypeVar("T")
 START_TIMEOUT_SECONDS = 30

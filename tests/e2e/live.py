@@ -27,10 +27,10 @@ from typing import Any
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from service.client import RefereeClient
-from service.config import Config
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.server import RunningServer, create_server
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import Config
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.server import RunningServer, create_server
 
 REPO = Path(__file__).resolve().parents[2]
 FIFTYK = str(Path(sys.executable).with_name("fiftyk"))

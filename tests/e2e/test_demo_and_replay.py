@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from service import config_keys as keys
-from service.cli import main
-from service.hand_text import totals_text
+from fiftyk_referee.service import config_keys as keys
+from fiftyk_referee.service.cli import main
+from fiftyk_referee.service.hand_text import totals_text
 from tests.e2e.harness import LiveServer
 
 FIFTYK = str(Path(sys.executable).with_name("fiftyk"))

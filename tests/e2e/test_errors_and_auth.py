@@ -22,16 +22,16 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from domain.cards import parse_cards
-from domain.combinations import beats, classify
-from domain.errors import Reason
-from domain.rulesets import Ruleset
-from service.client import RefereeClient
-from service.config import DEV_TOKEN_SECRET
-from service.errors import ServiceReason
-from service.grpc.auth import issue_seat_token
-from service.grpc.errors import ERROR_DOMAIN, error_details, error_reason
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.fiftyk.combinations import beats, classify
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import DEV_TOKEN_SECRET
+from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.grpc.auth import issue_seat_token
+from fiftyk_referee.service.grpc.errors import ERROR_DOMAIN, error_details, error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, Seated, seat_bots, seeded_deck
 
 Code = grpc.StatusCode

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from domain.rulesets import PRESETS
-from service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
+from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import (
     COMPLETED,
     LiveServer,

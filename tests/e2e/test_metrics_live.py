@@ -18,13 +18,13 @@ from pathlib import Path
 import grpc
 import pytest
 
-from domain.cards import parse_cards
-from domain.combinations import Combination
-from service.client import RefereeClient
-from service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config
-from service.grpc.errors import error_reason
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.metrics import BOMB_SIZES, OTHER, bomb_size_label
+from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.fiftyk.combinations import Combination
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.metrics import BOMB_SIZES, OTHER, bomb_size_label
 from tests.e2e.live import (
     Scrape,
     Tally,

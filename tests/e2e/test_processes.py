@@ -18,12 +18,18 @@ from pathlib import Path
 import psutil
 import pytest
 
-from domain.transcript import adjudicate
-from service.client import RefereeClient
-from service.config_keys import AUDIT_KEY, DATABASE_URL, LOG_LEVEL, PLATFORM_KEY, TOKEN_SECRET
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.pgserver import ThrowawayPostgres, create_database, drop_database
+from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config_keys import (
+    AUDIT_KEY,
+    DATABASE_URL,
+    LOG_LEVEL,
+    PLATFORM_KEY,
+    TOKEN_SECRET,
+)
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.live import FIFTYK, REPO, START_TIMEOUT_SECONDS, Tally, open_table, play_hand, scrape
+from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 
 PROCESSES = 2
 CLIENTS = 24  # connections: the chance that all land on one process is 2 ** -23

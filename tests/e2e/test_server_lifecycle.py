@@ -16,8 +16,8 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.server import SERVICE_NAME
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.server import SERVICE_NAME
 from tests.e2e.harness import LiveServer, seat_bots, server_config
 
 SERVING = health_pb2.HealthCheckResponse.SERVING

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
-from domain.cards import parse_cards
-from domain.combinations import classify
-from domain.rulesets import Ruleset
-from service.client import RefereeClient
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.fiftyk.combinations import classify
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, seat_bots, server_config
 
 TURN_TIMEOUT = 1

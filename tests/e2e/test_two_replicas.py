@@ -23,12 +23,13 @@ from typing import Any
 
 import grpc
 import pytest
+from eventsourcing.utils import get_topic
 
-from domain.transcript import adjudicate
-from service.client import RefereeClient
-from service.config_keys import AUDIT_KEY, LOG_LEVEL, PLATFORM_KEY, TOKEN_SECRET
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.pgserver import ThrowawayPostgres, create_database, drop_database
+from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config_keys import AUDIT_KEY, LOG_LEVEL, PLATFORM_KEY, TOKEN_SECRET
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.receipts import CommandReceipt
 from tests.e2e.live import (
     ServeProcess,
     Tally,
@@ -43,6 +44,7 @@ from tests.e2e.live import (
     unexplained_events,
     wait_until,
 )
+from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 
 TABLES = 3
 REPLICAS = 2
@@ -50,7 +52,7 @@ A, B = 0, 1
 DUPLICATE_EVERY = 5
 PLAYERS = 4
 SEED = 4242
-RECEIPT_TOPIC = "service.application:CommandReceipt"
+RECEIPT_TOPIC = get_topic(CommandReceipt)
 TABLE_EVENTS = Counter({"Opened": 1, "SeatTaken": PLAYERS, "HandStarted": 1,
                         "HandRecorded": 1})
 

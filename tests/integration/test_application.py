@@ -13,19 +13,27 @@ from typing import Any
 
 import pytest
 from eventsourcing.application import project_aggregate
+from eventsourcing.utils import get_topic
 
-from domain.cards import make_deck
-from domain.deal import shuffle_deck
-from domain.errors import Reason, RuleError
-from domain.hand import Hand
-from domain.rulesets import Ruleset
-from domain.transcript import adjudicate
-from service.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
-from service.config import parse_database_url
-from service.errors import AlreadyExists, Conflict, InvalidArgument, NotFound, ServiceReason
-from service.metrics import Metrics
-from service.projections import Standing, StandingsProjector, seat_results
-from service.store import persistence_env
+from fiftyk_referee.domain.cards import make_deck
+from fiftyk_referee.domain.deal import shuffle_deck
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+from fiftyk_referee.domain.table import Table
+from fiftyk_referee.service.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
+from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.errors import (
+    AlreadyExists,
+    Conflict,
+    InvalidArgument,
+    NotFound,
+    ServiceReason,
+)
+from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.projections import Standing, StandingsProjector, seat_results
+from fiftyk_referee.service.store import persistence_env
 
 PRESET = "qq4"
 PLAYERS = 4
@@ -445,7 +453,7 @@ class ApplicationCases:
         for e in everything.events:
             per_stream.setdefault(e.originator_id, []).append(e.originator_version)
         assert all(v == list(range(1, len(v) + 1)) for v in per_stream.values())
-        seats = app.read_events(0, limit=1_000, topics=["domain.table:Table.SeatTaken"])
+        seats = app.read_events(0, limit=1_000, topics=[get_topic(Table.SeatTaken)])
         assert [e.payload["seat"] for e in seats.events] == list(range(PLAYERS))
 
     def test_standings_survive_a_restart_catch_up_and_rebuild_from_scratch(

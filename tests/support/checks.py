@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from domain.cards import card_points, make_deck
-from domain.hand import Hand
-from domain.transcript import adjudicate, export_transcript
+from fiftyk_referee.domain.cards import card_points, make_deck
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.transcript import adjudicate, export_transcript
 
 RESULT_KEYS = ("finish_order", "collected", "teams", "seats", "winner")
 CARD_FREE_KEYS = ("cards", "trick", "top")  # the seat's own cards and the public trick

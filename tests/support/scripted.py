@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from domain.cards import SUITS, Card, make_deck, parse_card, sort_cards
-from domain.deal import deck_from_hands
-from domain.errors import RuleError
-from domain.hand import FIRST_LEAD_FALLBACK, Hand, lead_card_of
-from domain.rulesets import Ruleset
+from fiftyk_referee.domain.cards import SUITS, Card, make_deck, parse_card, sort_cards
+from fiftyk_referee.domain.deal import deck_from_hands
+from fiftyk_referee.domain.errors import RuleError
+from fiftyk_referee.domain.fiftyk.hand import FIRST_LEAD_FALLBACK, Hand, lead_card_of
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 TABLE_ID = "scripted"
 REST = "..."  # last token of a spec: then every card nobody named, in canonical order

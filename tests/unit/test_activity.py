@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from service.activity import ActiveTables
-from service.application import FeedEvent
+from fiftyk_referee.service.activity import ActiveTables
+from fiftyk_referee.service.application import FeedEvent
 
 WINDOW = 60.0
-TABLE_TOPIC = "domain.table:Table"
-HAND_TOPIC = "domain.hand:Hand"
+TABLE_TOPIC = "fiftyk_referee.domain.table:Table"
+HAND_TOPIC = "fiftyk_referee.domain.fiftyk.hand:Hand"
 
 
 class Clock:

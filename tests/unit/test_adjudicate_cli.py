@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from domain.transcript import adjudicate
-from service.cli import main
+from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+from fiftyk_referee.service.cli import main
 from tests.support.scenarios import classic_transcript
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from service.errors import PermissionDenied, ServiceReason, Unauthenticated
-from service.grpc.auth import (
+from fiftyk_referee.service.errors import PermissionDenied, ServiceReason, Unauthenticated
+from fiftyk_referee.service.grpc.auth import (
     ANONYMOUS,
     AUDIT_KEY_HEADER,
     AUTHORIZATION_HEADER,
@@ -118,7 +118,9 @@ def test_malformed_tokens_are_rejected_as_invalid(bad: str) -> None:
 
 
 def test_a_validly_signed_token_with_a_malformed_payload_is_rejected() -> None:
-    from service.grpc.auth import _mac  # the signing primitive, to sign a bad payload
+    from fiftyk_referee.service.grpc.auth import (
+        _mac,  # the signing primitive, to sign a bad payload
+    )
 
     body = _b64(json.dumps({"tid": TABLE, "seat": "two", "pid": "alice", "iat": 1,
                             "exp": 2 ** 40}).encode())

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from domain.rulesets import Ruleset
-from service.bench import hand as bench
-from service.cli import main
+from bench import hand as bench
+from bench.__main__ import main
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 
 def test_bench_hand_prints_a_table_and_writes_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_file = tmp_path / "hand.json"
-    assert main(["bench", "hand", "--repeat", "2", "--json", str(out_file)]) == 0
+    assert main(["hand", "--repeat", "2", "--json", str(out_file)]) == 0
     table = capsys.readouterr().out
     assert "classic hand, dealt and played out at random" in table
     assert "rebuild a finished hand from its events" in table
@@ -45,5 +45,5 @@ def test_a_benchmark_hand_is_a_complete_random_hand_rebuilt_from_its_events() ->
 
 def test_the_repeat_count_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        main(["bench", "hand", "--repeat", "0"])
+        main(["hand", "--repeat", "0"])
     assert "must be at least 1" in capsys.readouterr().err

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from domain.cards import make_deck, parse_cards
-from domain.legal import legal_plays
-from domain.rulesets import Ruleset
-from service.bench.rules import HAND_SIZE, WORST_HAND, deal_hands
-from service.cli import main
+from bench.__main__ import main
+from bench.rules import HAND_SIZE, WORST_HAND, deal_hands
+from fiftyk_referee.domain.cards import make_deck, parse_cards
+from fiftyk_referee.domain.fiftyk.legal import legal_plays
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 ROWS = [
     "classify+beats: typical play",
@@ -31,7 +31,7 @@ def test_bench_rules_prints_a_table_and_writes_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_file = tmp_path / "rules.json"
-    assert main(["bench", "rules", "--repeat", "1", "--json", str(out_file)]) == 0
+    assert main(["rules", "--repeat", "1", "--json", str(out_file)]) == 0
     table = capsys.readouterr().out
     for name in ROWS:
         assert name in table
@@ -48,7 +48,7 @@ def test_bench_rules_prints_a_table_and_writes_json(
 
 def test_bench_rules_refuses_a_repeat_below_one(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["bench", "rules", "--repeat", "0"])
+        main(["rules", "--repeat", "0"])
     assert exited.value.code == 2
     assert "must be at least 1" in capsys.readouterr().err
 

@@ -15,13 +15,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from service.application import Referee
-from service.bench import growth
-from service.bench.suite import SECTIONS, TITLES
-from service.cli import main
-from service.config import parse_database_url
-from service.pgserver import ThrowawayPostgres
-from service.store import persistence_env
+from bench import growth
+from bench.__main__ import main
+from bench.suite import SECTIONS, TITLES
+from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.store import persistence_env
+from tests.support.pgserver import ThrowawayPostgres
 
 FIGURES = {
     "rules.classify_beats_typical_play", "rules.legal_plays_lead",
@@ -48,7 +48,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory,
                  postgres_server: ThrowawayPostgres) -> tuple[int, Path, dict[str, Any]]:
     """One quick suite run on the session's PostgreSQL server."""
     out = tmp_path_factory.mktemp("suite") / "report"
-    code = main(["bench", "suite", "--out", str(out), "--quick",
+    code = main(["suite", "--out", str(out), "--quick",
                  "--postgres-url", postgres_server.url("postgres")])
     return code, out, json.loads((out / "report.json").read_text())
 
@@ -60,7 +60,7 @@ def test_quick_suite_runs_every_section_without_an_error(
     assert [(s["key"], s["error"]) for s in data["sections"]] == [(k, None) for k in SECTIONS]
     assert code == 0
     assert data["settings"]["quick"] is True
-    assert data["command"].startswith("fiftyk bench suite --out ")
+    assert data["command"].startswith("scripts/bench suite --out ")
 
 
 def test_quick_suite_records_the_machine_and_the_software_versions(
@@ -129,7 +129,7 @@ def test_quick_suite_drops_the_databases_it_created(
 def test_bench_suite_refuses_an_unknown_section(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["bench", "suite", "--out", str(tmp_path), "--only", "rules,speed"]) == 2
+    assert main(["suite", "--out", str(tmp_path), "--only", "rules,speed"]) == 2
     assert "unknown section(s) speed" in capsys.readouterr().err
 
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from domain.cards import (
+from fiftyk_referee.domain.cards import (
     ACE,
     BIG_JOKER,
     BJ,
@@ -26,7 +26,7 @@ from domain.cards import (
     points,
     sort_cards,
 )
-from domain.errors import Reason, RuleError, UnknownCard
+from fiftyk_referee.domain.errors import Reason, RuleError, UnknownCard
 
 
 @pytest.mark.parametrize(

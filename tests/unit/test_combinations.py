@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from domain.cards import parse_cards
-from domain.combinations import (
+from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.errors import InvalidCombination, Reason
+from fiftyk_referee.domain.fiftyk.combinations import (
     BOMB,
     FIFTY_K,
     NORMAL,
@@ -32,8 +33,7 @@ from domain.combinations import (
     beats,
     classify,
 )
-from domain.errors import InvalidCombination, Reason
-from domain.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 
 Opts = dict[str, Any]
 NO: Opts = {}

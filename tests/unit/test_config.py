@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.config import (
+from fiftyk_referee.service.config import (
     DATA_DIR_ENV,
     DEFAULT_MAX_MESSAGE_BYTES,
     DEV_AUDIT_KEY,
@@ -20,7 +20,7 @@ from service.config import (
     is_loopback,
     parse_database_url,
 )
-from service.config_keys import CONFIG_ENV_VARS
+from fiftyk_referee.service.config_keys import CONFIG_ENV_VARS
 
 REAL_SECRETS = {
     "FIFTYK_TOKEN_SECRET": "token-secret-0123456789abcdef",

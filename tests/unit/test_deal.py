@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from domain.cards import Card, make_deck, parse_card, parse_cards
-from domain.deal import commitment, deal, deal_order, deck_from_hands, shuffle_deck
-from domain.errors import Reason, RuleError
-from domain.hand import Hand, check_deck, first_leader
-from domain.rulesets import Ruleset
+from fiftyk_referee.domain.cards import Card, make_deck, parse_card, parse_cards
+from fiftyk_referee.domain.deal import commitment, deal, deal_order, deck_from_hands, shuffle_deck
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.hand import Hand, check_deck, first_leader
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from tests.support.scripted import build_deck
 
 SEED = bytes(range(32))

@@ -19,9 +19,9 @@ import grpc
 import pytest
 import yaml
 
-from service.cli import build_parser
-from service.config_keys import CONFIG_ENV_VARS, METRICS_PORT, PORT, SECRET_ENV_VARS
-from service.metrics import Metrics, RpcLabels
+from fiftyk_referee.service.cli import build_parser
+from fiftyk_referee.service.config_keys import CONFIG_ENV_VARS, METRICS_PORT, PORT, SECRET_ENV_VARS
+from fiftyk_referee.service.metrics import Metrics, RpcLabels
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S = DEPLOY / "k8s"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from service.grpc.convert import score_text, table_to_proto
+from fiftyk_referee.service.grpc.convert import score_text, table_to_proto
 
 
 @pytest.mark.parametrize(("value", "text"), [

@@ -14,8 +14,14 @@ import grpc.aio
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from domain.errors import InvalidCombination, InvalidRuleset, Reason, RuleError, UnknownCard
-from service.errors import (
+from fiftyk_referee.domain.errors import (
+    InvalidCombination,
+    InvalidRuleset,
+    Reason,
+    RuleError,
+    UnknownCard,
+)
+from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
     FieldViolation,
@@ -28,7 +34,7 @@ from service.errors import (
     Unauthenticated,
     Unavailable,
 )
-from service.grpc.errors import (
+from fiftyk_referee.service.grpc.errors import (
     ERROR_DOMAIN,
     MALFORMED_INPUT_REASONS,
     ErrorDetails,

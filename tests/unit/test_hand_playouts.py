@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from domain.hand import Hand
-from domain.rulesets import PRESETS, Ruleset
-from domain.table import Table
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.table import Table
 from tests.support.checks import (
     assert_adjudication_reproduces,
     assert_points_conserved,

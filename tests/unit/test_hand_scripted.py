@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from domain.errors import Reason, RuleError
-from domain.hand import Hand
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.hand import Hand
 from tests.support.checks import (
     assert_adjudication_reproduces,
     assert_points_conserved,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.cards import (
+from fiftyk_referee.domain.cards import (
     ACE,
     BIG_JOKER,
     FIVE,
@@ -24,7 +24,8 @@ from domain.cards import (
     make_deck,
     parse_cards,
 )
-from domain.combinations import (
+from fiftyk_referee.domain.errors import InvalidCombination
+from fiftyk_referee.domain.fiftyk.combinations import (
     DOUBLE_FIFTY_K,
     FIFTY_K,
     PURE_DOUBLE_FIFTY_K,
@@ -33,9 +34,8 @@ from domain.combinations import (
     beats,
     classify,
 )
-from domain.errors import InvalidCombination
-from domain.legal import can_beat, iter_legal_plays, legal_plays
-from domain.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.fiftyk.legal import can_beat, iter_legal_plays, legal_plays
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 
 Opts = dict[str, Any]
 

@@ -13,9 +13,9 @@ import grpc
 import grpc.aio
 import pytest
 
-from domain.cards import parse_cards
-from service.grpc.interceptors import RequestContextInterceptor
-from service.logs import bind, configure_logging, log_cards
+from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.service.grpc.interceptors import RequestContextInterceptor
+from fiftyk_referee.service.logs import bind, configure_logging, log_cards
 
 SERVICE = "test.Logged"
 HIDDEN = "3S 10H QC BJ"

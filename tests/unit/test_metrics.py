@@ -12,12 +12,12 @@ import grpc
 import grpc.aio
 import pytest
 
-from domain.cards import parse_cards
-from domain.combinations import classify
-from domain.rulesets import Ruleset
-from service.errors import ServiceReason
-from service.grpc.interceptors import MetricsInterceptor
-from service.metrics import LATENCY_BUCKETS, Metrics, bomb_size_label
+from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.fiftyk.combinations import classify
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.grpc.interceptors import MetricsInterceptor
+from fiftyk_referee.service.metrics import LATENCY_BUCKETS, Metrics, bomb_size_label
 
 SERVICE = "test.Echo"
 STREAMED = 3

@@ -17,6 +17,7 @@ GEN_SCRIPT = ROOT / "scripts" / "gen-proto"
 BUF = Path(sys.executable).parent / "buf"
 TOOL_TIMEOUT_SECONDS = 120
 SERVICE_NAME = "fiftyk.referee.v1.RefereeService"
+GENERATED = "fiftyk_referee.service.grpc.gen.fiftyk.referee.v1"
 
 
 def _buf() -> str:
@@ -71,8 +72,8 @@ def test_the_committed_generated_code_is_what_the_proto_generates(tmp_path: Path
 
 
 def test_the_generated_modules_import_as_the_service_grpc_gen_package() -> None:
-    pb = importlib.import_module("service.grpc.gen.fiftyk.referee.v1.referee_pb2")
-    pb_grpc = importlib.import_module("service.grpc.gen.fiftyk.referee.v1.referee_pb2_grpc")
+    pb = importlib.import_module(f"{GENERATED}.referee_pb2")
+    pb_grpc = importlib.import_module(f"{GENERATED}.referee_pb2_grpc")
     service = pb.DESCRIPTOR.services_by_name["RefereeService"]
     assert service.full_name == SERVICE_NAME
     assert pb.DESCRIPTOR.name == "fiftyk/referee/v1/referee.proto"
@@ -82,7 +83,7 @@ def test_the_generated_modules_import_as_the_service_grpc_gen_package() -> None:
 
 
 def test_every_rpc_has_its_own_request_and_response_messages() -> None:
-    pb = importlib.import_module("service.grpc.gen.fiftyk.referee.v1.referee_pb2")
+    pb = importlib.import_module("fiftyk_referee.service.grpc.gen.fiftyk.referee.v1.referee_pb2")
     methods = pb.DESCRIPTOR.services_by_name["RefereeService"].methods
     for method in methods:
         assert method.input_type.name == f"{method.name}Request"
@@ -92,7 +93,7 @@ def test_every_rpc_has_its_own_request_and_response_messages() -> None:
 
 
 def test_every_command_takes_a_request_id_and_returns_a_version() -> None:
-    pb = importlib.import_module("service.grpc.gen.fiftyk.referee.v1.referee_pb2")
+    pb = importlib.import_module("fiftyk_referee.service.grpc.gen.fiftyk.referee.v1.referee_pb2")
     commands = ("CreateTable", "JoinTable", "LeaveTable", "StartHand", "Play", "Pass", "Resign")
     for name in commands:
         request = getattr(pb, f"{name}Request").DESCRIPTOR
@@ -103,7 +104,7 @@ def test_every_command_takes_a_request_id_and_returns_a_version() -> None:
 
 
 def test_cards_travel_as_notation_strings() -> None:
-    pb = importlib.import_module("service.grpc.gen.fiftyk.referee.v1.referee_pb2")
+    pb = importlib.import_module("fiftyk_referee.service.grpc.gen.fiftyk.referee.v1.referee_pb2")
     request = pb.PlayRequest(table_id="t", hand_id="h", cards=["10H", "SJ"])
     decoded = pb.PlayRequest.FromString(request.SerializeToString())
     assert list(decoded.cards) == ["10H", "SJ"]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from domain.errors import InvalidRuleset, Reason
-from domain.rulesets import (
+from fiftyk_referee.domain.errors import InvalidRuleset, Reason
+from fiftyk_referee.domain.fiftyk.rulesets import (
     DEFAULTS,
     OPTION_SPECS,
     OPTIONS,
@@ -343,7 +343,7 @@ def test_every_preset_has_its_own_fingerprint() -> None:
 
 def test_fingerprint_is_the_same_in_another_process() -> None:
     code = (
-        "from domain.rulesets import Ruleset, PRESETS;"
+        "from fiftyk_referee.domain.fiftyk.rulesets import Ruleset, PRESETS;"
         "print(' '.join(Ruleset.from_spec(p).fingerprint for p in sorted(PRESETS)))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

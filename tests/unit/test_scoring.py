@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.rulesets import Ruleset
-from domain.scoring import (
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.scoring import (
     HandFacts,
     HandScore,
     bomb_multiplier,

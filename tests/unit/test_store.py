@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from service.config import parse_database_url
-from service.store import lock_timeout_seconds, persistence_env
+from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.store import lock_timeout_seconds, persistence_env
 
 
 def test_a_postgresql_url_selects_the_postgres_module_with_its_connection_settings() -> None:

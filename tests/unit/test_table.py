@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from domain.errors import Reason, RuleError
-from domain.hand import Hand, first_leader, hand_id_for
-from domain.rulesets import Ruleset
-from domain.table import Table
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.hand import Hand, first_leader, hand_id_for
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.table import Table
 from tests.support.checks import replay
 from tests.support.scenarios import CLASSIC_HANDS, CLASSIC_SCRIPT, CLASSIC_TEAM_SCORES
 from tests.support.scripted import build_deck, run

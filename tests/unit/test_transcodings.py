@@ -9,12 +9,12 @@ from typing import Any
 
 from eventsourcing.persistence import Mapper
 
-from domain.cards import Card
-from domain.combinations import Combination
-from domain.hand import Hand
-from domain.rulesets import Ruleset
-from domain.table import Table
-from service.transcodings import DomainTranscoder
+from fiftyk_referee.domain.cards import Card
+from fiftyk_referee.domain.fiftyk.combinations import Combination
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.table import Table
+from fiftyk_referee.service.transcodings import DomainTranscoder
 
 
 def mapper() -> Mapper[Any]:

@@ -8,10 +8,15 @@ from typing import Any
 
 import pytest
 
-from domain.errors import Reason
-from domain.rulesets import Ruleset
-from domain.table import Table
-from domain.transcript import InvalidTranscript, adjudicate, export_transcript, load_transcript
+from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.transcript import (
+    InvalidTranscript,
+    adjudicate,
+    export_transcript,
+    load_transcript,
+)
+from fiftyk_referee.domain.table import Table
 from tests.support.checks import assert_adjudication_reproduces
 from tests.support.scenarios import (
     CLASSIC_HANDS,

@@ -30,7 +30,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66iftyk/refe
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'service.grpc.gen.fiftyk.referee.v1.referee_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'fiftyk_referee.service.grpc.gen.fiftyk.referee.v1.referee_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_RULESETSPEC_OPTIONSENTRY']._loaded_options = None

@@ -31,7 +31,7 @@ Credentials travel in request metadata:
 """
 
 from collections import abc as _abc
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as _referee_pb2
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as _referee_pb2
 from grpc import aio as _aio
 import abc as _abc_1
 import grpc as _grpc

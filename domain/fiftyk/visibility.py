@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.deal import deal
-from domain.hand import ruleset_of
+from fiftyk_referee.domain.deal import deal
+from fiftyk_referee.domain.fiftyk.hand import ruleset_of
 
 DEALT, CARDS_DRAWN = "Dealt", "CardsDrawn"
 HIDDEN_EVENTS = frozenset({DEALT, CARDS_DRAWN})

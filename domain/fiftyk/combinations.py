@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from domain.cards import (
+from fiftyk_referee.domain.cards import (
     ACE,
     BIG_JOKER,
     FIVE,
@@ -25,8 +25,8 @@ from domain.cards import (
     rank_name,
     sort_key,
 )
-from domain.errors import InvalidCombination
-from domain.rulesets import Ruleset
+from fiftyk_referee.domain.errors import InvalidCombination
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 # Type codes (RULES.md section 3).
 SINGLE = "single"

@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.cards import make_deck, parse_card
-from domain.deal import deck_from_hands
-from domain.errors import Reason, RuleError
-from domain.hand import Hand, check_deck, first_leader, lead_card_of
-from domain.rulesets import Ruleset
-from domain.scoring import teams_of
+from fiftyk_referee.domain.cards import make_deck, parse_card
+from fiftyk_referee.domain.deal import deck_from_hands
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.hand import Hand, check_deck, first_leader, lead_card_of
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.scoring import teams_of
 
 TRANSCRIPT_FORMAT = "fiftyk-transcript/1"
 RESULT_FORMAT = "fiftyk-result/1"

@@ -19,7 +19,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.cards import (
+from fiftyk_referee.domain.cards import (
     Card,
     card_points,
     format_cards,
@@ -28,12 +28,12 @@ from domain.cards import (
     sort_cards,
     sort_key,
 )
-from domain.combinations import BOMB, Combination, beats, classify, tables
-from domain.deal import SEED_BYTES, commitment, deal, deal_order, shuffle_deck
-from domain.errors import Reason, RuleError
-from domain.legal import can_beat, legal_plays
-from domain.rulesets import Ruleset
-from domain.scoring import HandFacts, HandScore, score_hand, teams_of
+from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal, deal_order, shuffle_deck
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.combinations import BOMB, Combination, beats, classify, tables
+from fiftyk_referee.domain.fiftyk.legal import can_beat, legal_plays
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.scoring import HandFacts, HandScore, score_hand, teams_of
 
 HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/hand")
 PLAYING, OVER = "playing", "over"

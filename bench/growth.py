@@ -1,6 +1,6 @@
 """How the referee's costs grow: memory per idle table, store size, hand length, the feed.
 
-The measurements of `fiftyk bench suite` figures 3 (memory) and 4:
+The measurements of `scripts/bench suite` figures 3 (memory) and 4:
 
 - `idle_table_memory`: a server's VmRSS before and after creating tables through the gRPC
   API (four seated players and a dealt hand each), divided by the tables created.
@@ -29,13 +29,13 @@ from uuid import UUID, uuid4
 
 from eventsourcing.persistence import StoredEvent
 
-from domain.hand import Hand
-from service.application import Referee
-from service.bench.store import TablePlayer, store_env
-from service.client import RefereeClient
-from service.config import parse_database_url
-from service.projections import StandingsProjector
-from service.store import persistence_env
+from bench.store import TablePlayer, store_env
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.projections import StandingsProjector
+from fiftyk_referee.service.store import persistence_env
 
 PRESET = "classic"
 PLAYERS = 4

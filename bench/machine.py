@@ -156,7 +156,7 @@ def fiftyk_command() -> list[str]:
     script = Path(sys.executable).with_name("fiftyk")
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from service.cli import main; sys.exit(main())"]
+    return [sys.executable, "-m", "fiftyk_referee.service.cli"]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from itertools import combinations as choose
 from itertools import groupby, product
 from operator import itemgetter
 
-from domain.cards import (
+from fiftyk_referee.domain.cards import (
     ACE,
     BIG_JOKER,
     FIVE,
@@ -26,7 +26,7 @@ from domain.cards import (
     make_deck,
     sort_key,
 )
-from domain.combinations import (
+from fiftyk_referee.domain.fiftyk.combinations import (
     BIG_JOKER_PAIR,
     BOMB,
     BOMB_RUNGS,
@@ -61,7 +61,7 @@ from domain.combinations import (
     beats,
     tables,
 )
-from domain.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 Groups = dict[int, list[Card]]
 LEAD = -1  # rank threshold below every key: any rank will do

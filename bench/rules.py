@@ -1,4 +1,4 @@
-"""`fiftyk bench rules`: how fast the rules engine classifies, compares and lists plays.
+"""`scripts/bench rules`: how fast the rules engine classifies, compares and lists plays.
 
 Targets (issue 2): classify + beats of a typical play ≤ 20 µs median; legal plays for a
 27-card two-pack `classic` hand, leading or following a single, a pair straight or a bomb,
@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from domain.cards import Card, make_deck, parse_cards
-from domain.combinations import Combination, beats, classify
-from domain.legal import legal_plays
-from domain.rulesets import Ruleset
+from fiftyk_referee.domain.cards import Card, make_deck, parse_cards
+from fiftyk_referee.domain.fiftyk.combinations import Combination, beats, classify
+from fiftyk_referee.domain.fiftyk.legal import legal_plays
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 PRESET = "classic"
 HAND_SIZE = 27
@@ -105,7 +105,7 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `fiftyk bench rules`."""
+    """Run `scripts/bench rules`."""
     results = benchmark(args.repeat)
     print(render(results, args.repeat))
     if args.json is not None:
@@ -188,7 +188,7 @@ def _result(name: str, times: list[float], target: float | None,
 
 def render(results: Sequence[Result], repeat: int) -> str:
     """A readable table of the results."""
-    head = (f"fiftyk bench rules — preset {PRESET}, {DEALS * SEATS} seeded {HAND_SIZE}-card"
+    head = (f"scripts/bench rules — preset {PRESET}, {DEALS * SEATS} seeded {HAND_SIZE}-card"
             f" hands, repeat {repeat}, Python {platform.python_version()}")
     lines = [head, "",
              f"{'case':<36} {'median µs':>10} {'p95 µs':>10} {'max µs':>10} {'target µs':>10}"

@@ -1,4 +1,4 @@
-"""`fiftyk bench e2e`: closed-loop load on a running referee, from separate processes.
+"""`scripts/bench e2e`: closed-loop load on a running referee, from separate processes.
 
 Each table is played by one bot loop (a thread in a worker process): it sends one command,
 waits for the answer, and sends the next. Bots track their own cards from the views the
@@ -10,7 +10,7 @@ other failure, including a rule error on a command the bot thought legal).
 
 All worker processes start together; the first `--warmup` seconds are not measured, then
 commands that complete within the next `--seconds` are: `commands` and the latencies are
-accepted commands only. `fiftyk bench echo` measures the same harness against a trivial
+accepted commands only. `scripts/bench echo` measures the same harness against a trivial
 echo service on the same server stack: the ceiling for Python gRPC on the machine.
 """
 
@@ -32,16 +32,16 @@ from typing import Any, Protocol
 
 import grpc
 
-from domain.cards import parse_cards
-from domain.combinations import Combination, classify
-from domain.legal import legal_plays
-from domain.rulesets import Ruleset
-from service.client import RefereeClient
-from service.config import DEV_PLATFORM_KEY
-from service.grpc.errors import error_reason
-from service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor
-from service.metrics import Metrics
+from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.fiftyk.combinations import Combination, classify
+from fiftyk_referee.domain.fiftyk.legal import legal_plays
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor
+from fiftyk_referee.service.metrics import Metrics
 
 PASS_PROBABILITY = 0.25
 COMPLETED = pb.HAND_STATUS_COMPLETED

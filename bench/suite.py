@@ -1,4 +1,4 @@
-"""`fiftyk bench suite`: every benchmark in one run, written to DIR/report.md and report.json.
+"""`scripts/bench suite`: every benchmark in one run, written to DIR/report.md and report.json.
 
 Sections (issue 7): 1. the rules engine (with RLCard's Dou Dizhu as the baseline of random
 playouts), 2. the event store on PostgreSQL (with `pgbench` single-row inserts at the same
@@ -32,11 +32,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.bench import e2e, growth, hand, machine, rules, store
-from service.config import DEV_PLATFORM_KEY
-from service.pgserver import ThrowawayPostgres, create_database, drop_database
-from service.projections import DEFAULT_POLL_SECONDS
-from service.store import DEFAULT_CACHE_SIZE
+from bench import e2e, growth, hand, machine, rules, store
+from fiftyk_referee.service.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.projections import DEFAULT_POLL_SECONDS
+from fiftyk_referee.service.store import DEFAULT_CACHE_SIZE
+from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 
 SECTIONS = ("rules", "store", "e2e", "growth")
 TITLES = {"rules": "1. Rules engine", "store": "2. Event store (PostgreSQL)",
@@ -718,8 +718,8 @@ def run_suite(out: Path, settings: Settings, *, only: Sequence[str] = SECTIONS,
     facts["load_average_before"] = load_before
     facts["load_average_after"] = machine.load_average()
     data = {
-        "suite": "fiftyk bench suite",
-        "command": shlex.join(["fiftyk", "bench", "suite", *argv]),
+        "suite": "scripts/bench suite",
+        "command": shlex.join(["scripts/bench", "suite", *argv]),
         "started_at": started_at.isoformat(timespec="seconds"),
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "duration_seconds": round(time.perf_counter() - started, 1),
@@ -738,7 +738,7 @@ def run_suite(out: Path, settings: Settings, *, only: Sequence[str] = SECTIONS,
 
 def _run_section(ctx: Context, key: str) -> Section:
     started = time.perf_counter()
-    print(f"fiftyk bench suite: {TITLES[key]} ...", file=sys.stderr, flush=True)
+    print(f"scripts/bench suite: {TITLES[key]} ...", file=sys.stderr, flush=True)
     try:
         section = RUNNERS[key](ctx)
     except Exception:  # reported in the section, and by the exit status: the rest still runs
@@ -901,11 +901,11 @@ def _argv(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `fiftyk bench suite`; exit 1 when a section failed (the report says which)."""
+    """Run `scripts/bench suite`; exit 1 when a section failed (the report says which)."""
     only = [part.strip() for part in str(args.only).split(",") if part.strip()]
     unknown = sorted(set(only) - set(SECTIONS))
     if unknown:
-        print(f"fiftyk bench suite: unknown section(s) {', '.join(unknown)};"
+        print(f"scripts/bench suite: unknown section(s) {', '.join(unknown)};"
               f" choose from {', '.join(SECTIONS)}", file=sys.stderr)
         return 2
     settings = Settings.choose(quick=args.quick, seconds=args.seconds, repeats=args.repeats,

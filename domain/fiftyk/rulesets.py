@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.errors import InvalidRuleset
+from fiftyk_referee.domain.errors import InvalidRuleset
 
 OptionValue = bool | int | str | None
 

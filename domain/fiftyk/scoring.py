@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from math import prod
 
-from domain.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 # Section 6, bomb bonus (福州): card count of an unbeaten `bomb` -> extra points / multiplier.
 BOMB_EXTRA_POINTS = {5: 50, 6: 100, 7: 300, 8: 1000}

@@ -1,4 +1,4 @@
-"""`fiftyk bench store`: the event store under load, next to what the server itself can do.
+"""`scripts/bench store`: the event store under load, next to what the server itself can do.
 
 Runs against a PostgreSQL database named by `--database-url` (it creates its own tables and
 leaves its events behind; use a scratch database). In one run, on the same server:
@@ -38,11 +38,11 @@ from uuid import UUID
 
 import psycopg
 
-from domain.hand import Hand
-from service.application import Outcome, Referee, replay
-from service.config import parse_database_url
-from service.metrics import Metrics
-from service.store import persistence_env
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.service.application import Outcome, Referee, replay
+from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.store import persistence_env
 
 PRESET = "classic"
 PLAYERS = 4
@@ -393,7 +393,7 @@ def _redacted(database_url: str) -> str:
 
 def render(report: Report) -> str:
     """A readable table of the report."""
-    lines = [f"fiftyk bench store — {report.database}, {report.seconds:g} s per run", ""]
+    lines = [f"scripts/bench store — {report.database}, {report.seconds:g} s per run", ""]
     lines.append(f"{'tables':>6} {'procs':>5} {'cache':>5} {'commands/s':>11} {'p50 ms':>7}"
                  f" {'p95 ms':>7} {'client':>6} {'conflicts':>9} {'hands':>5}")
     for run in report.throughput:
@@ -447,7 +447,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `fiftyk bench store`."""
+    """Run `scripts/bench store`."""
     tables = [int(t) for t in str(args.tables).split(",") if t.strip()]
     pgbench = None if args.no_pgbench else find_pgbench(args.pgbench)
     if pgbench is None and not args.no_pgbench:

@@ -1,4 +1,4 @@
-"""`fiftyk bench hand`: whole hands through the Hand aggregate, against RLCard's Dou Dizhu.
+"""`scripts/bench hand`: whole hands through the Hand aggregate, against RLCard's Dou Dizhu.
 
 Targets (issue 3): a complete random hand of `classic` simulated in memory through the
 aggregate ≤ 50 ms median; rebuilding a finished hand from its events ≤ 10 ms median; random
@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from domain.hand import Hand
-from domain.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
 PRESET = "classic"
 PLAYERS = 4
@@ -79,7 +79,7 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `fiftyk bench hand`."""
+    """Run `scripts/bench hand`."""
     rows, notes = benchmark(args.repeat)
     print(render(rows, notes, args.repeat))
     if args.json is not None:
@@ -246,7 +246,7 @@ def _row(name: str, values: list[float], unit: str, target: float, note: str = "
 
 def render(rows: list[Row], notes: list[str], repeat: int) -> str:
     """A readable table of the results."""
-    head = (f"fiftyk bench hand — preset {PRESET}, {PLAYERS} players, {repeat} seeded hands,"
+    head = (f"scripts/bench hand — preset {PRESET}, {PLAYERS} players, {repeat} seeded hands,"
             f" medians of process CPU time, Python {platform.python_version()}")
     lines = [head, "",
              f"{'case':<46} {'median':>12} {'unit':<8} {'target':<14} verdict  notes"]

@@ -1,0 +1,1 @@
+"""五十K (fifty-K): the rules engine and the hand aggregate of the game."""

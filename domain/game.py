@@ -1,0 +1,188 @@
+"""The game boundary: what the referee's core needs of a game, and nothing more.
+
+The core (use cases, the store, the feed, the turn clock, the gRPC edge) knows games only
+through these protocols; each game is a package of its own (`domain/fiftyk/`, ...) whose
+`GAME` object satisfies `Game`, registered by name in `domain/games.py`. Adding a game is a
+new package, its proto messages and one line in that registry: nothing in the core changes.
+
+The API is small and fixed, in the spirit of OpenSpiel's: who acts, which actions are legal,
+apply one, is it over, the result; plus a view for one viewer (`domain/observer.py`) that
+holds nothing that viewer may not see, and the hand's transcript. A hand is an
+event-sourced aggregate: commands validate and decide, then record events that only mutate,
+so replaying the events rebuilds the hand exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any, Protocol
+from uuid import UUID
+
+from fiftyk_referee.domain.observer import Viewer
+
+
+class ActionKind(StrEnum):
+    """What a seat can do in a hand (each game accepts a subset)."""
+
+    PLAY = "play"
+    PASS = "pass"
+    RESIGN = "resign"
+    DECLARE = "declare"  # Shengji: show trump cards while the deal is paced out
+    BURY = "bury"  # Shengji: the dealer's cards returned to the kitty
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One seat's action: a kind, and the cards it names (card notation, any order)."""
+
+    kind: ActionKind
+    cards: tuple[str, ...] = ()
+
+    @classmethod
+    def play(cls, cards: Sequence[str]) -> Action:
+        """Play these cards."""
+        return cls(ActionKind.PLAY, tuple(cards))
+
+
+PASS = Action(ActionKind.PASS)
+RESIGN = Action(ActionKind.RESIGN)
+
+
+@dataclass(frozen=True, slots=True)
+class LegalPlay:
+    """One legal play: its cards and what they form (a game's combination name)."""
+
+    cards: tuple[str, ...]
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class LegalActions:
+    """What a seat may do now.
+
+    `plays` lists legal plays, at most `limit` of them (`truncated` says when more exist);
+    a game whose legal plays can be combinatorial states its `constraints` instead, in
+    words a client can apply (e.g. "play 2 cards of hearts, a pair if you hold one").
+    """
+
+    seat: int
+    plays: tuple[LegalPlay, ...] = ()
+    may_pass: bool = False
+    other_kinds: frozenset[ActionKind] = frozenset()
+    truncated: bool = False
+    constraints: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """What a finished hand leaves on its table's match.
+
+    `totals` are the hand's score per side (decimals, `side_names` order); `carry` holds
+    what the next deal needs of this hand (plain JSON: e.g. who went out first).
+    """
+
+    hand_id: str
+    totals: Mapping[str, Decimal]
+    carry: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Rules(Protocol):
+    """A game's resolved ruleset: a preset plus options, frozen and validated."""
+
+    @property
+    def preset(self) -> str:
+        """The preset the options were resolved from."""
+
+    @property
+    def fingerprint(self) -> str:
+        """A stable hash of the resolved options: equal rules, equal fingerprint."""
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"preset": P, "options": {...}}`, every option resolved."""
+
+    def check_players(self, players: Any) -> int:
+        """The seat count, if this ruleset allows it (else a `RuleError`)."""
+
+
+class GameHand(Protocol):
+    """One deal of a game: an event-sourced aggregate, from the deal to the result."""
+
+    @property
+    def id(self) -> UUID:
+        """The hand's id (derived from its table and number)."""
+
+    @property
+    def version(self) -> int:
+        """The number of events recorded so far."""
+
+    table_id: str
+    number: int
+    players: int
+    dealer: int
+    seat_players: list[str | None] | None
+
+    @property
+    def is_over(self) -> bool:
+        """The hand has ended and has its result."""
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat whose action the hand waits for (None when nobody's, or over)."""
+
+    def act(self, seat: int, action: Action) -> None:
+        """Validate and apply one seat's action (a `RuleError` with a reason if refused)."""
+
+    def time_out(self, seat: int, now: datetime) -> Action:
+        """Act for a seat whose turn clock ran out; returns what the referee did."""
+
+    def turn_deadline(self) -> datetime | None:
+        """When the seat to act runs out of time, if this table has a turn clock."""
+
+    def legal_actions(self, seat: int) -> LegalActions:
+        """What `seat` may do now (nothing when it is not its turn)."""
+
+    def view(self, viewer: Viewer) -> Any:
+        """The hand as `viewer` may see it: a game's own frozen view dataclass."""
+
+    def record(self) -> HandRecord:
+        """What the finished hand leaves on the match (a `RuleError` while it is not over)."""
+
+    def transcript(self) -> dict[str, Any]:
+        """The hand as a transcript (the game's transcript format)."""
+
+
+class Game(Protocol):
+    """A game the referee hosts: its rules, its hands, its match and its transcripts."""
+
+    name: str
+
+    def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Rules:
+        """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""
+
+    def rules_from_json(self, spec: Mapping[str, Any]) -> Rules:
+        """The rules a stored `to_json()` spec describes."""
+
+    def side_names(self, rules: Rules, players: int) -> list[str]:
+        """The match's score sides (`team:0`, `seat:3`, ...)."""
+
+    def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
+             seat_players: Sequence[str | None], carry: Mapping[str, Any],
+             deck: Sequence[str] | None, seed: bytes | None) -> GameHand:
+        """Deal a table's next hand (from a secret seed, or a permitted preset deck)."""
+
+    def match_end(self, rules: Rules, hands_played: int,
+                  scores: Mapping[str, Decimal]) -> str | None:
+        """Why the match is over after this many hands and these scores (None: it goes on)."""
+
+    def adjudicate(self, transcript: Any) -> dict[str, Any]:
+        """Rule on a transcript: the result JSON (nothing is stored)."""
+
+
+__all__ = [
+    "PASS", "RESIGN", "Action", "ActionKind", "Game", "GameHand", "HandRecord",
+    "LegalActions", "LegalPlay", "Rules",
+]
