@@ -1,0 +1,116 @@
+"""The pages in docs/ say what the code does: their examples and tables are checked here."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from fiftyk_referee.domain.fiftyk.rulesets import DEFAULTS, OPTION_SPECS, PRESETS, Ruleset
+from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+JSON_BLOCK = re.compile(r"^```json\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+TABLE_ROW = re.compile(r"^\| (.+) \|$", re.MULTILINE)
+CODE = re.compile(r"`([^`]+)`")
+KEEP_FIRST = re.compile(r"Keep only the first (\d+) actions")
+REPLACE_ACTION = re.compile(r"Replace action (\d+) by `(\{.*?\})`")
+
+
+def _page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def _json_blocks(text: str) -> list[Any]:
+    return [json.loads(block) for block in JSON_BLOCK.findall(text)]
+
+
+def _code(cell: str) -> str:
+    """The text of the first `code` span in a table cell."""
+    match = CODE.search(cell)
+    assert match is not None, cell
+    return match.group(1)
+
+
+def _rows(text: str, first_header: str) -> list[list[str]]:
+    """The body rows of the markdown table whose header starts with `first_header`."""
+    start = text.index(f"| {first_header} |")
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        match = TABLE_ROW.match(line)
+        if match is None:
+            break
+        rows.append([cell.strip() for cell in match.group(1).split(" | ")])
+    return rows
+
+
+# -- transcript.md --------------------------------------------------------------------------
+
+
+def test_transcript_page_example_adjudicates_to_the_result_shown() -> None:
+    transcript, result, *_ = _json_blocks(_page("transcript.md"))
+    assert transcript["format"] == "fiftyk-transcript/1"
+    assert result["status"] == "completed"
+    assert adjudicate(transcript) == result
+
+
+def test_transcript_page_variants_adjudicate_to_the_results_shown() -> None:
+    text = _page("transcript.md")
+    transcript, _, unfinished, rejected = _json_blocks(text)
+    keep = KEEP_FIRST.search(text)
+    replace = REPLACE_ACTION.search(text)
+    assert keep is not None and replace is not None
+
+    shortened = copy.deepcopy(transcript)
+    shortened["actions"] = shortened["actions"][: int(keep.group(1))]
+    assert adjudicate(shortened) == unfinished
+    assert unfinished["status"] == "in_progress"
+
+    changed = copy.deepcopy(transcript)
+    changed["actions"][int(replace.group(1))] = json.loads(replace.group(2))
+    assert adjudicate(changed) == rejected
+    assert rejected["rejected"]["action"] == int(replace.group(1))
+
+
+# -- rules.md -------------------------------------------------------------------------------
+
+
+def test_rules_page_lists_every_option_with_its_default_and_allowed_values() -> None:
+    rows = _rows(_page("rules.md"), "option")
+    documented = {_code(name): (default, allowed) for name, default, allowed, _ in rows}
+    assert list(documented) == list(OPTION_SPECS)
+    for name, (default, allowed) in documented.items():
+        spec = OPTION_SPECS[name]
+        assert default == f"`{json.dumps(spec.default)}`", name
+        assert allowed == spec.allowed().removeprefix("an integer from "), name
+
+
+def _preset_overrides(cell: str, documented: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The option values a preset row names: `name=value`, `name` (true), `as X`."""
+    values: dict[str, Any] = {}
+    base = re.match(r"as `(\w+)`", cell)
+    if base is not None:
+        values.update(documented[base.group(1)])
+    for token in CODE.findall(cell):
+        name, sep, text = token.partition("=")
+        if name in OPTION_SPECS:
+            values[name] = OPTION_SPECS[name].parse(text) if sep else True
+    return values
+
+
+def test_rules_page_presets_match_the_presets_in_the_code() -> None:
+    rows = _rows(_page("rules.md"), "preset")
+    documented: dict[str, dict[str, Any]] = {}
+    for name_cell, players_cell, deck_cell, changes in rows:
+        name = _code(name_cell)
+        documented[name] = _preset_overrides(changes, documented)
+        ruleset = Ruleset.preset_named(name)
+        counts = ruleset.player_counts()
+        shown = (f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}")
+        assert players_cell.split(",")[0] == shown, name
+        assert ("teams" in players_cell) == ruleset.teams, name
+        assert int(deck_cell) == ruleset.deck_size, name
+        assert {**DEFAULTS, **documented[name]} == {**DEFAULTS, **PRESETS[name]}, name
+    assert list(documented) == list(PRESETS)
