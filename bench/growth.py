@@ -29,7 +29,7 @@ from uuid import UUID, uuid4
 
 from eventsourcing.persistence import StoredEvent
 
-from bench.store import TablePlayer, store_env
+from bench.store import TablePlayer, fiftyk_hand, store_env
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.client import RefereeClient
@@ -124,11 +124,11 @@ def _move(app: Referee, table_id: UUID, hand: Hand, rng: random.Random) -> Hand 
     if seat is None:
         raise RuntimeError("a hand in progress has nobody to play")
     if hand.top is None:
-        return app.play(table_id, hand.id, seat, [str(rng.choice(hand.hands[seat]))]).hand
+        return fiftyk_hand(app.play(table_id, hand.id, seat, [str(rng.choice(hand.hands[seat]))]))
     plays = hand.legal_plays(seat)
     if plays and rng.random() >= PASS_PROBABILITY:
-        return app.play(table_id, hand.id, seat, rng.choice(plays).card_strings()).hand
-    return app.pass_turn(table_id, hand.id, seat).hand
+        return fiftyk_hand(app.play(table_id, hand.id, seat, rng.choice(plays).card_strings()))
+    return fiftyk_hand(app.pass_turn(table_id, hand.id, seat))
 
 
 def open_table(app: Referee, prefix: str) -> UUID:
@@ -141,7 +141,7 @@ def open_table(app: Referee, prefix: str) -> UUID:
 
 def play_hand(app: Referee, table_id: UUID, rng: random.Random) -> Hand:
     """Deal and play one complete hand of random legal moves through the application."""
-    hand: Hand | None = app.start_hand(table_id).hand
+    hand: Hand | None = fiftyk_hand(app.start_hand(table_id))
     while hand is not None and not hand.is_over:
         hand = _move(app, table_id, hand, rng)
     if hand is None:
@@ -277,16 +277,16 @@ class RebuildPoint:
 def play_long_hand(app: Referee) -> Hand:
     """A hand as long as the rules allow: every trick is one single and three passes."""
     table_id = open_table(app, "long")
-    hand: Hand | None = app.start_hand(table_id).hand
+    hand: Hand | None = fiftyk_hand(app.start_hand(table_id))
     while hand is not None and not hand.is_over:
         seat = hand.turn
         if seat is None:
             raise RuntimeError("a hand in progress has nobody to play")
         if hand.top is None:
             lowest = min(hand.hands[seat], key=lambda card: card.rank)
-            hand = app.play(table_id, hand.id, seat, [str(lowest)]).hand
+            hand = fiftyk_hand(app.play(table_id, hand.id, seat, [str(lowest)]))
         else:
-            hand = app.pass_turn(table_id, hand.id, seat).hand
+            hand = fiftyk_hand(app.pass_turn(table_id, hand.id, seat))
     if hand is None:
         raise RuntimeError("a command returned no hand")
     return hand

@@ -61,6 +61,16 @@ MS = 1_000.0
 TPS = re.compile(r"^tps = ([0-9.]+)", re.MULTILINE)
 
 
+def fiftyk_hand(outcome: Outcome) -> Hand | None:
+    """The 五十K hand a command's outcome carries (the lab plays 五十K only)."""
+    hand = outcome.hand
+    if hand is None:
+        return None
+    if not isinstance(hand, Hand):
+        raise TypeError(f"not a 五十K hand: {type(hand).__name__}")
+    return hand
+
+
 @dataclass
 class Throughput:
     """Accepted commands per second with some tables playing at once."""
@@ -153,7 +163,7 @@ class TablePlayer(threading.Thread):
                     self.hand_ids.append(str(outcome.hand_id))
                 else:
                     outcome = self._move(hand)
-                hand = outcome.hand
+                hand = fiftyk_hand(outcome)
             self.busy = time.perf_counter() - began
         except BaseException as error:  # reported by the runner, never swallowed
             self.error = error

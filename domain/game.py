@@ -81,8 +81,10 @@ class LegalActions:
 class HandRecord:
     """What a finished hand leaves on its table's match.
 
-    `totals` are the hand's score per side (decimals, `side_names` order); `carry` holds
-    what the next deal needs of this hand (plain JSON: e.g. who went out first).
+    `totals` are the hand's score per side (decimals, keyed as `Game.side_seats`); `carry`
+    holds what the next deal needs of this hand (plain JSON: e.g. who went out first). The
+    table reads one carry key itself: `next_dealer`, when a game's result decides who deals
+    next (otherwise the deal passes to the next seat).
     """
 
     hand_id: str
@@ -102,7 +104,10 @@ class Rules(Protocol):
         """A stable hash of the resolved options: equal rules, equal fingerprint."""
 
     def to_json(self) -> dict[str, Any]:
-        """`{"preset": P, "options": {...}}`, every option resolved."""
+        """`{"preset": P, "options": {...}}`: the preset and the options that differ from it."""
+
+    def options(self) -> dict[str, Any]:
+        """Every option's resolved value."""
 
     def check_players(self, players: Any) -> int:
         """The seat count, if this ruleset allows it (else a `RuleError`)."""
@@ -126,6 +131,10 @@ class GameHand(Protocol):
     seat_players: list[str | None] | None
 
     @property
+    def rules(self) -> Rules:
+        """The hand's resolved rules."""
+
+    @property
     def is_over(self) -> bool:
         """The hand has ended and has its result."""
 
@@ -142,8 +151,8 @@ class GameHand(Protocol):
     def turn_deadline(self) -> datetime | None:
         """When the seat to act runs out of time, if this table has a turn clock."""
 
-    def legal_actions(self, seat: int) -> LegalActions:
-        """What `seat` may do now (nothing when it is not its turn)."""
+    def legal_actions(self, seat: int, limit: int | None = None) -> LegalActions:
+        """What `seat` may do now, at most `limit` plays (nothing when it is not its turn)."""
 
     def view(self, viewer: Viewer) -> Any:
         """The hand as `viewer` may see it: a game's own frozen view dataclass."""
@@ -151,14 +160,12 @@ class GameHand(Protocol):
     def record(self) -> HandRecord:
         """What the finished hand leaves on the match (a `RuleError` while it is not over)."""
 
-    def transcript(self) -> dict[str, Any]:
-        """The hand as a transcript (the game's transcript format)."""
-
 
 class Game(Protocol):
     """A game the referee hosts: its rules, its hands, its match and its transcripts."""
 
     name: str
+    transcript_format: str  # the `format` of its transcripts, e.g. "fiftyk-transcript/1"
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Rules:
         """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""
@@ -166,8 +173,8 @@ class Game(Protocol):
     def rules_from_json(self, spec: Mapping[str, Any]) -> Rules:
         """The rules a stored `to_json()` spec describes."""
 
-    def side_names(self, rules: Rules, players: int) -> list[str]:
-        """The match's score sides (`team:0`, `seat:3`, ...)."""
+    def side_seats(self, rules: Rules, players: int) -> dict[str, tuple[int, ...]]:
+        """The match's score sides (`team:0`, `seat:3`, ...) and the seats of each."""
 
     def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
              seat_players: Sequence[str | None], carry: Mapping[str, Any],
@@ -180,6 +187,12 @@ class Game(Protocol):
 
     def adjudicate(self, transcript: Any) -> dict[str, Any]:
         """Rule on a transcript: the result JSON (nothing is stored)."""
+
+    def export_transcript(self, hand: Any) -> dict[str, Any]:
+        """A hand of this game as a transcript (the game's transcript format)."""
+
+    def owns(self, hand: object) -> bool:
+        """Whether `hand` is a hand of this game."""
 
 
 __all__ = [

@@ -2,67 +2,124 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from functools import lru_cache
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.fiftyk.hand import Hand, hand_id_for, ruleset_of
-from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
-from fiftyk_referee.domain.fiftyk.scoring import teams_of
+from fiftyk_referee.domain.game import Game, GameHand, Rules
+from fiftyk_referee.domain.games import DEFAULT_GAME, game_named
 
 MAX_PLAYER_ID_LENGTH = 128
+FIRST_OUT = "first_out"  # 0.1.0's HandRecorded field, now a key of the carry
+NEXT_DEALER = "next_dealer"  # a carry key the table honours: who deals the next hand
 
 
-def side_names(ruleset: Ruleset, players: int) -> list[str]:
-    """Score sides: `team:0`, `team:1` in team games, else `seat:N` per seat."""
-    teams = teams_of(ruleset, players)
-    if teams:
-        return [f"team:{i}" for i in range(len(teams))]
-    return [f"seat:{s}" for s in range(players)]
+@dataclass(frozen=True, slots=True)
+class SideScore:
+    """One side's cumulative score in the match."""
+
+    side: str  # `team:0`, `seat:3`, ...
+    seats: tuple[int, ...]
+    score: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """What anyone at the table may see of it (no cards)."""
+
+    table_id: str
+    version: int
+    game: str
+    name: str
+    ruleset: Mapping[str, Any]
+    fingerprint: str
+    players: int
+    seats: tuple[str | None, ...]  # the player id per seat
+    scores: tuple[SideScore, ...]
+    hands_played: int
+    current_hand: str | None
+    hand_ids: tuple[str, ...]
+    next_dealer: int
+    match_over: bool
+    match_end_reason: str | None
+    allow_preset_deck: bool
+
+
+@lru_cache(maxsize=256)
+def _rules_from_text(game: str, text: str) -> Rules:
+    return game_named(game).rules_from_json(json.loads(text))
+
+
+def rules_of(game: str, spec: Mapping[str, Any]) -> Rules:
+    """A game's rules for a stored spec (cached: tables read them on every deal)."""
+    return _rules_from_text(game, json.dumps(spec, sort_keys=True))
 
 
 class Table(Aggregate):
-    """A table: who sits where, which rules, which hand is on, and the match score."""
+    """A table of one game: who sits where, which rules, which hand is on, the match score.
+
+    The table knows its game only through the game boundary (`domain/game.py`): the game
+    resolves the rules, deals each hand, names the score sides and says when the match ends.
+    """
+
+    # Set when the table opens, never changed in place: copies may share it (service/cache.py).
+    NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset({"ruleset_spec"})
 
     @classmethod
-    def open(cls, ruleset: Ruleset, players: int, *, allow_preset_deck: bool = False,
+    def open(cls, game: Game, rules: Rules, players: int, *, allow_preset_deck: bool = False,
              name: str = "") -> Table:
-        """Open a table, validating the seat count against the ruleset."""
-        ruleset.check_players(players)
-        return cls(ruleset=ruleset.to_json(), players=players,
-                   allow_preset_deck=allow_preset_deck, name=name)
+        """Open a table of `game`, validating the seat count against the rules."""
+        rules.check_players(players)
+        return cls(ruleset=rules.to_json(), players=players,
+                   allow_preset_deck=allow_preset_deck, name=name, game=game.name)
 
     @event("Opened")
     def __init__(self, ruleset: dict[str, Any], players: int, allow_preset_deck: bool,
-                 name: str) -> None:
+                 name: str, game: str = DEFAULT_GAME) -> None:
+        self.game_name = game
         self.ruleset_spec = ruleset
-        self.rules = ruleset_of(ruleset)
         self.players = players
         self.allow_preset_deck = allow_preset_deck
         self.name = name
         self.seats: list[str | None] = [None] * players
-        self.scores: dict[str, Decimal] = {s: Decimal(0) for s in side_names(self.rules, players)}
+        self.scores: dict[str, Decimal] = {
+            side: Decimal(0) for side in game_named(game).side_seats(self.rules, players)}
         self.hands_played = 0
         self.current_hand: str | None = None
         self.hand_ids: list[str] = []
         self.next_dealer = players - 1  # so seat 0 receives the first card of the first hand
-        self.previous_first_out: int | None = None
+        self.carry: dict[str, Any] = {}  # what the last hand left for the next deal
         self.match_over = False
         self.match_end_reason: str | None = None
 
-    def clone(self) -> Table:
-        """An independent copy for the next command: shares only what no event mutates."""
-        twin = object.__new__(type(self))
-        twin.__dict__.update(self.__dict__)
-        twin.seats = list(self.seats)
-        twin.scores = dict(self.scores)
-        twin.hand_ids = list(self.hand_ids)
-        twin.__dict__["_pending_events"] = list(self.__dict__.get("_pending_events", ()))
-        return twin
+
+    # Snapshots of version 1 (0.1.0) hold `rules` and `previous_first_out` and no game name.
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """Upcast a 0.1.0 snapshot's state."""
+        state.pop("rules", None)
+        state["game_name"] = DEFAULT_GAME
+        state["carry"] = {FIRST_OUT: state.pop("previous_first_out", None)}
 
     # -- queries ----------------------------------------------------------------------------
+
+    @property
+    def game(self) -> Game:
+        """The game played at this table."""
+        return game_named(self.game_name)
+
+    @property
+    def rules(self) -> Rules:
+        """The table's resolved rules."""
+        return rules_of(self.game_name, self.ruleset_spec)
 
     @property
     def is_full(self) -> bool:
@@ -73,25 +130,28 @@ class Table(Aggregate):
         """The seat a player holds, if any."""
         return self.seats.index(player_id) if player_id in self.seats else None
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> TableView:
         """Public state of the table (no cards)."""
-        return {
-            "table_id": str(self.id),
-            "version": self.version,
-            "name": self.name,
-            "ruleset": self.ruleset_spec,
-            "fingerprint": self.rules.fingerprint,
-            "players": self.players,
-            "seats": list(self.seats),
-            "scores": {k: str(v) for k, v in self.scores.items()},
-            "hands_played": self.hands_played,
-            "current_hand": self.current_hand,
-            "hand_ids": list(self.hand_ids),
-            "next_dealer": self.next_dealer,
-            "match_over": self.match_over,
-            "match_end_reason": self.match_end_reason,
-            "allow_preset_deck": self.allow_preset_deck,
-        }
+        sides = self.game.side_seats(self.rules, self.players)
+        return TableView(
+            table_id=str(self.id),
+            version=self.version,
+            game=self.game_name,
+            name=self.name,
+            ruleset=self.ruleset_spec,
+            fingerprint=self.rules.fingerprint,
+            players=self.players,
+            seats=tuple(self.seats),
+            scores=tuple(SideScore(side, tuple(sides.get(side, ())), score)
+                         for side, score in self.scores.items()),
+            hands_played=self.hands_played,
+            current_hand=self.current_hand,
+            hand_ids=tuple(self.hand_ids),
+            next_dealer=self.next_dealer,
+            match_over=self.match_over,
+            match_end_reason=self.match_end_reason,
+            allow_preset_deck=self.allow_preset_deck,
+        )
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -124,7 +184,8 @@ class Table(Aggregate):
             raise RuleError(Reason.HAND_IN_PROGRESS, "seats cannot change during a hand")
         self._left(seat=seat)
 
-    def start_hand(self, *, deck: list[str] | None = None, seed: bytes | None = None) -> Hand:
+    def start_hand(self, *, deck: list[str] | None = None,
+                   seed: bytes | None = None) -> GameHand:
         """Deal the next hand (a preset deck only when the table allows it)."""
         if self.match_over:
             raise RuleError(Reason.MATCH_OVER, "the match at this table is over")
@@ -137,35 +198,26 @@ class Table(Aggregate):
             raise RuleError(Reason.PRESET_DECK_NOT_ALLOWED,
                             "this table was not created to allow preset decks")
         number = self.hands_played + 1
-        hand = Hand.deal_new(
-            table_id=str(self.id), number=number, ruleset=self.rules, players=self.players,
-            dealer=self.next_dealer, deck=deck, seed=seed,
-            previous_first_out=self.previous_first_out, seat_players=self.seats,
+        hand = self.game.deal(
+            table_id=str(self.id), number=number, rules=self.rules, players=self.players,
+            dealer=self.next_dealer, seat_players=list(self.seats), carry=self.carry,
+            deck=deck, seed=seed,
         )
         self._hand_started(hand_id=str(hand.id), number=number, dealer=self.next_dealer)
         return hand
 
-    def record_hand(self, hand: Hand) -> None:
+    def record_hand(self, hand: GameHand) -> None:
         """Add a finished hand's scores to the match (save table and hand together)."""
         if self.current_hand != str(hand.id):
             raise RuleError(Reason.NO_HAND_IN_PROGRESS,
                             "that hand is not this table's current hand")
-        if not hand.is_over or hand.result is None:
-            raise RuleError(Reason.HAND_IN_PROGRESS, "the hand is not over yet")
-        totals = dict(hand.result["side_totals"])
-        first_out = hand.out[0] if hand.out else None
-        self._hand_recorded(hand_id=str(hand.id), totals=totals, first_out=first_out)
-        reason = self._match_end_reason()
+        record = hand.record()
+        self.trigger_event(self.HandRecorded, hand_id=record.hand_id,
+                           totals={side: str(v) for side, v in record.totals.items()},
+                           carry=dict(record.carry))
+        reason = self.game.match_end(self.rules, self.hands_played, self.scores)
         if reason is not None:
             self._match_ended(reason=reason)
-
-    def _match_end_reason(self) -> str | None:
-        r = self.rules
-        if r.hands is not None and self.hands_played >= r.hands:
-            return f"{r.hands} hands played"
-        if r.target_score is not None and any(v >= r.target_score for v in self.scores.values()):
-            return f"a side reached {r.target_score}"
-        return None
 
     # -- events -----------------------------------------------------------------------------
 
@@ -183,14 +235,34 @@ class Table(Aggregate):
         self.hand_ids.append(hand_id)
         self.next_dealer = (dealer + 1) % self.players
 
-    @event("HandRecorded")
-    def _hand_recorded(self, hand_id: str, totals: dict[str, str], first_out: int | None) -> None:
-        del hand_id  # kept in the event for readers
+    class HandRecorded(Aggregate.Event):
+        """A finished hand's side totals added to the match; `carry` is for the next deal.
+
+        Version 1 (stored by 0.1.0) had `first_out` instead of `carry`.
+        """
+
+        class_version = 2
+        hand_id: str
+        totals: dict[str, str]
+        carry: dict[str, Any]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """`first_out` became the carry key it is for 五十K."""
+            state["carry"] = {FIRST_OUT: state.pop("first_out", None)}
+
+        def apply(self, aggregate: Any) -> None:
+            """Mutate the table."""
+            aggregate._hand_recorded(self.totals, self.carry)
+
+    def _hand_recorded(self, totals: dict[str, str], carry: dict[str, Any]) -> None:
         for side, value in totals.items():
             self.scores[side] += Decimal(value)
         self.hands_played += 1
         self.current_hand = None
-        self.previous_first_out = first_out
+        self.carry = dict(carry)
+        if isinstance(carry.get(NEXT_DEALER), int):
+            self.next_dealer = carry[NEXT_DEALER]
 
     @event("MatchEnded")
     def _match_ended(self, reason: str) -> None:
@@ -198,4 +270,4 @@ class Table(Aggregate):
         self.match_end_reason = reason
 
 
-__all__ = ["Table", "hand_id_for", "side_names"]
+__all__ = ["SideScore", "Table", "TableView", "rules_of"]

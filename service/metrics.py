@@ -23,6 +23,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
 import grpc
@@ -44,10 +45,10 @@ from fiftyk_referee.domain.fiftyk.combinations import (
     JOKER_PAIR_MIXED,
     JOKER_QUAD,
     JOKER_TRIPLE,
+    NORMAL,
     PURE_DOUBLE_FIFTY_K,
     PURE_FIFTY_K,
     SMALL_JOKER_PAIR,
-    Combination,
 )
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
 from fiftyk_referee.service.errors import ServiceReason
@@ -63,6 +64,7 @@ REBUILD_BUCKETS: tuple[float, ...] = (
 
 OTHER = "other"
 OTHER_REASON = "OTHER"
+TRICK_WON, CARDS_PLAYED = "TrickWon", "CardsPlayed"  # the 五十K hand events counted
 ACCEPTED = "accepted"
 
 GRPC_TYPES = frozenset({"unary", "client_stream", "server_stream", "bidi_stream"})
@@ -110,10 +112,44 @@ def grpc_code_label(code: grpc.StatusCode) -> str:
     return _GO_CODE_NAMES[code]
 
 
-def bomb_size_label(combination: Combination) -> str:
+def bomb_size_label(combination_type: str, cards: int) -> str:
     """Return the `size` label of a bomb: `bomb_<n>` for n of a kind, else its type code."""
-    label = f"{BOMB}_{len(combination.cards)}" if combination.type == BOMB else combination.type
+    label = f"{BOMB}_{cards}" if combination_type == BOMB else combination_type
     return label if label in BOMB_SIZES else OTHER
+
+
+class GameMetrics(Protocol):
+    """The game counters a hand command feeds."""
+
+    def hand_completed(self, preset: str) -> None:
+        """Count a hand played to the end."""
+
+    def trick(self, preset: str) -> None:
+        """Count a trick won."""
+
+    def bomb(self, size: str) -> None:
+        """Count a bomb played."""
+
+
+def game_event_metrics(metrics: GameMetrics, hand: Any) -> Callable[[], None]:
+    """What to count once a hand command's events are saved: tricks, bombs, a hand's end.
+
+    Read from the events the command recorded (taken now, before the save collects them).
+    """
+    preset = hand.rules.preset
+    events = list(hand.pending_events)
+
+    def report() -> None:
+        for domain_event in events:
+            name = type(domain_event).__name__
+            if name == TRICK_WON:
+                metrics.trick(preset)
+            elif name == CARDS_PLAYED and getattr(domain_event, "rung", NORMAL) != NORMAL:
+                metrics.bomb(bomb_size_label(domain_event.type, len(domain_event.cards)))
+        if hand.is_over:
+            metrics.hand_completed(preset)
+
+    return report
 
 
 def _command_label(kind: str) -> str:

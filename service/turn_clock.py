@@ -109,8 +109,8 @@ class TurnClock:
             return False
         deadline = hand.turn_deadline()
         now = self._now()
-        if deadline is None or hand.turn is None or now < deadline:
+        if deadline is None or hand.to_act is None or now < deadline:
             return False
-        self._app.time_out(table_id, hand_id, hand.turn, now,
+        self._app.time_out(table_id, hand_id, hand.to_act, now,
                            request_id=f"timeout:{hand_id}:{hand.version}")
         return True

@@ -13,8 +13,9 @@ import secrets
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
@@ -34,11 +35,30 @@ from fiftyk_referee.domain.fiftyk.combinations import BOMB, Combination, beats, 
 from fiftyk_referee.domain.fiftyk.legal import can_beat, legal_plays
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.scoring import HandFacts, HandScore, score_hand, teams_of
+from fiftyk_referee.domain.fiftyk.views import (
+    Announcement,
+    HandResult,
+    HandStatus,
+    HandView,
+    SeatState,
+    TopPlay,
+    TrickEntry,
+)
+from fiftyk_referee.domain.game import (
+    PASS,
+    Action,
+    ActionKind,
+    HandRecord,
+    LegalActions,
+    LegalPlay,
+)
+from fiftyk_referee.domain.observer import Viewer, seat_of, sees_cards_of, sees_everything
 
 HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/hand")
-PLAYING, OVER = "playing", "over"
+PLAYING, OVER = HandStatus.PLAYING, HandStatus.OVER
 PASS_BY_PLAYER, PASS_EMPTY_HAND, PASS_TIMEOUT = "player", "empty_hand", "timeout"
 FIRST_LEAD_FALLBACK = "holder:3H"
+FIRST_OUT = "first_out"  # the carry key: who went out first (may lead the next hand)
 
 
 @lru_cache(maxsize=256)
@@ -134,6 +154,11 @@ def _missing(hand: Sequence[Card], cards: Iterable[Card]) -> list[Card]:
 
 class Hand(Aggregate):
     """One deal: the cards, the tricks, going out, and the hand's score."""
+
+    # Containers set when the hand is dealt (or ends) and never changed in place: copies of
+    # the hand for a command may share them (`service/cache.py`).
+    NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset(
+        {"ruleset_spec", "seat_players", "result"})
 
     @staticmethod
     def create_id(table_id: str, number: int) -> UUID:
@@ -231,26 +256,6 @@ class Hand(Aggregate):
         self.status = PLAYING
         self.result: dict[str, Any] | None = None
 
-    def clone(self) -> Hand:
-        """An independent copy for the next command: shares only what no event mutates.
-
-        Events mutate these containers in place; everything else is replaced whole or never
-        changed (the deck, the ruleset, Cards and Combinations are immutable).
-        """
-        twin = object.__new__(type(self))
-        twin.__dict__.update(self.__dict__)
-        twin.hands = [list(h) for h in self.hands]
-        twin.stock = list(self.stock)
-        twin.trick = list(self.trick)
-        twin.passed = set(self.passed)
-        twin.out = list(self.out)
-        twin.resigned = list(self.resigned)
-        twin.collected = list(self.collected)
-        twin.announced = dict(self.announced)
-        twin.unbeaten_bombs = list(self.unbeaten_bombs)
-        twin.actions = list(self.actions)
-        twin.__dict__["_pending_events"] = list(self.__dict__.get("_pending_events", ()))
-        return twin
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -294,9 +299,29 @@ class Hand(Aggregate):
             return None
         return self.modified_on + timedelta(seconds=self.rules.turn_timeout)
 
-    def score(self) -> dict[str, Any] | None:
-        """The stored result of the hand once over (plain JSON)."""
-        return self.result
+    @property
+    def to_act(self) -> int | None:
+        """The seat whose action the hand waits for (None once over)."""
+        return self.turn
+
+    def legal_actions(self, seat: int, limit: int | None = None) -> LegalActions:
+        """What `seat` may do now: its legal plays (at most `limit`), and whether it may pass."""
+        plays = self.legal_plays(seat)
+        shown = plays if limit is None else plays[:limit]
+        return LegalActions(
+            seat=seat,
+            plays=tuple(LegalPlay(tuple(c.card_strings()), c.type) for c in shown),
+            may_pass=not self.is_over and seat == self.turn and self.top is not None,
+            truncated=len(shown) < len(plays),
+        )
+
+    def record(self) -> HandRecord:
+        """What the finished hand leaves on its table: side totals, and who went out first."""
+        if not self.is_over or self.result is None:
+            raise RuleError(Reason.HAND_IN_PROGRESS, "the hand is not over yet")
+        totals = {side: Decimal(str(v)) for side, v in self.result["side_totals"].items()}
+        return HandRecord(hand_id=str(self.id), totals=totals,
+                          carry={FIRST_OUT: self.out[0] if self.out else None})
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -359,7 +384,18 @@ class Hand(Aggregate):
         self._resigned(seat=seat)
         self._advance()
 
-    def time_out(self, seat: int, now: datetime) -> str:
+    def act(self, seat: int, action: Action) -> None:
+        """Apply one seat's action: play, pass or resign (the game protocol's entry point)."""
+        if action.kind is ActionKind.PLAY:
+            self.play(seat, action.cards)
+        elif action.kind is ActionKind.PASS:
+            self.pass_turn(seat)
+        elif action.kind is ActionKind.RESIGN:
+            self.resign(seat)
+        else:
+            raise RuleError(Reason.INVALID_ACTION, f"五十K has no {action.kind} action")
+
+    def time_out(self, seat: int, now: datetime) -> Action:
         """Apply the referee's decision for an expired turn: pass if allowed, else lowest single."""
         self._check_turn(seat)
         deadline = self.turn_deadline()
@@ -369,11 +405,11 @@ class Hand(Aggregate):
             raise RuleError(Reason.TURN_NOT_EXPIRED, f"seat {seat}'s turn runs until {deadline}")
         if self.top is not None:
             self.pass_turn(seat, timeout=True)
-            return "pass"
+            return PASS
         key = tables(self.rules).key
         lowest = min(self.hands[seat], key=lambda c: (key[c.rank], sort_key(c)))
         self.play(seat, [lowest], timeout=True)
-        return "play"
+        return Action.play([_TEXT[lowest]])
 
     # -- automatic consequences ---------------------------------------------------------------
 
@@ -602,75 +638,61 @@ class Hand(Aggregate):
 
     # -- views ------------------------------------------------------------------------------
 
-    def _counts_visible_to(self, seat: int | None) -> list[int | None]:
-        if self.rules.hand_counts == "public" or seat is None:
-            return [len(h) for h in self.hands]
+    def _count_visible(self, viewer: Viewer, seat: int) -> bool:
+        if self.rules.hand_counts == "public" or sees_cards_of(viewer, seat):
+            return True
         # A count is shown while it is the one announced (a refilled hand hides it again) and
         # once the seat is out; every change to a count within announce_at is announced.
-        return [
-            len(h) if s == seat or s in self.out or self.announced.get(s) == len(h) else None
-            for s, h in enumerate(self.hands)
-        ]
+        return seat in self.out or self.announced.get(seat) == len(self.hands[seat])
 
-    def _public(self, viewer: int | None) -> dict[str, Any]:
-        top = None
-        if self.top is not None:
-            top = {"seat": self.top_seat, "type": self.top.type, "cards": self.top.card_strings()}
-        return {
-            "hand_id": str(self.id),
-            "table_id": self.table_id,
-            "number": self.number,
-            "version": self.version,
-            "ruleset": self.ruleset_spec,
-            "players": self.players,
-            "dealer": self.dealer,
-            "status": self.status,
-            "turn": self.turn,
-            "leader": self.leader,
-            "trick": [
-                {"seat": s, "cards": list(c), "type": kind, "by_referee": referee}
-                if c is not None else {"seat": s, "pass": True, "by_referee": referee}
-                for s, c, kind, referee in self.trick
-            ],
-            "top": top,
-            "table_points": self.table_points,
-            "counts": self._counts_visible_to(viewer),
-            "stock_count": len(self.stock) if self.rules.has_stock else None,
-            "announced": {str(s): n for s, n in sorted(self.announced.items())},
-            "collected": list(self.collected),
-            "finish_order": list(self.out),
-            "resigned": list(self.resigned),
-            "commitment": self.commitment,
-            "seed": self.seed if self.is_over else None,
-            "result": self.result,
-            "turn_deadline": (d.isoformat() if (d := self.turn_deadline()) else None),
-        }
-
-    def view(self, seat: int) -> dict[str, Any]:
-        """What `seat` may see: its own cards, never another seat's."""
-        if not 0 <= seat < self.players:
+    def view(self, viewer: Viewer) -> HandView:
+        """The hand as `viewer` may see it: a seat its own cards, never another seat's."""
+        own = seat_of(viewer)
+        if own is not None and not 0 <= own < self.players:
             raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{self.players - 1}")
-        data = self._public(seat)
-        data["seat"] = seat
-        data["cards"] = [str(c) for c in sort_cards(self.hands[seat])]
-        return data
-
-    def public_view(self) -> dict[str, Any]:
-        """What anyone at the table may see: counts, the trick, scores; no hand's cards."""
-        data = self._public(-1)
-        data["seat"] = None
-        data["cards"] = []
-        return data
-
-    def audit_view(self) -> dict[str, Any]:
-        """Everything, for auditors: every hand and the stock."""
-        data = self._public(None)
-        data["seat"] = None
-        data["hands"] = [[str(c) for c in sort_cards(h)] for h in self.hands]
-        data["stock"] = [str(c) for c in self.stock]
-        data["seed"] = self.seed
-        data["first_leader"] = self.first_leader
-        return data
+        everything = sees_everything(viewer)
+        places = {seat: place for place, seat in enumerate(self.out, start=1)}
+        top = None
+        if self.top is not None and self.top_seat is not None:
+            top = TopPlay(self.top_seat, self.top.type, tuple(self.top.card_strings()))
+        return HandView(
+            viewer=viewer,
+            hand_id=str(self.id),
+            table_id=self.table_id,
+            number=self.number,
+            version=self.version,
+            ruleset=self.ruleset_spec,
+            players=self.players,
+            dealer=self.dealer,
+            status=HandStatus(self.status),
+            turn=self.turn,
+            leader=self.leader,
+            trick=tuple(TrickEntry(s, c, kind, referee) for s, c, kind, referee in self.trick),
+            top=top,
+            trick_points=self.table_points,
+            seats=tuple(
+                SeatState(
+                    seat=seat,
+                    card_count=len(cards) if self._count_visible(viewer, seat) else None,
+                    collected=self.collected[seat],
+                    resigned=seat in self.resigned,
+                    finish_place=places.get(seat),
+                    cards=tuple(str(c) for c in sort_cards(cards)) if everything else None,
+                )
+                for seat, cards in enumerate(self.hands)
+            ),
+            own_cards=(tuple(str(c) for c in sort_cards(self.hands[own]))
+                       if own is not None else ()),
+            stock_count=len(self.stock) if self.rules.has_stock else None,
+            stock=tuple(str(c) for c in self.stock) if everything else None,
+            announcements=tuple(Announcement(s, n) for s, n in sorted(self.announced.items())),
+            finish_order=tuple(self.out),
+            commitment=self.commitment,
+            seed=self.seed if self.is_over or everything else None,
+            first_leader=self.first_leader if everything else None,
+            result=HandResult.from_json(self.result) if self.result is not None else None,
+            turn_deadline=self.turn_deadline(),
+        )
 
     def can_seat_beat(self, seat: int) -> bool:
         """Whether `seat` could beat the current top play (False when leading)."""

@@ -11,20 +11,22 @@ from typing import Any
 
 from fiftyk_referee.domain.deal import deal
 from fiftyk_referee.domain.fiftyk.hand import ruleset_of
+from fiftyk_referee.domain.observer import Viewer, seat_of, sees_cards_of, sees_everything
 
 DEALT, CARDS_DRAWN = "Dealt", "CardsDrawn"
 HIDDEN_EVENTS = frozenset({DEALT, CARDS_DRAWN})
 
 
-def redact_event(name: str, payload: dict[str, Any], viewer: int | None) -> dict[str, Any]:
-    """The event payload as `viewer` (a seat, or None for the audit role) may see it."""
-    if viewer is None or name not in HIDDEN_EVENTS:
+def redact_event(name: str, payload: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+    """The event payload as `viewer` may see it."""
+    if sees_everything(viewer) or name not in HIDDEN_EVENTS:
         return payload
     if name == CARDS_DRAWN:
-        if payload.get("seat") == viewer:
+        if sees_cards_of(viewer, payload.get("seat", -1)):
             return payload
         return {"seat": payload.get("seat"), "count": len(payload.get("cards", []))}
-    return _redact_deal(payload, viewer)
+    own = seat_of(viewer)
+    return _redact_deal(payload, -1 if own is None else own)
 
 
 def _redact_deal(payload: dict[str, Any], viewer: int) -> dict[str, Any]:

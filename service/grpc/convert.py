@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from google.protobuf import struct_pb2, timestamp_pb2
-from google.protobuf.json_format import MessageToDict
+from google.protobuf import struct_pb2
 
-from fiftyk_referee.domain.fiftyk.combinations import Combination
-from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.views import HandResult, HandView, TrickEntry
+from fiftyk_referee.domain.game import LegalPlay, Rules
+from fiftyk_referee.domain.observer import seat_of
+from fiftyk_referee.domain.table import TableView, rules_of
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
@@ -55,9 +55,8 @@ def _value(value: OptionValue) -> struct_pb2.Value:
     return result
 
 
-def ruleset_to_proto(spec: Mapping[str, Any]) -> pb.Ruleset:
+def ruleset_to_proto(spec: Mapping[str, Any], rules: Rules) -> pb.Ruleset:
     """A stored ruleset spec as the Ruleset message (spec, effective options, fingerprint)."""
-    rules = Ruleset.from_json(spec)
     message = pb.Ruleset(fingerprint=rules.fingerprint)
     message.spec.preset = rules.preset
     for name, value in (spec.get("options") or {}).items():
@@ -67,21 +66,8 @@ def ruleset_to_proto(spec: Mapping[str, Any]) -> pb.Ruleset:
     return message
 
 
-def _timestamp(value: datetime | str | None) -> timestamp_pb2.Timestamp | None:
-    if value is None:
-        return None
-    stamp = timestamp_pb2.Timestamp()
-    stamp.FromDatetime(datetime.fromisoformat(value) if isinstance(value, str) else value)
-    return stamp
-
-
-def score_text(value: Any) -> str:
-    """A JSON score number (or Decimal text) as exact decimal text, e.g. "220" or "-5.5"."""
-    return _normalize(str(value)) if value is not None else ""
-
-
-def _normalize(text: str) -> str:
-    number = Decimal(text)
+def decimal_text(number: Decimal) -> str:
+    """A score as exact decimal text, e.g. "220" or "-5.5"."""
     if number == 0:
         return "0"
     if number == number.to_integral():
@@ -89,115 +75,101 @@ def _normalize(text: str) -> str:
     return format(number.normalize(), "f")
 
 
-def table_to_proto(view: Mapping[str, Any], teams: Sequence[Sequence[int]]) -> pb.TableView:
-    """A table's public view (`Table.view()`) as TableView."""
+def table_to_proto(view: TableView) -> pb.TableView:
+    """A table's public view as TableView."""
     message = pb.TableView(
-        table_id=view["table_id"], name=view["name"], players=view["players"],
-        allow_preset_deck=view["allow_preset_deck"], hands_played=view["hands_played"],
-        hand_ids=view["hand_ids"], next_dealer=view["next_dealer"],
-        match_over=view["match_over"], version=view["version"],
+        table_id=view.table_id, name=view.name, players=view.players,
+        allow_preset_deck=view.allow_preset_deck, hands_played=view.hands_played,
+        hand_ids=view.hand_ids, next_dealer=view.next_dealer,
+        match_over=view.match_over, version=view.version,
     )
-    message.ruleset.CopyFrom(ruleset_to_proto(view["ruleset"]))
-    for seat, player in enumerate(view["seats"]):
+    message.ruleset.CopyFrom(ruleset_to_proto(view.ruleset, rules_of(view.game, view.ruleset)))
+    for seat, player in enumerate(view.seats):
         info = message.seats.add(seat=seat)
         if player is not None:
             info.player_id = player
-    for side, score in view["scores"].items():
-        kind, _, index = side.partition(":")
-        seats = list(teams[int(index)]) if kind == "team" else [int(index)]
-        message.scores.add(side=side, seats=seats, score=_normalize(score))
-    if view["current_hand"] is not None:
-        message.current_hand_id = view["current_hand"]
-    if view["match_end_reason"] is not None:
-        message.match_end_reason = view["match_end_reason"]
+    for side in view.scores:
+        message.scores.add(side=side.side, seats=side.seats, score=decimal_text(side.score))
+    if view.current_hand is not None:
+        message.current_hand_id = view.current_hand
+    if view.match_end_reason is not None:
+        message.match_end_reason = view.match_end_reason
     return message
 
 
-def result_to_proto(result: Mapping[str, Any]) -> pb.HandResult:
-    """A stored hand result as HandResult."""
-    message = pb.HandResult(places=result.get("places", []))
-    for team in result["teams"]:
-        entry = message.teams.add(seats=team["seats"], collected=team["collected"],
-                                  score=score_text(team["score"]))
-        if team["rating"] is not None:
-            entry.rating = score_text(team["rating"])
-    for seat in result["seats"]:
-        entry_s = message.seats.add(seat=seat["seat"], score=score_text(seat["score"]))
-        if seat["rating"] is not None:
-            entry_s.rating = score_text(seat["rating"])
-    winner = result["winner"]
-    if winner["team"] is not None:
-        message.winning_team = winner["team"]
-    if winner["seat"] is not None:
-        message.winning_seat = winner["seat"]
+def result_to_proto(result: HandResult) -> pb.HandResult:
+    """A hand's result as HandResult."""
+    message = pb.HandResult(places=result.places)
+    for team in result.teams:
+        entry = message.teams.add(seats=team.seats, collected=team.collected,
+                                  score=decimal_text(team.score))
+        if team.rating is not None:
+            entry.rating = decimal_text(team.rating)
+    for seat in result.seats:
+        entry_s = message.seats.add(seat=seat.seat, score=decimal_text(seat.score))
+        if seat.rating is not None:
+            entry_s.rating = decimal_text(seat.rating)
+    if result.winning_team is not None:
+        message.winning_team = result.winning_team
+    if result.winning_seat is not None:
+        message.winning_seat = result.winning_seat
     return message
 
 
-def _trick_action(entry: Mapping[str, Any]) -> pb.TrickAction:
-    if entry.get("pass"):
-        return pb.TrickAction(seat=entry["seat"], kind=pb.ACTION_KIND_PASS,
-                              by_referee=entry.get("by_referee", False))
-    return pb.TrickAction(seat=entry["seat"], kind=pb.ACTION_KIND_PLAY, cards=entry["cards"],
-                          combination_type=entry.get("type", ""),
-                          by_referee=entry.get("by_referee", False))
+def _trick_action(entry: TrickEntry) -> pb.TrickAction:
+    if entry.cards is None:
+        return pb.TrickAction(seat=entry.seat, kind=pb.ACTION_KIND_PASS,
+                              by_referee=entry.by_referee)
+    return pb.TrickAction(seat=entry.seat, kind=pb.ACTION_KIND_PLAY, cards=entry.cards,
+                          combination_type=entry.combination, by_referee=entry.by_referee)
 
 
-def legal_play_to_proto(combo: Combination) -> pb.LegalPlay:
+def legal_play_to_proto(play: LegalPlay) -> pb.LegalPlay:
     """One legal play as LegalPlay."""
-    return pb.LegalPlay(cards=combo.card_strings(), combination_type=combo.type)
+    return pb.LegalPlay(cards=play.cards, combination_type=play.kind)
 
 
-def hand_to_proto(view: Mapping[str, Any]) -> pb.HandView:
-    """A hand view (`Hand.view(seat)` or `Hand.audit_view()`) as HandView."""
-    full = view.get("hands") is not None
+def hand_to_proto(view: HandView) -> pb.HandView:
+    """A hand as one viewer sees it, as HandView."""
     message = pb.HandView(
-        hand_id=view["hand_id"], table_id=view["table_id"], hand_number=view["number"],
-        full_view=full, dealer=view["dealer"], trick_points=view["table_points"],
-        finish_order=view["finish_order"], deal_commitment=view["commitment"],
-        version=view["version"],
-        status=pb.HAND_STATUS_COMPLETED if view["status"] == "over"
-        else pb.HAND_STATUS_IN_PROGRESS,
+        hand_id=view.hand_id, table_id=view.table_id, hand_number=view.number,
+        full_view=view.full, dealer=view.dealer, trick_points=view.trick_points,
+        finish_order=view.finish_order, deal_commitment=view.commitment,
+        version=view.version,
+        status=pb.HAND_STATUS_COMPLETED if view.is_over else pb.HAND_STATUS_IN_PROGRESS,
     )
-    if view.get("seat") is not None:
-        message.viewer_seat = view["seat"]
-        message.own_cards.extend(view["cards"])
-    resigned = set(view["resigned"])
-    places = {seat: i + 1 for i, seat in enumerate(view["finish_order"])}
-    for seat, count in enumerate(view["counts"]):
-        state = message.seats.add(seat=seat, collected=view["collected"][seat],
-                                  resigned=seat in resigned)
-        if count is not None:
-            state.card_count = count
-        if full:
-            state.cards.extend(view["hands"][seat])
-        if seat in places:
-            state.finish_place = places[seat]
-    if view["stock_count"] is not None:
-        message.stock_count = view["stock_count"]
-    if full:
-        message.stock.extend(view["stock"])
-    for seat_text, count in view["announced"].items():
-        message.announcements.add(seat=int(seat_text), cards=count)
-    message.trick.extend(_trick_action(entry) for entry in view["trick"])
-    top = view["top"]
-    if top is not None:
+    own = seat_of(view.viewer)
+    if own is not None:
+        message.viewer_seat = own
+        message.own_cards.extend(view.own_cards)
+    for seat in view.seats:
+        state = message.seats.add(seat=seat.seat, collected=seat.collected,
+                                  resigned=seat.resigned)
+        if seat.card_count is not None:
+            state.card_count = seat.card_count
+        if seat.cards is not None:
+            state.cards.extend(seat.cards)
+        if seat.finish_place is not None:
+            state.finish_place = seat.finish_place
+    if view.stock_count is not None:
+        message.stock_count = view.stock_count
+    if view.stock is not None:
+        message.stock.extend(view.stock)
+    for announcement in view.announcements:
+        message.announcements.add(seat=announcement.seat, cards=announcement.cards)
+    message.trick.extend(_trick_action(entry) for entry in view.trick)
+    if view.top is not None:
         message.top_play.CopyFrom(pb.TrickAction(
-            seat=top["seat"], kind=pb.ACTION_KIND_PLAY, cards=top["cards"],
-            combination_type=top["type"]))
-    if view["leader"] is not None:
-        message.leader = view["leader"]
-    if view["turn"] is not None:
-        message.turn_seat = view["turn"]
-    deadline = _timestamp(view.get("turn_deadline"))
-    if deadline is not None:
-        message.turn_deadline.CopyFrom(deadline)
-    if view.get("seed"):
-        message.deal_seed = view["seed"]
-    if view["result"] is not None:
-        message.result.CopyFrom(result_to_proto(view["result"]))
+            seat=view.top.seat, kind=pb.ACTION_KIND_PLAY, cards=view.top.cards,
+            combination_type=view.top.combination))
+    if view.leader is not None:
+        message.leader = view.leader
+    if view.turn is not None:
+        message.turn_seat = view.turn
+    if view.turn_deadline is not None:
+        message.turn_deadline.FromDatetime(view.turn_deadline)
+    if view.seed:
+        message.deal_seed = view.seed
+    if view.result is not None:
+        message.result.CopyFrom(result_to_proto(view.result))
     return message
-
-
-def message_to_json(message: Any) -> dict[str, Any]:
-    """A message as a JSON-ready dict (for CLIs)."""
-    return MessageToDict(message, preserving_proto_field_name=True)

@@ -21,11 +21,10 @@ import grpc
 from google.protobuf import timestamp_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
-from fiftyk_referee.domain.fiftyk.scoring import teams_of
-from fiftyk_referee.domain.fiftyk.transcript import adjudicate
 from fiftyk_referee.domain.fiftyk.visibility import redact_event
-from fiftyk_referee.domain.table import Table
+from fiftyk_referee.domain.games import adjudicate
+from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer, seat_of
+from fiftyk_referee.domain.table import Table, TableView
 from fiftyk_referee.service.application import FeedEvent, Outcome, Referee
 from fiftyk_referee.service.config import Config
 from fiftyk_referee.service.errors import (
@@ -56,7 +55,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
 WATCH_IDLE_SECONDS = 1.0
-PUBLIC = -1  # a viewer that sees what any spectator sees (no seat's cards)
 # The request field a malformed-input rule error came from, per method (BadRequest details).
 _TRANSCRIPT_FIELD: dict[str, str] = {reason: "transcript_json" for reason in (
     Reason.INVALID_TRANSCRIPT, Reason.INVALID_RULESET, Reason.INVALID_DEAL, Reason.UNKNOWN_CARD)}
@@ -156,9 +154,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return auth.authenticate(context.invocation_metadata(), self._config)
 
     @staticmethod
-    def _table_message(view: dict[str, Any]) -> pb.TableView:
-        rules = Ruleset.from_json(view["ruleset"])
-        return table_to_proto(view, teams_of(rules, view["players"]))
+    def _table_message(view: TableView) -> pb.TableView:
+        return table_to_proto(view)
 
     async def _acting_seat(self, principal: auth.Principal, table_id: str,
                            named: int | None = None) -> int:
@@ -241,7 +238,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         hand = outcome.hand
         if hand is None:  # pragma: no cover
             raise NotFound(ServiceReason.HAND_NOT_FOUND, "no hand was dealt")
-        view = hand.view(seat) if seat is not None else hand.public_view()
+        view = hand.view(SeatViewer(seat) if seat is not None else SPECTATOR)
         return pb.StartHandResponse(hand=hand_to_proto(view), version=outcome.version,
                                     replayed=outcome.replayed)
 
@@ -259,7 +256,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                                request_id=_request_id(request), player_id=player)
             if outcome.hand is None:  # pragma: no cover - hand commands return their hand
                 raise NotFound(ServiceReason.HAND_NOT_FOUND, "no such hand")
-            return hand_to_proto(outcome.hand.view(seat)), outcome.version, outcome.replayed
+            view = outcome.hand.view(SeatViewer(seat))
+            return hand_to_proto(view), outcome.version, outcome.replayed
 
         view, version, replayed = await self._call(act_and_view)
         if not replayed:
@@ -291,37 +289,31 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     async def GetTable(self, request: pb.GetTableRequest, context: Context
                        ) -> pb.GetTableResponse:
         auth.require_table_access(self._principal(context), request.table_id)
-        view = await self._call(self._app.table_view, request.table_id)
-        return pb.GetTableResponse(table=self._table_message(view))
+        table = await self._call(self._app.get_table, request.table_id)
+        return pb.GetTableResponse(table=self._table_message(table.view()))
 
     async def _viewer(self, principal: auth.Principal, table_id: str,
-                      named: int | None) -> int | None:
-        """Whose eyes the caller sees the table's hands with: a seat, None for the audit
-        role's full view, or PUBLIC. Only the audit role may name a seat it does not hold."""
+                      named: int | None) -> Viewer:
+        """Whose eyes the caller sees the table's hands with: its seat, the auditor's (or,
+        for the audit role naming one, a seat's), or a spectator's. Only the audit role may
+        name a seat it does not hold."""
         if principal.audit:
-            return named
+            return AUDITOR if named is None else SeatViewer(named)
         if principal.seat is not None and principal.seat.table_id == table_id:
-            return await self._acting_seat(principal, table_id, named)
+            return SeatViewer(await self._acting_seat(principal, table_id, named))
         auth.require_table_access(principal, table_id)
         if named is not None:
             raise PermissionDenied(ServiceReason.AUDIT_REQUIRED,
                                    "only the audit role may view a seat it does not hold")
-        return PUBLIC
+        return SPECTATOR
 
-    async def _view_for(self, table_id: str, hand_id: str | None,
-                        viewer: int | None) -> dict[str, Any]:
-        """The hand view for a viewer of `_viewer`."""
-        if viewer is None:
-            return await self._call(self._app.audit_view, table_id, hand_id)
-        if viewer != PUBLIC:
-            return await self._call(self._app.hand_view, table_id, hand_id, viewer)
-        hand = await self._call(self._app.get_hand, hand_id, table_id) if hand_id else None
-        if hand is None:
+    async def _view_for(self, table_id: str, hand_id: str | None, viewer: Viewer) -> Any:
+        """The named hand (else the table's current, else last) as `viewer` sees it."""
+        if viewer is SPECTATOR and not hand_id:
             table = await self._call(self._app.get_table, table_id)
             if not table.hand_ids:
                 raise NotFound(ServiceReason.HAND_NOT_FOUND, "no hand has been dealt here")
-            hand = await self._call(self._app.get_hand, table.hand_ids[-1], table_id)
-        return hand.public_view()
+        return await self._call(self._app.hand_view, table_id, hand_id, viewer)
 
     @_rpc
     async def GetHandView(self, request: pb.GetHandViewRequest, context: Context
@@ -330,33 +322,33 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         viewer = await self._viewer(self._principal(context), request.table_id, named)
         message = hand_to_proto(await self._view_for(request.table_id, request.hand_id or None,
                                                      viewer))
-        if request.include_legal_plays and viewer is not None and viewer != PUBLIC:
-            legal = await self._call(self._app.legal_plays, request.table_id,
-                                     request.hand_id or None, viewer)
-            limit = request.max_legal_plays or DEFAULT_LEGAL_PLAYS
-            message.legal_plays.extend(legal_play_to_proto(p) for p in legal.plays[:limit])
-            message.legal_plays_truncated = len(legal.plays) > limit
+        seat = seat_of(viewer)
+        if request.include_legal_plays and seat is not None:
+            legal, _ = await self._call(self._app.legal_actions, request.table_id,
+                                        request.hand_id or None, seat,
+                                        request.max_legal_plays or DEFAULT_LEGAL_PLAYS)
+            message.legal_plays.extend(legal_play_to_proto(p) for p in legal.plays)
+            message.legal_plays_truncated = legal.truncated
         return pb.GetHandViewResponse(hand=message)
 
     @_rpc
     async def ListLegalPlays(self, request: pb.ListLegalPlaysRequest, context: Context
                              ) -> pb.ListLegalPlaysResponse:
         seat = await self._acting_seat(self._principal(context), request.table_id)
-        legal = await self._call(self._app.legal_plays, request.table_id,
-                                 request.hand_id or None, seat)
-        limit = request.max_plays or DEFAULT_LEGAL_PLAYS
+        legal, version = await self._call(self._app.legal_actions, request.table_id,
+                                          request.hand_id or None, seat,
+                                          request.max_plays or DEFAULT_LEGAL_PLAYS)
         return pb.ListLegalPlaysResponse(
-            plays=[legal_play_to_proto(p) for p in legal.plays[:limit]],
-            may_pass=legal.may_pass, truncated=len(legal.plays) > limit,
-            version=legal.version)
+            plays=[legal_play_to_proto(p) for p in legal.plays],
+            may_pass=legal.may_pass, truncated=legal.truncated, version=version)
 
     @_rpc
     async def GetScores(self, request: pb.GetScoresRequest, context: Context
                         ) -> pb.GetScoresResponse:
         auth.require_table_access(self._principal(context), request.table_id)
         sheet = await self._call(self._app.scores, request.table_id)
-        view = await self._call(self._app.table_view, request.table_id)
-        table_message = self._table_message(view)
+        table = await self._call(self._app.get_table, request.table_id)
+        table_message = self._table_message(table.view())
         return pb.GetScoresResponse(
             hands=[pb.HandScore(hand_id=row.hand_id, hand_number=row.number,
                                 result=result_to_proto(row.result)) for row in sheet.hands],
@@ -384,7 +376,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         if not request.version:
             raise _missing("version")
         hand = await self._call(self._app.hand_at, request.hand_id, request.version)
-        return pb.GetHandAtResponse(hand=hand_to_proto(hand.audit_view()))
+        return pb.GetHandAtResponse(hand=hand_to_proto(hand.view(AUDITOR)))
 
     @_rpc
     async def ExportTranscript(self, request: pb.ExportTranscriptRequest, context: Context
@@ -433,8 +425,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             viewer = await self._viewer(principal, request.table_id, named)
             table = await self._call(self._app.get_table, request.table_id)
             # A player watches as long as it holds its seat (the audit role always may).
-            held_seat = viewer if not principal.audit and viewer != PUBLIC else None
-            if viewer is not None and not PUBLIC <= viewer < table.players:
+            held_seat = None if principal.audit else seat_of(viewer)
+            watched_seat = seat_of(viewer)
+            if watched_seat is not None and not 0 <= watched_seat < table.players:
                 raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{table.players - 1}")
         except (RuleError, ServiceError) as error:
             await abort(context, error)
@@ -468,7 +461,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             if self._metrics is not None:
                 self._metrics.watch_closed()
 
-    async def _watch_message(self, event: FeedEvent, viewer: int | None, table_id: str,
+    async def _watch_message(self, event: FeedEvent, viewer: Viewer, table_id: str,
                              include_views: bool) -> pb.WatchTableResponse:
         payload = redact_event(event.name, event.payload, viewer)
         message = pb.WatchTableResponse(event=_feed_message(event, payload), type=event.name)
@@ -487,7 +480,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return table
 
     async def _attach_view(self, message: pb.WatchTableResponse, event: FeedEvent,
-                           viewer: int | None, is_table_event: bool) -> None:
+                           viewer: Viewer, is_table_event: bool) -> None:
         """The caller's view of the event's aggregate as it stood right after the event."""
         if is_table_event:
             table = await self._call(self._table_at, event.originator_id,
@@ -496,13 +489,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             return
         hand = await self._call(self._app.hand_at, event.originator_id,
                                 event.originator_version)
-        if viewer is None:
-            view = hand.audit_view()
-        elif viewer == PUBLIC:
-            view = hand.public_view()
-        else:
-            view = hand.view(viewer)
-        message.hand.CopyFrom(hand_to_proto(view))
+        message.hand.CopyFrom(hand_to_proto(hand.view(viewer)))
 
 
 def _seat_left(event: FeedEvent, seat: int | None, table_id: str) -> bool:

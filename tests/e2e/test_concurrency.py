@@ -171,7 +171,7 @@ def test_racing_players_for_different_seats_all_sit_down(server: LiveServer) -> 
 def test_a_conflict_is_aborted_when_the_application_does_not_retry(tmp_path: Path) -> None:
     live = LiveServer(server_config(tmp_path))
     try:
-        live.running.app.max_attempts = 1  # no transparent retry: the loser sees ABORTED
+        live.running.app.runner.max_attempts = 1  # no transparent retry: the loser sees ABORTED
         platform = live.platform()
         aborted: list[grpc.RpcError] = []
         for _ in range(CONFLICT_ROUNDS):

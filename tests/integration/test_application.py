@@ -6,6 +6,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -21,6 +22,7 @@ from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+from fiftyk_referee.domain.observer import AUDITOR, SeatViewer
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
 from fiftyk_referee.service.config import parse_database_url
@@ -52,9 +54,9 @@ def preset_deck(seed: int, preset: str = PRESET) -> list[str]:
     return [str(card) for card in shuffle_deck(seed.to_bytes(32, "big"), base)]
 
 
-def stable(view: dict[str, Any]) -> dict[str, Any]:
+def stable(view: Any) -> dict[str, Any]:
     """A view without the values that differ between two runs of the same game (ids, clock)."""
-    return {k: v for k, v in view.items() if k not in VOLATILE_KEYS}
+    return {k: v for k, v in asdict(view).items() if k not in VOLATILE_KEYS}
 
 
 class Game:
@@ -83,11 +85,11 @@ class Game:
         hand = self.app.get_hand(self.hand_id)
         seat = hand.turn
         assert seat is not None
-        legal = self.app.legal_plays(self.table_id, self.hand_id, seat)
+        legal = self.app.legal_actions(self.table_id, self.hand_id, seat)[0]
         if legal.may_pass and (not legal.plays or self.rng.random() < 0.3):
             return self.app.pass_turn(self.table_id, self.hand_id, seat)
         play = self.rng.choice(legal.plays)
-        return self.app.play(self.table_id, self.hand_id, seat, play.card_strings())
+        return self.app.play(self.table_id, self.hand_id, seat, play.cards)
 
     def finish(self, max_steps: int = 1_000) -> Hand:
         """Play until the hand is over."""
@@ -185,7 +187,7 @@ class ApplicationCases:
         assert first.has_more and first.events + rest.events == page.events
         replayed = project_aggregate(None, app.events.get(hand.id))
         assert isinstance(replayed, Hand)
-        assert replayed.audit_view() == hand.audit_view()
+        assert replayed.view(AUDITOR) == hand.view(AUDITOR)
 
     def test_the_state_at_any_version_is_the_replay_of_that_prefix(
             self, open_app: Callable[..., Referee]) -> None:
@@ -196,9 +198,9 @@ class ApplicationCases:
             game.step()
         middle = app.get_hand(game.hand_id)
         hand = game.finish()
-        assert app.hand_at(hand.id, 1).audit_view() == dealt.audit_view()
-        assert app.hand_at(hand.id, middle.version).audit_view() == middle.audit_view()
-        assert app.hand_at(hand.id, hand.version).audit_view() == hand.audit_view()
+        assert app.hand_at(hand.id, 1).view(AUDITOR) == dealt.view(AUDITOR)
+        assert app.hand_at(hand.id, middle.version).view(AUDITOR) == middle.view(AUDITOR)
+        assert app.hand_at(hand.id, hand.version).view(AUDITOR) == hand.view(AUDITOR)
         for version in (0, hand.version + 1):
             with pytest.raises(NotFound) as missing:
                 app.hand_at(hand.id, version)
@@ -221,11 +223,11 @@ class ApplicationCases:
         app = open_app()
         game = Game(app)
         game.deal(5)
-        audit = app.audit_view(game.table_id, None)
+        audit = app.hand_view(game.table_id, None, AUDITOR)
         for seat in range(PLAYERS):
-            view = app.hand_view(game.table_id, None, seat)
-            assert view["cards"] == audit["hands"][seat]
-            assert "hands" not in view and "stock" not in view
+            view = app.hand_view(game.table_id, None, SeatViewer(seat))
+            assert view.own_cards == audit.seats[seat].cards
+            assert view.stock is None and all(s.cards is None for s in view.seats)
 
     def test_a_timed_out_turn_is_ruled_by_the_referee_only_after_the_deadline(
             self, open_app: Callable[..., Referee]) -> None:
@@ -274,15 +276,15 @@ class ApplicationCases:
         interrupted.app = second
         hand = interrupted.finish()
 
-        assert stable(hand.audit_view()) == stable(steady_hand.audit_view())
+        assert stable(hand.view(AUDITOR)) == stable(steady_hand.view(AUDITOR))
         assert hand.version == steady_hand.version
         for seat in range(PLAYERS):
-            assert (stable(second.hand_view(interrupted.table_id, None, seat))
-                    == stable(steady.app.hand_view(steady.table_id, None, seat)))
+            assert (stable(second.hand_view(interrupted.table_id, None, SeatViewer(seat)))
+                    == stable(steady.app.hand_view(steady.table_id, None, SeatViewer(seat))))
         assert second.scores(interrupted.table_id).totals == steady.app.scores(
             steady.table_id).totals
-        assert stable(second.table_view(interrupted.table_id)) == stable(
-            steady.app.table_view(steady.table_id))
+        assert stable(second.get_table(interrupted.table_id).view()) == stable(
+            steady.app.get_table(steady.table_id).view())
 
     def test_long_table_streams_are_snapshotted_and_read_back_identically(
             self, open_app: Callable[..., Referee]) -> None:
@@ -311,8 +313,8 @@ class ApplicationCases:
             hand = apps[0].get_hand(game.hand_id)
             seat = hand.turn
             assert seat is not None
-            legal = apps[0].legal_plays(game.table_id, game.hand_id, seat)
-            options: list[list[str] | None] = [p.card_strings() for p in legal.plays]
+            legal = apps[0].legal_actions(game.table_id, game.hand_id, seat)[0]
+            options: list[list[str] | None] = [p.cards for p in legal.plays]
             if legal.may_pass:
                 options.append(None)
             choices = [options[i % len(options)] for i in range(RACERS)]
@@ -324,7 +326,7 @@ class ApplicationCases:
         history = apps[1].hand_history(hand.id, limit=1_000)
         assert [e.version for e in history.events] == list(range(1, hand.version + 1))
         replayed = project_aggregate(None, apps[1].events.get(hand.id))
-        assert isinstance(replayed, Hand) and replayed.audit_view() == hand.audit_view()
+        assert isinstance(replayed, Hand) and replayed.view(AUDITOR) == hand.view(AUDITOR)
         assert len(hand.actions) == races
         assert _sample(metrics, "fiftyk_command_retries_total") == _sample(
             metrics, "fiftyk_event_store_conflicts_total")
@@ -380,7 +382,7 @@ class ApplicationCases:
         assert started.hand is not None
         seat = started.hand.turn
         assert seat is not None
-        play = first.legal_plays(table_id, started.hand.id, seat).plays[0].card_strings()
+        play = first.legal_actions(table_id, started.hand.id, seat)[0].plays[0].cards
         played = first.play(table_id, started.hand.id, seat, play, request_id="move-1")
         head = first.head_position()
         first.close()
@@ -390,7 +392,7 @@ class ApplicationCases:
         assert again.replayed and not played.replayed
         assert again.version == played.version
         assert again.hand is not None and played.hand is not None
-        assert again.hand.view(seat) == played.hand.view(seat)
+        assert again.hand.view(SeatViewer(seat)) == played.hand.view(SeatViewer(seat))
         recreated = second.create_table(PRESET, {}, PLAYERS, allow_preset_deck=True,
                                         request_id="create-1")
         assert recreated.replayed and recreated.table_id == table_id
@@ -411,7 +413,7 @@ class ApplicationCases:
         hand = game.deal(41)
         seat = hand.turn
         assert seat is not None
-        play = apps[0].legal_plays(game.table_id, game.hand_id, seat).plays[-1].card_strings()
+        play = apps[0].legal_actions(game.table_id, game.hand_id, seat)[0].plays[-1].cards
         outcomes, errors = _concurrently([
             lambda i=i: apps[i % 2].play(game.table_id, game.hand_id, seat, play,
                                          request_id="same")

@@ -23,7 +23,7 @@ def test_a_hand_command_by_a_player_not_holding_the_seat_is_refused(tmp_path: Pa
         assert hand.seat_players == ["p0", "p1", "p2", "p3"]
         seat = hand.turn
         assert seat is not None
-        lowest = hand.legal_plays(seat)[0].card_strings()
+        lowest = list(hand.legal_actions(seat).plays[0].cards)
         with pytest.raises(PermissionDenied) as refused:
             app.play(table_id, str(hand.id), seat, lowest, player_id="someone-else")
         assert refused.value.reason == ServiceReason.WRONG_SEAT

@@ -6,15 +6,17 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict
 from functools import cache
 from typing import Any
 
 from fiftyk_referee.domain.cards import card_points, make_deck
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate, export_transcript
+from fiftyk_referee.domain.observer import SPECTATOR, SeatViewer, Viewer, seat_of
 
 RESULT_KEYS = ("finish_order", "collected", "teams", "seats", "winner")
-CARD_FREE_KEYS = ("cards", "trick", "top")  # the seat's own cards and the public trick
+CARD_FREE_KEYS = ("own_cards", "trick", "top")  # the seat's own cards and the public trick
 
 
 def state_of(hand: Hand) -> dict[str, Any]:
@@ -87,30 +89,34 @@ CARD_STRINGS = frozenset(str(card) for card in make_deck(1, jokers=True))
 def assert_views_private(hand: Hand) -> None:
     """Each seat's view holds its own cards and no card hidden in another seat's hand.
 
-    Cards may appear only as the seat's own `cards` and in the trick (played, so public);
-    the trick must be exactly what was played since the trick began.
+    Cards may appear only as the seat's own `own_cards` and in the trick (played, so
+    public); the trick must be exactly what was played since the trick began. Spectators
+    see no hand at all.
     """
     played: Counter[str] = Counter()
     for entry in hand.trick:
         cards = entry[1]
         if cards is not None:
             played.update(cards)
-    for seat in range(hand.players):
-        view = hand.view(seat)
-        assert "hands" not in view and "stock" not in view
-        assert Counter(view["cards"]) == Counter(str(c) for c in hand.hands[seat])
+    viewers: list[Viewer] = [SeatViewer(seat) for seat in range(hand.players)]
+    for viewer in [*viewers, SPECTATOR]:
+        view = hand.view(viewer)
+        seat = seat_of(viewer)
+        assert view.stock is None and all(state.cards is None for state in view.seats)
+        own = Counter(str(c) for c in hand.hands[seat]) if seat is not None else Counter()
+        assert Counter(view.own_cards) == own
         shown: Counter[str] = Counter()
-        for entry in view["trick"]:
-            shown.update(entry.get("cards", []))
+        for entry in view.trick:
+            shown.update(entry.cards or ())
         assert shown == played
-        if view["top"] is not None:
-            assert Counter(view["top"]["cards"]) <= played
-        rest = {k: v for k, v in view.items() if k not in CARD_FREE_KEYS}
+        if view.top is not None:
+            assert Counter(view.top.cards) <= played
+        rest = {k: v for k, v in asdict(view).items() if k not in CARD_FREE_KEYS}
         leaked = [s for s in _strings(rest) if s in CARD_STRINGS]
-        assert leaked == [], f"seat {seat}'s view shows cards {leaked}"
+        assert leaked == [], f"{viewer}'s view shows cards {leaked}"
         if not hand.is_over:
-            assert view["seed"] is None
-        counts = view["counts"]
-        assert counts[seat] == len(hand.hands[seat])
-        for other, count in enumerate(counts):
-            assert count is None or count == len(hand.hands[other])
+            assert view.seed is None
+        for state in view.seats:
+            if state.seat == seat:
+                assert state.card_count == len(hand.hands[state.seat])
+            assert state.card_count is None or state.card_count == len(hand.hands[state.seat])

@@ -14,6 +14,7 @@ from fiftyk_referee.domain.deal import commitment, deal, deal_order, deck_from_h
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.hand import Hand, check_deck, first_leader
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.observer import SeatViewer
 from tests.support.scripted import build_deck
 
 SEED = bytes(range(32))
@@ -92,7 +93,7 @@ def test_the_commitment_verifies_with_the_seed_revealed_when_the_hand_ends() -> 
     hands, stock, _ = deal(recomputed, 4, 3, None)
     assert stock == []
     assert sum(len(h) for h in hands) == 108
-    assert hand.view(0)["seed"] == SEED.hex()
+    assert hand.view(SeatViewer(0)).seed == SEED.hex()
 
 
 def test_another_seed_neither_gives_the_deck_nor_verifies_the_commitment() -> None:
@@ -106,10 +107,10 @@ def test_another_seed_neither_gives_the_deck_nor_verifies_the_commitment() -> No
 
 def test_the_seed_stays_hidden_from_every_seat_until_the_hand_ends() -> None:
     hand = dealt("qq3", players=3)
-    assert all(hand.view(seat)["seed"] is None for seat in range(3))
-    assert hand.view(0)["commitment"] == hand.commitment
+    assert all(hand.view(SeatViewer(seat)).seed is None for seat in range(3))
+    assert hand.view(SeatViewer(0)).commitment == hand.commitment
     play_to_the_end(hand, random.Random(2))
-    assert all(hand.view(seat)["seed"] == SEED.hex() for seat in range(3))
+    assert all(hand.view(SeatViewer(seat)).seed == SEED.hex() for seat in range(3))
 
 
 def test_unseeded_deals_draw_a_fresh_secret_seed() -> None:
@@ -127,7 +128,7 @@ def test_a_preset_decks_commitment_covers_the_deck_alone() -> None:
     assert hand.seed is None
     assert hand.commitment == reference_commitment(None, deck)
     play_to_the_end(hand, random.Random(3))
-    assert hand.view(0)["seed"] is None
+    assert hand.view(SeatViewer(0)).seed is None
 
 
 def test_cards_are_dealt_one_at_a_time_from_the_seat_after_the_dealer() -> None:

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.observer import SeatViewer
 from fiftyk_referee.domain.table import Table
 from tests.support.checks import (
     assert_adjudication_reproduces,
@@ -106,7 +108,7 @@ def check_finished(hand: Hand) -> None:
     assert_adjudication_reproduces(hand)
     seed = hand.seed
     assert seed is not None
-    assert hand.view(0)["seed"] == seed
+    assert hand.view(SeatViewer(0)).seed == seed
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
@@ -118,7 +120,7 @@ def test_random_playouts_keep_every_invariant(preset: str) -> None:
     while played < HANDS_PER_PRESET:
         ruleset = Ruleset.from_spec(preset, options[table_number % len(options)])
         players = rng.choice(ruleset.player_counts())
-        table = Table.open(ruleset, players)
+        table = Table.open(GAME, ruleset, players)
         for seat in range(players):
             table.join(seat, f"player-{seat}")
         totals: dict[str, Decimal] = dict.fromkeys(table.scores, Decimal(0))

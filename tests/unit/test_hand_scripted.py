@@ -16,6 +16,8 @@ import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.views import Announcement
+from fiftyk_referee.domain.observer import AUDITOR, SeatViewer
 from tests.support.checks import (
     assert_adjudication_reproduces,
     assert_points_conserved,
@@ -30,6 +32,11 @@ from tests.support.scenarios import (
     TRIPLES_6_TO_10,
 )
 from tests.support.scripted import bomb_train, deal, run
+
+
+def counts(hand: Hand, seat: int) -> list[int | None]:
+    """The card counts `seat` sees (None where the rules hide one)."""
+    return [state.card_count for state in hand.view(SeatViewer(seat)).seats]
 
 
 def finished(hand: Hand) -> dict[str, Any]:
@@ -372,7 +379,7 @@ def test_six_card_last_standing_payments_and_replenishment_order() -> None:
     # Each seat played two cards. The winner draws first, then in turn order: seat 2 takes
     # 5 5, seat 0 takes 10 10 and the stock is dry before seat 1.
     assert [len(h) for h in hand.hands] == [6, 4, 6]
-    assert hand.audit_view()["hands"] == [
+    assert [list(state.cards or ()) for state in hand.view(AUDITOR).seats] == [
         ["10C", "10D", "2S", "2H", "2C", "2D"], ["KS", "KH", "SJ", "BJ"],
         ["5C", "5D", "AS", "AH", "AC", "AD"],
     ]
@@ -444,20 +451,20 @@ QQ4_HANDS = [
 
 def test_announced_hand_counts_stay_hidden_until_announced() -> None:
     hand = deal("qq4", QQ4_HANDS, announce_at=2, hand_counts="announced")
-    assert hand.view(1)["counts"] == [None, 13, None, None]
+    assert counts(hand, 1) == [None, 13, None, None]
     run(hand, "0: 3H 4 5 6 7 8 9 10 J Q K A")
-    assert hand.view(1)["announced"] == {"0": 1}
-    assert hand.view(1)["counts"] == [1, 13, None, None]
-    assert hand.view(0)["counts"] == [1, None, None, None]
+    assert hand.view(SeatViewer(1)).announcements == (Announcement(0, 1),)
+    assert counts(hand, 1) == [1, 13, None, None]
+    assert counts(hand, 0) == [1, None, None, None]
     run(hand, "1: pass\n2: pass\n3: pass\n0: 2S")
-    assert hand.view(1)["counts"] == [0, 13, None, None]  # out: the count is no secret
+    assert counts(hand, 1) == [0, 13, None, None]  # out: the count is no secret
     assert_views_private(hand)
 
 
 def test_public_hand_counts_show_every_count_and_announcements_are_recorded() -> None:
     hand = deal("qq4", QQ4_HANDS, announce_at=2)
     run(hand, "0: 3H 4 5 6 7 8 9 10 J Q K A")
-    assert hand.view(3)["counts"] == [1, 13, 13, 13]
+    assert counts(hand, 3) == [1, 13, 13, 13]
     events: list[Any] = list(hand.collect_events())
     assert [(e.seat, e.count) for e in events if type(e).__name__ == "Announced"] == [(0, 1)]
 
@@ -466,10 +473,10 @@ def test_an_announced_count_is_withdrawn_when_the_stock_refills_the_hand() -> No
     hand = deal("five_card", ["3H 4S 5*3", "6*4 7S", "8*4 9S"], "10*4 ...",
                 announce_at=2, hand_counts="announced")
     run(hand, "0: 3H\n1: 6*4\n2: 8*4")
-    assert hand.view(0)["counts"] == [4, 1, 1]  # seats 1 and 2 announced one card
+    assert counts(hand, 0) == [4, 1, 1]  # seats 1 and 2 announced one card
     run(hand, "0: pass\n1: pass")  # seat 2 wins; everyone draws back to five cards
     assert [len(h) for h in hand.hands] == [5, 5, 5]
-    assert hand.view(0)["counts"] == [5, None, None]
+    assert counts(hand, 0) == [5, None, None]
     assert_views_private(hand)
 
 
@@ -526,10 +533,10 @@ def test_a_timed_out_leader_plays_the_lowest_single_and_a_follower_passes() -> N
     with pytest.raises(RuleError) as early:
         hand.time_out(0, start + timedelta(seconds=29))
     assert early.value.reason == Reason.TURN_NOT_EXPIRED
-    assert hand.time_out(0, start + timedelta(seconds=30)) == "play"
-    assert hand.time_out(1, hand.modified_on + timedelta(seconds=31)) == "pass"
+    assert hand.time_out(0, start + timedelta(seconds=30)).kind == "play"
+    assert hand.time_out(1, hand.modified_on + timedelta(seconds=31)).kind == "pass"
     assert hand.actions == [{"seat": 0, "play": ["3S"]}, {"seat": 1, "pass": True}]
-    assert hand.view(2)["trick"][0]["by_referee"] is True
+    assert hand.view(SeatViewer(2)).trick[0].by_referee is True
     with pytest.raises(RuleError) as wrong_seat:
         hand.time_out(3, hand.modified_on + timedelta(hours=1))
     assert wrong_seat.value.reason == Reason.NOT_YOUR_TURN
@@ -538,7 +545,7 @@ def test_a_timed_out_leader_plays_the_lowest_single_and_a_follower_passes() -> N
 
 def test_a_timed_out_leader_under_three_high_plays_a_four() -> None:
     hand = deal("jiaodong", JIAODONG_HANDS, turn_timeout=10)
-    assert hand.time_out(0, hand.modified_on + timedelta(seconds=10)) == "play"
+    assert hand.time_out(0, hand.modified_on + timedelta(seconds=10)).kind == "play"
     assert hand.actions == [{"seat": 0, "play": ["4S"]}]
 
 
@@ -569,7 +576,7 @@ def test_rule_violations_before_the_first_play_have_their_reason_codes() -> None
         hand.play(0, [])
     assert no_cards.value.reason == Reason.INVALID_COMBINATION
     with pytest.raises(RuleError) as bad_view:
-        hand.view(4)
+        hand.view(SeatViewer(4))
     assert bad_view.value.reason == Reason.INVALID_SEAT
     assert hand.actions == []
 

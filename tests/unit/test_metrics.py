@@ -75,7 +75,8 @@ def test_bomb_size_label_names_n_of_a_kind_by_count_and_special_bombs_by_type() 
     four = classify(parse_cards("7S 7H 7C 7D"), classic)
     fifty_k = classify(parse_cards("5S 10H KC"), classic)
     pure = classify(parse_cards("5S 10S KS"), classic)
-    assert (bomb_size_label(four), bomb_size_label(fifty_k), bomb_size_label(pure)) == (
+    labels = [bomb_size_label(c.type, len(c.cards)) for c in (four, fifty_k, pure)]
+    assert tuple(labels) == (
         "bomb_4", "fifty_k", "pure_fifty_k",
     )
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+from dataclasses import asdict
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.hand import Hand, first_leader, hand_id_for
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.table import Table
@@ -19,7 +21,7 @@ from tests.support.scripted import build_deck, run
 
 def seated(preset: str = "classic", players: int = 4, *, allow_preset_deck: bool = True,
            **options: Any) -> Table:
-    table = Table.open(Ruleset.from_spec(preset, options), players,
+    table = Table.open(GAME, Ruleset.from_spec(preset, options), players,
                        allow_preset_deck=allow_preset_deck)
     for seat in range(players):
         table.join(seat, f"player-{seat}")
@@ -44,7 +46,7 @@ def classic_hand(table: Table) -> Hand:
 
 
 def test_players_take_free_seats_once() -> None:
-    table = Table.open(Ruleset.from_spec("classic"), 4)
+    table = Table.open(GAME, Ruleset.from_spec("classic"), 4)
     table.join(0, "ann")
     assert reason_of(table.join, 0, "bob") == Reason.SEAT_TAKEN
     assert reason_of(table.join, 1, "ann") == Reason.PLAYER_ALREADY_SEATED
@@ -60,7 +62,7 @@ def test_players_take_free_seats_once() -> None:
 
 
 def test_a_table_deals_only_when_full_and_one_hand_at_a_time() -> None:
-    table = Table.open(Ruleset.from_spec("qq3"), 3)
+    table = Table.open(GAME, Ruleset.from_spec("qq3"), 3)
     table.join(0, "a")
     table.join(1, "b")
     assert reason_of(table.start_hand) == Reason.TABLE_NOT_FULL
@@ -73,10 +75,10 @@ def test_a_table_deals_only_when_full_and_one_hand_at_a_time() -> None:
 
 
 def test_the_seat_count_must_fit_the_ruleset() -> None:
-    assert reason_of(Table.open, Ruleset.from_spec("classic"), 3) == Reason.INVALID_RULESET
-    assert reason_of(Table.open, Ruleset.from_spec("qq3"), 4) == Reason.INVALID_RULESET
-    assert reason_of(Table.open, Ruleset.from_spec("five_card"), 5) == Reason.INVALID_RULESET
-    assert Table.open(Ruleset.from_spec("six_card_two_packs"), 6).players == 6
+    assert reason_of(Table.open, GAME, Ruleset.from_spec("classic"), 3) == Reason.INVALID_RULESET
+    assert reason_of(Table.open, GAME, Ruleset.from_spec("qq3"), 4) == Reason.INVALID_RULESET
+    assert reason_of(Table.open, GAME, Ruleset.from_spec("five_card"), 5) == Reason.INVALID_RULESET
+    assert Table.open(GAME, Ruleset.from_spec("six_card_two_packs"), 6).players == 6
 
 
 def test_preset_decks_need_a_table_that_allows_them() -> None:
@@ -114,7 +116,7 @@ def test_the_previous_first_out_leads_the_next_hand() -> None:
     first = classic_hand(table)  # dealer 3; seat 0 holds the first ♥3 dealt and leads
     assert first.first_leader == 0 and first.out[0] == 0
     table.record_hand(first)
-    assert table.previous_first_out == 0
+    assert table.carry == {"first_out": 0}
     # Dealer 0 now: seat 1 is dealt first and holds a ♥3, so holder:3H would pick seat 1.
     deck = build_deck(table.rules, CLASSIC_HANDS, dealer=0)
     assert first_leader(Ruleset.from_spec("classic"), deck, 4, 0, None) == 1
@@ -126,7 +128,7 @@ def test_the_match_ends_after_its_number_of_hands_with_cumulative_scores() -> No
     table = seated(first_lead="previous_first_out", hands=2)
     table.record_hand(classic_hand(table))
     assert table.scores == {"team:0": Decimal(270), "team:1": Decimal(-70)}
-    assert table.view()["match_over"] is False
+    assert table.view().match_over is False
     table.record_hand(classic_hand(table))
     # Two hands of 270 / -70 (CLASSIC_TEAM_SCORES).
     assert table.scores == {"team:0": Decimal(2 * CLASSIC_TEAM_SCORES[0]),
@@ -135,14 +137,15 @@ def test_the_match_ends_after_its_number_of_hands_with_cumulative_scores() -> No
     assert reason_of(table.start_hand) == Reason.MATCH_OVER
     assert reason_of(table.join, 0, "late") == Reason.MATCH_OVER
     view = table.view()
-    assert view["scores"] == {"team:0": "540", "team:1": "-140"}
-    assert view["match_over"] is True and view["hands_played"] == 2
+    assert [(side.side, side.seats, side.score) for side in view.scores] == [
+        ("team:0", (0, 2), Decimal(540)), ("team:1", (1, 3), Decimal(-140))]
+    assert view.match_over is True and view.hands_played == 2
 
 
 def test_the_match_ends_when_a_side_reaches_the_target_score() -> None:
     table = seated(target_score=271)
     table.record_hand(classic_hand(table))
-    assert table.view()["match_over"] is False  # 270 is short of 271
+    assert table.view().match_over is False  # 270 is short of 271
     table = seated(target_score=270)
     table.record_hand(classic_hand(table))
     assert table.match_over and table.match_end_reason == "a side reached 270"
@@ -189,9 +192,9 @@ def test_the_table_view_shows_no_cards() -> None:
     table = seated()
     hand = table.start_hand(deck=build_deck(table.rules, CLASSIC_HANDS))
     view = table.view()
-    assert view["current_hand"] == str(hand.id)
+    assert view.current_hand == str(hand.id)
     cards = {str(c) for h in hand.hands for c in h}
-    assert not cards & set(map(str, _leaves(view)))
+    assert not cards & set(map(str, _leaves(asdict(view))))
     assert replay(list(hand.collect_events())).deck == hand.deck
 
 

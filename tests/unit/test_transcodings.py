@@ -10,9 +10,11 @@ from typing import Any
 from eventsourcing.persistence import Mapper
 
 from fiftyk_referee.domain.cards import Card
+from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.combinations import Combination
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.observer import AUDITOR
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.transcodings import DomainTranscoder
 
@@ -70,12 +72,12 @@ def test_a_hand_snapshot_restores_the_exact_state() -> None:
     restored = mapper().to_domain_event(stored).mutate(None)  # type: ignore[attr-defined]
     assert isinstance(restored, Hand)
     assert vars(restored) == vars(hand)
-    assert restored.audit_view() == hand.audit_view()
+    assert restored.view(AUDITOR) == hand.view(AUDITOR)
     assert restored.legal_plays(restored.turn or 0) == hand.legal_plays(hand.turn or 0)
 
 
 def test_a_table_snapshot_restores_rules_and_exact_scores() -> None:
-    table = Table.open(Ruleset.from_spec("classic"), 4)
+    table = Table.open(GAME, Ruleset.from_spec("classic"), 4)
     table.scores["team:0"] = Decimal("12.5")
     table.collect_events()
     stored = mapper().to_stored_event(Table.Snapshot.take(table))

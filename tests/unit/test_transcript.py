@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import (
     InvalidTranscript,
@@ -233,7 +234,7 @@ def test_a_stock_game_transcript_gives_hands_and_the_stock_in_drawing_order() ->
 def test_exports_of_live_hands_adjudicate_to_their_results() -> None:
     rng = random.Random(11)
     rules = Ruleset.from_spec("classic", {"first_lead": "previous_first_out"})
-    table = Table.open(rules, 4)
+    table = Table.open(GAME, rules, 4)
     for chair in range(4):
         table.join(chair, f"p{chair}")
     for _ in range(2):

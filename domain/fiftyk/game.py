@@ -1,0 +1,89 @@
+"""五十K behind the game boundary: the `Game` the referee's core calls (`domain/game.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.hand import FIRST_OUT, Hand
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.scoring import teams_of
+from fiftyk_referee.domain.fiftyk.transcript import (
+    TRANSCRIPT_FORMAT,
+    adjudicate,
+    export_transcript,
+)
+from fiftyk_referee.domain.game import Rules
+
+NAME = "fiftyk"
+
+
+def _ruleset(rules: Rules) -> Ruleset:
+    if not isinstance(rules, Ruleset):
+        raise RuleError(Reason.INVALID_RULESET, f"not a 五十K ruleset: {rules.preset!r}")
+    return rules
+
+
+def _hand(hand: object) -> Hand:
+    if not isinstance(hand, Hand):
+        raise RuleError(Reason.INVALID_ACTION, "not a 五十K hand")
+    return hand
+
+
+class FiftyK:
+    """五十K: rules from RULES.md, one hand aggregate, side scores summed over the match."""
+
+    name = NAME
+    transcript_format = TRANSCRIPT_FORMAT
+
+    def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Ruleset:
+        """Resolve a preset plus options."""
+        return Ruleset.from_spec(preset, options)
+
+    def rules_from_json(self, spec: Mapping[str, Any]) -> Ruleset:
+        """The ruleset a stored spec describes."""
+        return Ruleset.from_json(spec)
+
+    def side_seats(self, rules: Rules, players: int) -> dict[str, tuple[int, ...]]:
+        """`team:0`, `team:1` in team games, else `seat:N` per seat; the seats of each."""
+        teams = teams_of(_ruleset(rules), players)
+        if teams:
+            return {f"team:{i}": tuple(team) for i, team in enumerate(teams)}
+        return {f"seat:{s}": (s,) for s in range(players)}
+
+    def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
+             seat_players: Sequence[str | None], carry: Mapping[str, Any],
+             deck: Sequence[str] | None, seed: bytes | None) -> Hand:
+        """Deal the next hand; the previous hand's first out may lead it (`first_lead`)."""
+        return Hand.deal_new(
+            table_id=table_id, number=number, ruleset=_ruleset(rules), players=players,
+            dealer=dealer, deck=deck, seed=seed, previous_first_out=carry.get(FIRST_OUT),
+            seat_players=seat_players,
+        )
+
+    def match_end(self, rules: Rules, hands_played: int,
+                  scores: Mapping[str, Decimal]) -> str | None:
+        """After `hands` hands, or once a side reaches `target_score`."""
+        r = _ruleset(rules)
+        if r.hands is not None and hands_played >= r.hands:
+            return f"{r.hands} hands played"
+        if r.target_score is not None and any(v >= r.target_score for v in scores.values()):
+            return f"a side reached {r.target_score}"
+        return None
+
+    def adjudicate(self, transcript: Any) -> dict[str, Any]:
+        """Rule on a `fiftyk-transcript/1`."""
+        return adjudicate(transcript)
+
+    def export_transcript(self, hand: Any) -> dict[str, Any]:
+        """A 五十K hand as a `fiftyk-transcript/1`."""
+        return export_transcript(_hand(hand))
+
+    def owns(self, hand: object) -> bool:
+        """Whether `hand` is a 五十K hand."""
+        return isinstance(hand, Hand)
+
+
+GAME = FiftyK()
