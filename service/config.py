@@ -49,6 +49,12 @@ DEFAULT_TOKEN_TTL_SECONDS = 7 * 24 * 3600
 MIN_TOKEN_TTL_SECONDS = 60
 MAX_TOKEN_TTL_SECONDS = 365 * 24 * 3600
 DEFAULT_SHUTDOWN_GRACE_SECONDS = 5.0
+DEFAULT_DB_TIMEOUT_SECONDS = 5
+MAX_DB_TIMEOUT_SECONDS = 300
+DEFAULT_DB_STARTUP_WAIT_SECONDS = 30
+MAX_DB_STARTUP_WAIT_SECONDS = 3600
+DEFAULT_DB_PROBE_SECONDS = 1.0
+MAX_DB_PROBE_SECONDS = 60.0
 MAX_POOL_SIZE = 1000
 MAX_PROCESSES = 64
 MAX_PORT = 65535
@@ -183,6 +189,11 @@ class Config:
     turn_sweep_seconds: float = DEFAULT_TURN_SWEEP_SECONDS
     token_ttl_seconds: int = DEFAULT_TOKEN_TTL_SECONDS
     shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+    # The longest a call waits for PostgreSQL before it fails UNAVAILABLE (STORE_UNAVAILABLE).
+    db_timeout_seconds: int = DEFAULT_DB_TIMEOUT_SECONDS
+    # At start, how long to wait for PostgreSQL to answer before giving up with one line.
+    db_startup_wait_seconds: int = DEFAULT_DB_STARTUP_WAIT_SECONDS
+    db_probe_seconds: float = DEFAULT_DB_PROBE_SECONDS  # health probe of the store
     processes: int = 1  # server processes sharing the port (one per core: the GIL)
     reuse_port: bool = False  # set for the processes `fiftyk serve --processes N` starts
 
@@ -203,7 +214,8 @@ class Config:
                 values[attr] = text.strip()
         ints = {"port": keys.PORT, "metrics_port": keys.METRICS_PORT,
                 "db_pool_size": keys.DB_POOL_SIZE, "lock_timeout_ms": keys.LOCK_TIMEOUT_MS,
-                "processes": keys.PROCESSES}
+                "processes": keys.PROCESSES, "db_timeout_seconds": keys.DB_TIMEOUT_SECONDS,
+                "db_startup_wait_seconds": keys.DB_STARTUP_WAIT_SECONDS}
         for attr, name in ints.items():
             if (text := _env_text(source, name)) is not None:
                 values[attr] = _parse_int(name, text)
@@ -265,6 +277,8 @@ class Config:
             "metrics_port": self.metrics_port, "log_level": self.log_level,
             "create_schema": self.create_schema, "workers": self.workers,
             "db_pool_size": self.pool_size, "lock_timeout_ms": self.lock_timeout_ms,
+            "db_timeout_seconds": self.db_timeout_seconds,
+            "db_startup_wait_seconds": self.db_startup_wait_seconds,
             "max_message_bytes": self.max_message_bytes, **secrets,
         }
 
@@ -314,6 +328,15 @@ class Config:
              f"token lifetime {self.token_ttl_seconds}s is not"
              f" {MIN_TOKEN_TTL_SECONDS}..{MAX_TOKEN_TTL_SECONDS}")
         need(self.shutdown_grace_seconds >= 0, "the shutdown grace period is negative")
+        need(1 <= self.db_timeout_seconds <= MAX_DB_TIMEOUT_SECONDS,
+             f"{keys.DB_TIMEOUT_SECONDS}: {self.db_timeout_seconds} is not"
+             f" 1..{MAX_DB_TIMEOUT_SECONDS} (a call must not wait forever for the database)")
+        need(0 <= self.db_startup_wait_seconds <= MAX_DB_STARTUP_WAIT_SECONDS,
+             f"{keys.DB_STARTUP_WAIT_SECONDS}: {self.db_startup_wait_seconds} is not"
+             f" 0..{MAX_DB_STARTUP_WAIT_SECONDS}")
+        need(0 < self.db_probe_seconds <= MAX_DB_PROBE_SECONDS,
+             f"database probe interval {self.db_probe_seconds}s is not in"
+             f" (0, {MAX_DB_PROBE_SECONDS}]")
         return problems
 
     def _secret_problems(self) -> list[str]:
@@ -362,6 +385,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--lock-timeout-ms", type=int,
                        help=f"longest wait for a database lock ({keys.LOCK_TIMEOUT_MS},"
                             f" default {DEFAULT_LOCK_TIMEOUT_MS})")
+    group.add_argument("--db-timeout-seconds", type=int,
+                       help="longest wait for PostgreSQL before a call fails UNAVAILABLE"
+                            f" ({keys.DB_TIMEOUT_SECONDS}, default {DEFAULT_DB_TIMEOUT_SECONDS})")
+    group.add_argument("--db-startup-wait-seconds", type=int,
+                       help="at start, how long to wait for PostgreSQL to answer"
+                            f" ({keys.DB_STARTUP_WAIT_SECONDS},"
+                            f" default {DEFAULT_DB_STARTUP_WAIT_SECONDS})")
     group.add_argument("--max-message-bytes", type=int,
                        help=f"largest gRPC message (default {DEFAULT_MAX_MESSAGE_BYTES})")
     group.add_argument("--processes", type=int,

@@ -42,8 +42,10 @@ class ServiceReason(StrEnum):
     # RESOURCE_EXHAUSTED
     MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
+    RATE_LIMITED = "RATE_LIMITED"
     # UNAVAILABLE
     SHUTTING_DOWN = "SHUTTING_DOWN"
+    STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,13 @@ class Unavailable(ServiceError):
     """The service cannot take the request now (e.g. shutting down); retrying later may work."""
 
 
+class StoreUnavailable(Unavailable):
+    """The event store did not answer in time (database down or unreachable): retry later."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ServiceReason.STORE_UNAVAILABLE, message)
+
+
 __all__ = [
     "AlreadyExists",
     "Conflict",
@@ -126,6 +135,7 @@ __all__ = [
     "ResourceExhausted",
     "ServiceError",
     "ServiceReason",
+    "StoreUnavailable",
     "Unauthenticated",
     "Unavailable",
 ]

@@ -261,6 +261,13 @@ class Metrics:
             "Events in the global feed not yet processed by the projection (head minus position).",
             registry=registry,
         )
+        self._store_up = Gauge(
+            "fiftyk_event_store_up",
+            "1 while the event store answers the health probe, 0 while it does not (the"
+            " replica then reports NOT_SERVING and fails calls UNAVAILABLE).",
+            registry=registry,
+        )
+        self._store_up.set(1)
         # The fixed label values start at 0: every family shows from the first scrape and the
         # first increment counts in rate() (a series that appears at 1 loses it).
         for preset in PRESETS:
@@ -356,6 +363,10 @@ class Metrics:
     def set_projection_lag(self, events: int) -> None:
         """Set the projection lag: feed head position minus the projection's tracked position."""
         self._projection_lag.set(events)
+
+    def set_store_up(self, up: bool) -> None:
+        """Record whether the event store answered the last health probe."""
+        self._store_up.set(1 if up else 0)
 
     # Exposition.
 

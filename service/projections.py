@@ -47,6 +47,7 @@ from eventsourcing.utils import Environment
 from psycopg.sql import SQL, Identifier
 
 from fiftyk_referee.service.application import Referee, event_name
+from fiftyk_referee.service.errors import Unavailable
 
 SEAT_TAKEN = "fiftyk_referee.domain.table:Table.SeatTaken"
 SEAT_LEFT = "fiftyk_referee.domain.table:Table.SeatLeft"
@@ -453,6 +454,8 @@ class StandingsProjector:
                     # SQLite refuses a write that races another writer ("database is
                     # locked"); the failed event rolled back, so the next round redoes it.
                     log.warning("standings projector: store busy; retrying", exc_info=True)
+                except Unavailable as error:  # the store is down: the next round redoes it
+                    log.debug("standings projector: %s", error.message)
                 self._stopping.wait(poll_seconds)
         except BaseException as error:  # kept for `stop` to re-raise: never lost silently
             self.error = error

@@ -8,6 +8,7 @@ import sys
 
 from fiftyk_referee.service.config import Config, ConfigError, add_arguments
 from fiftyk_referee.service.server import serve
+from fiftyk_referee.service.store import DatabaseUnreachable
 from fiftyk_referee.service.supervisor import supervise
 
 
@@ -31,5 +32,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if config.processes > 1:
         return supervise(config)
-    asyncio.run(serve(config))
+    try:
+        asyncio.run(serve(config))
+    except DatabaseUnreachable as error:
+        print(f"fiftyk serve: {error}", file=sys.stderr)
+        return 1
     return 0

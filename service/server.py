@@ -9,6 +9,11 @@ tricks, bombs, appends, conflicts, retries, idempotent replays and rebuilds (`ha
 `rebuild_table`); the feed hub feeds the active-tables tracker (`service.activity`), read at
 each scrape; watch streams open and close the watch gauge in the servicer; the standings
 projector reports its lag behind the feed head.
+
+Health: the service names `""` and `fiftyk.referee.v1.RefereeService` are readiness — on a
+PostgreSQL store a background probe (`StoreHealth`) turns them NOT_SERVING while the database
+does not answer and SERVING again by itself after; `liveness` stays SERVING while the process
+runs (restarting a replica does not bring a database back).
 """
 
 from __future__ import annotations
@@ -27,20 +32,91 @@ from grpc_reflection.v1alpha import reflection
 from fiftyk_referee.service.activity import ActiveTables
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.config import Config
-from fiftyk_referee.service.grpc.feed import FeedHub
+from fiftyk_referee.service.grpc.feed import FeedHub, cancel
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
 from fiftyk_referee.service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
 from fiftyk_referee.service.logs import configure_logging
 from fiftyk_referee.service.metrics import Metrics
 from fiftyk_referee.service.projections import StandingsProjector
-from fiftyk_referee.service.store import persistence_env
+from fiftyk_referee.service.store import (
+    OneCallPostgresRecorder,
+    StoreAvailability,
+    persistence_env,
+    wait_for_database,
+)
 from fiftyk_referee.service.turn_clock import TurnClock
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
+LIVENESS_SERVICE = "liveness"
+READINESS_SERVICES = ("", SERVICE_NAME)
+# A probe stuck longer than the store timeout (plus this) counts as a failed one.
+PROBE_GRACE_SECONDS = 1.0
 # gRPC's own limit sits above ours, so an oversize request under it gets our rich status.
 TRANSPORT_LIMIT_FACTOR = 2
 log = logging.getLogger(__name__)
+
+
+class StoreHealth:
+    """Probes the event store in the background and reports it: readiness NOT_SERVING and
+    `fiftyk_event_store_up` 0 while the store does not answer, SERVING and 1 after."""
+
+    def __init__(self, availability: StoreAvailability, health: health.aio.HealthServicer,
+                 metrics: Metrics, interval_seconds: float) -> None:
+        self._availability = availability
+        self._health = health
+        self._metrics = metrics
+        self._interval = interval_seconds
+        # A thread of its own: a probe never waits behind commands blocked on the store.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-probe")
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start probing."""
+        self._task = asyncio.create_task(self._run(), name="store-health")
+
+    async def stop(self) -> None:
+        """Stop probing (before the graceful shutdown turns every service NOT_SERVING)."""
+        await cancel(self._task)
+        self._task = None
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._availability.close()
+
+    async def _probe(self) -> bool:
+        loop = asyncio.get_running_loop()
+        probe = loop.run_in_executor(self._executor, self._availability.probe)
+        try:
+            return await asyncio.wait_for(
+                asyncio.shield(probe), self._availability.timeout_seconds + PROBE_GRACE_SECONDS)
+        except TimeoutError:
+            # A network that drops packets can hold a probe for minutes: the store is down
+            # meanwhile, and the next probe starts only after this one returns.
+            self._availability.mark_down()
+            self._metrics.set_store_up(False)
+            await self._set_readiness(False)
+            return await probe
+
+    async def _set_readiness(self, serving: bool) -> None:
+        status = (health_pb2.HealthCheckResponse.SERVING if serving
+                  else health_pb2.HealthCheckResponse.NOT_SERVING)
+        for name in READINESS_SERVICES:
+            await self._health.set(name, status)
+
+    async def _run(self) -> None:
+        serving = True
+        while True:
+            up = await self._probe()
+            self._metrics.set_store_up(up)
+            if up != serving:
+                serving = up
+                await self._set_readiness(up)
+            await asyncio.sleep(self._interval)
+
+
+def store_availability(app: Referee) -> StoreAvailability | None:
+    """The PostgreSQL store's availability (None for SQLite: a local file has no outage)."""
+    recorder = app.recorder
+    return recorder.availability if isinstance(recorder, OneCallPostgresRecorder) else None
 
 
 @dataclass
@@ -57,9 +133,12 @@ class RunningServer:
     clock: TurnClock
     projector: StandingsProjector
     executor: ThreadPoolExecutor
+    store_health: StoreHealth | None = None
 
     async def stop(self, grace: float) -> None:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
+        if self.store_health is not None:
+            await self.store_health.stop()
         await self.health.enter_graceful_shutdown()
         await self.clock.stop()
         await self.server.stop(grace)
@@ -73,14 +152,26 @@ class RunningServer:
 def _persistence(config: Config) -> dict[str, str]:
     return persistence_env(config.database, pool_size=config.pool_size,
                            lock_timeout_ms=config.lock_timeout_ms,
-                           create_schema=config.create_schema)
+                           create_schema=config.create_schema,
+                           timeout_seconds=config.db_timeout_seconds)
 
 
 async def create_server(config: Config, *, metrics_port: int | None = None) -> RunningServer:
-    """Build and start everything for `config`; returns once the server accepts calls."""
+    """Build and start everything for `config`; returns once the server accepts calls.
+
+    Raises `store.DatabaseUnreachable` when PostgreSQL does not answer within
+    `config.db_startup_wait_seconds`.
+    """
     metrics = Metrics()
     executor = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="referee")
     loop = asyncio.get_running_loop()
+    try:
+        await loop.run_in_executor(executor, lambda: wait_for_database(
+            config.database, wait_seconds=config.db_startup_wait_seconds,
+            timeout_seconds=config.db_timeout_seconds))
+    except BaseException:
+        executor.shutdown(wait=False)
+        raise
     app = await loop.run_in_executor(
         executor, lambda: Referee(_persistence(config), metrics=metrics))
     hub = FeedHub(app, executor)
@@ -118,10 +209,16 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     if wanted_metrics_port >= 0:
         bound_metrics = metrics.start_http_server(wanted_metrics_port, config.host)
     await server.start()
-    for name in ("", SERVICE_NAME):
+    for name in (*READINESS_SERVICES, LIVENESS_SERVICE):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    availability = store_availability(app)
+    store_health = None
+    if availability is not None:
+        store_health = StoreHealth(availability, health_servicer, metrics,
+                                   config.db_probe_seconds)
+        await store_health.start()
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
-                         clock, projector, executor)
+                         clock, projector, executor, store_health)
 
 
 async def serve(config: Config, *, announce: bool = True) -> None:

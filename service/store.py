@@ -17,6 +17,13 @@ environment itself.
   same bound as its busy timeout.
 - `CREATE_TABLE`: schema creation on first start; turn it off for a database user without DDL
   rights (the tables must then exist — run once with a user that has them).
+- Outage: every call the application makes on the PostgreSQL recorder (append, stream read,
+  feed read, feed head) waits at most `timeout_seconds` for the store — the pool's wait for a
+  connection, `POSTGRES_CONNECT_TIMEOUT` — and retries a dropped connection only within
+  that budget; then it raises `StoreUnavailable` (gRPC `UNAVAILABLE`, `STORE_UNAVAILABLE`)
+  instead of the library's ten retries of a full pool wait each (about 92 s of hang). While
+  the health probe (`StoreAvailability.probe`, run by the composition root) finds the
+  database unreachable, calls fail at once instead of each waiting out the budget.
 - Aggregate cache: `AGGREGATE_CACHE_MAXSIZE` hot aggregates per process, always with
   `AGGREGATE_CACHE_FASTFORWARD` on: every read of a cached aggregate first selects the events
   stored after its cached version, so processes sharing one database never act on stale state
@@ -25,26 +32,160 @@ environment itself.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import logging
 import math
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from uuid import UUID
 
-from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+import psycopg
+from eventsourcing.persistence import (
+    InterfaceError,
+    Notification,
+    OperationalError,
+    StoredEvent,
+)
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
-from eventsourcing.utils import get_topic, retry
+from eventsourcing.utils import get_topic
 from psycopg.sql import SQL, Identifier
+from psycopg_pool import PoolTimeout
 
 from fiftyk_referee.service.config import SQLITE_FILE_NAME, Database
+from fiftyk_referee.service.errors import StoreUnavailable
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_LOCK_TIMEOUT_MS = 5_000
 DEFAULT_CACHE_SIZE = 1_000
-CONNECT_TIMEOUT_SECONDS = 10
 CONN_MAX_AGE_SECONDS = 1_800
 IDLE_IN_TRANSACTION_TIMEOUT_SECONDS = 5
 MS_PER_SECOND = 1_000
+DEFAULT_STORE_TIMEOUT_SECONDS = 5
+MAX_ATTEMPTS = 10  # as the library: enough to get past every dropped connection in the pool
+UNAVAILABLE_MESSAGE = "the event store is unavailable; try again later"
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class StoreAvailability:
+    """Whether the PostgreSQL database answers, as the last probe found.
+
+    The probe keeps one connection of its own (outside the pool, so it never waits behind
+    commands) and runs `SELECT 1` on it; a failure closes it and the next probe reconnects.
+    """
+
+    def __init__(self, datastore: PostgresDatastore, timeout_seconds: float) -> None:
+        pooled = datastore.pool.kwargs
+        kwargs = dict((pooled() if callable(pooled) else pooled) or {})
+        kwargs.pop("row_factory", None)
+        self._connect_kwargs = kwargs
+        self.timeout_seconds = timeout_seconds
+        self.up = True  # until a probe says otherwise: calls then wait out their own budget
+        self._connection: psycopg.Connection[Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def where(self) -> str:
+        """The database, for logs: `dbname on host:port as user` (never the password)."""
+        k = self._connect_kwargs
+        return f"{k.get('dbname')} on {k.get('host')}:{k.get('port')} as {k.get('user')}"
+
+    def check(self) -> None:
+        """Raise StoreUnavailable at once while the last probe found the database down."""
+        if not self.up:
+            raise StoreUnavailable(UNAVAILABLE_MESSAGE)
+
+    def probe(self) -> bool:
+        """Ask the database `SELECT 1` (blocking, bounded by the timeout); record and return
+        whether it answered."""
+        with self._lock:
+            try:
+                if self._connection is None or self._connection.closed:
+                    self._connection = psycopg.connect(
+                        **self._connect_kwargs, autocommit=True,
+                        connect_timeout=max(1, math.ceil(self.timeout_seconds)))
+                self._connection.execute("SELECT 1")
+            except psycopg.Error as error:
+                self._close()
+                if self.up:
+                    log.warning("event store unreachable (%s): %s", self.where,
+                                one_line(str(error)))
+                self.up = False
+                return False
+            if not self.up:
+                log.warning("event store reachable again (%s)", self.where)
+            self.up = True
+            return True
+
+    def mark_down(self) -> None:
+        """Record that the database stopped answering (a probe that ran out of time)."""
+        if self.up:
+            log.warning("event store did not answer the probe in time (%s)", self.where)
+        self.up = False
+
+    def _close(self) -> None:
+        if self._connection is not None:
+            # A dead connection may fail to close: it is gone anyway.
+            with contextlib.suppress(psycopg.Error):
+                self._connection.close()
+            self._connection = None
+
+    def close(self) -> None:
+        """Close the probe's connection."""
+        with self._lock:
+            self._close()
+
+
+def one_line(text: str) -> str:
+    """A driver message on one line (libpq's span several)."""
+    return " ".join(text.split())
+
+
+def _bounded(
+    method: Callable[Concatenate[OneCallPostgresRecorder, P], T],
+) -> Callable[Concatenate[OneCallPostgresRecorder, P], T]:
+    """Run a recorder call within the store timeout: fail fast while the probe finds the
+    database down; retry a dropped connection while the budget lasts; then StoreUnavailable.
+
+    A dropped connection fails at once and the pool discards it, so the retry follows
+    without a pause (after a database restart every pooled connection fails once; the
+    library's 0.2 s pause per attempt added seconds). A pool timeout is not retried: the
+    pool already waited the whole budget for a new connection.
+    """
+
+    @functools.wraps(method)
+    def call(self: OneCallPostgresRecorder, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        availability = self.availability
+        availability.check()
+        deadline = time.monotonic() + availability.timeout_seconds
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return method(self, *args, **kwargs)
+            except StoreUnavailable:
+                raise
+            except (InterfaceError, OperationalError) as error:
+                timed_out = isinstance(error.__cause__, PoolTimeout)
+                if timed_out or attempt >= MAX_ATTEMPTS or time.monotonic() >= deadline:
+                    log.warning("event store call %s failed after %d attempt(s) (%s): %s",
+                                method.__name__, attempt, availability.where,
+                                one_line(str(error)))
+                    raise StoreUnavailable(UNAVAILABLE_MESSAGE) from error
+
+    return call
+
+
+def _unretried(function: Callable[P, T]) -> Callable[P, T]:
+    """The library method without its own retry decorator (ten full waits): ours bounds it."""
+    inner: Callable[P, T] = getattr(function, "__wrapped__", function)
+    return inner
 
 
 class OneCallPostgresRecorder(PostgresApplicationRecorder):
@@ -64,6 +205,8 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
     def __init__(self, datastore: PostgresDatastore, *,
                  events_table_name: str = "stored_events") -> None:
         super().__init__(datastore, events_table_name=events_table_name)
+        # The pool's wait for a connection is the configured store timeout.
+        self.availability = StoreAvailability(datastore, float(datastore.pool.timeout))
         schema = Identifier(self.datastore.schema)
         table = SQL("{}.{}").format(schema, Identifier(self.events_table_name))
         id_type = self.datastore.originator_id_type
@@ -99,8 +242,8 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
             for limit in (False, True)
         }
 
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
-    def insert_events(self, stored_events: Sequence[StoredEvent],
+    @_bounded
+    def insert_events(self, /, stored_events: Sequence[StoredEvent],
                       **kwargs: Any) -> Sequence[int] | None:
         """Append the events in one statement; return their feed positions."""
         if not stored_events:
@@ -115,8 +258,8 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
             curs.execute(self.append_statement, params, prepare=True)
             return [row[self.append_function] for row in curs.fetchall()]
 
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
-    def select_events(self, originator_id: UUID | str, *, gt: int | None = None,
+    @_bounded
+    def select_events(self, /, originator_id: UUID | str, *, gt: int | None = None,
                       lte: int | None = None, desc: bool = False,
                       limit: int | None = None) -> Sequence[StoredEvent]:
         """One stream's events, as the library selects them."""
@@ -130,6 +273,65 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
                             topic=row["topic"], state=bytes(row["state"]))
                 for row in curs.fetchall()
             ]
+
+
+    @_bounded
+    def select_notifications(self, /, start: int | None, limit: int, stop: int | None = None,
+                             topics: Sequence[str] = (), *, inclusive_of_start: bool = True
+                             ) -> Sequence[Notification]:
+        """A page of the global feed, as the library selects it, within the store timeout."""
+        select = _unretried(PostgresApplicationRecorder.select_notifications)
+        page: Sequence[Notification] = select(self, start, limit, stop, topics,
+                                              inclusive_of_start=inclusive_of_start)
+        return page
+
+    @_bounded
+    def max_notification_id(self, /) -> int | None:
+        """The feed head, as the library reads it, within the store timeout."""
+        head: int | None = _unretried(PostgresApplicationRecorder.max_notification_id)(self)
+        return head
+
+
+class DatabaseUnreachable(RuntimeError):
+    """PostgreSQL did not answer at start within the configured wait; the message is one line
+    naming the database (never its password)."""
+
+
+def describe(database: Database) -> str:
+    """`PostgreSQL database NAME on HOST:PORT as USER`: for messages, without the password."""
+    return (f"PostgreSQL database {database.dbname} on {database.host}:{database.port}"
+            f" as {database.user}")
+
+
+def wait_for_database(database: Database, *, wait_seconds: float, timeout_seconds: int,
+                      poll_seconds: float = 1.0) -> None:
+    """Return once PostgreSQL answers `SELECT 1`; DatabaseUnreachable after `wait_seconds`.
+
+    A database that is still starting (a compose or Kubernetes rollout) gets the whole wait;
+    SQLite needs none.
+    """
+    if database.kind != "postgresql":
+        return
+    deadline = time.monotonic() + wait_seconds
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            with psycopg.connect(dbname=database.dbname, host=database.host,
+                                 port=database.port, user=database.user,
+                                 password=database.password, autocommit=True,
+                                 connect_timeout=max(1, timeout_seconds)) as conn:
+                conn.execute("SELECT 1")
+            return
+        except psycopg.Error as error:
+            if time.monotonic() + poll_seconds >= deadline:
+                reason = one_line(str(error))
+                if database.password:  # libpq never echoes it; make sure of it anyway
+                    reason = reason.replace(database.password, "***")
+                raise DatabaseUnreachable(
+                    f"cannot reach {describe(database)} after {wait_seconds:g} s"
+                    f" ({attempts} attempts): {reason}") from None
+            time.sleep(poll_seconds)
 
 
 def lock_timeout_seconds(lock_timeout_ms: int) -> int:
@@ -147,10 +349,14 @@ def persistence_env(
     lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     create_schema: bool = True,
     cache_size: int = DEFAULT_CACHE_SIZE,
+    timeout_seconds: int = DEFAULT_STORE_TIMEOUT_SECONDS,
 ) -> dict[str, str]:
     """The `eventsourcing` environment for a database (`Config.database`) and the settings."""
     if pool_size < 1:
         raise ValueError("the connection pool needs at least one connection")
+    if timeout_seconds < 1:
+        raise ValueError("the store timeout must be at least a second (the library counts"
+                         " whole seconds)")
     overflow = max_overflow if max_overflow is not None else max(1, pool_size // 2)
     lock_seconds = lock_timeout_seconds(lock_timeout_ms)
     env = {
@@ -171,7 +377,8 @@ def persistence_env(
             "POSTGRES_POOL_SIZE": str(pool_size),
             "POSTGRES_MAX_OVERFLOW": str(overflow),
             "POSTGRES_LOCK_TIMEOUT": str(lock_seconds),
-            "POSTGRES_CONNECT_TIMEOUT": str(CONNECT_TIMEOUT_SECONDS),
+            # The pool's wait for a connection: the longest a call waits for the store.
+            "POSTGRES_CONNECT_TIMEOUT": str(timeout_seconds),
             "POSTGRES_CONN_MAX_AGE": str(CONN_MAX_AGE_SECONDS),
             # No ping per checkout (a round trip per query): the recorders already retry
             # a statement that fails on a dropped connection.
@@ -196,7 +403,11 @@ __all__ = [
     "DEFAULT_CACHE_SIZE",
     "DEFAULT_LOCK_TIMEOUT_MS",
     "DEFAULT_POOL_SIZE",
+    "DatabaseUnreachable",
     "OneCallPostgresRecorder",
+    "StoreAvailability",
+    "describe",
     "lock_timeout_seconds",
     "persistence_env",
+    "wait_for_database",
 ]

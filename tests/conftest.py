@@ -49,3 +49,21 @@ def fresh_postgres_db(postgres_server: ThrowawayPostgres) -> Iterator[str]:
     create_database(admin_url, name)
     yield postgres_server.url(name)
     drop_database(admin_url, name)
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[ThrowawayPostgres]:
+    """A PostgreSQL server of this test's own, which the test may stop and start again
+    (`pause`/`resume`) without disturbing the session's shared server."""
+    try:
+        server = ThrowawayPostgres()
+    except PostgresStartError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    atexit.register(server.stop)
+    try:
+        server.start()
+    except PostgresStartError as exc:
+        server.stop()
+        pytest.fail(str(exc), pytrace=False)
+    yield server
+    server.stop()

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from fiftyk_referee.service.application import FeedEvent, Referee
+from fiftyk_referee.service.errors import Unavailable
 
 DEFAULT_TAIL = 20_000
 PAGE = 500
@@ -72,12 +73,19 @@ class FeedHub:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        outage = False
         while True:
             try:
                 page = await loop.run_in_executor(
                     self._executor, lambda: self._app.read_events(self._head, PAGE))
+                outage = False
             except asyncio.CancelledError:
                 raise
+            except Unavailable as error:  # an outage: one line when it starts, not per poll
+                if not outage:
+                    log.warning("reading the event feed: %s; retrying", error.message)
+                outage = True
+                page = None
             except Exception:  # the store may be briefly unreachable; keep following
                 log.exception("reading the event feed failed; retrying")
                 page = None

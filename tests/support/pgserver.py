@@ -155,6 +155,34 @@ class ThrowawayPostgres:
             )
         create_database(self.url("postgres"), TEST_DATABASE)
 
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:
+        options = f"{SERVER_OPTIONS} -p {self.port} -k {self.sockdir}"
+        return self._run([
+            str(self.bindir / "pg_ctl"), "-w", "-t", str(START_TIMEOUT_SECONDS),
+            "-D", str(self.datadir), "-l", str(self.logfile), "-o", options, "start",
+        ])
+
+    def pause(self) -> None:
+        """Stop the server (an outage: every connection drops), keeping its data and port for
+        `resume`. A fast stop, not an immediate one: the server runs with
+        synchronous_commit=off, so a crash would lose its last commits, which a real
+        database (synchronous commit on) never does."""
+        if not self._running:
+            raise PostgresStartError("the server is not running")
+        stopped = self._run([str(self.bindir / "pg_ctl"), "-D", str(self.datadir),
+                             "-m", "fast", "-w", "stop"])
+        if stopped.returncode != 0:
+            raise PostgresStartError(f"pg_ctl stop failed:\n{stopped.stdout}\n{stopped.stderr}")
+        self._running = False
+
+    def resume(self) -> None:
+        """Start the paused server again on the same port."""
+        started = self._pg_ctl_start()
+        if started.returncode != 0:
+            raise PostgresStartError(
+                f"pg_ctl start failed:\n{started.stdout}\n{started.stderr}\n{self._log_text()}")
+        self._running = True
+
     def url(self, dbname: str) -> str:
         """Connection URL for one database on this server."""
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{dbname}"

@@ -67,6 +67,8 @@ def test_every_documented_env_var_is_read() -> None:
         "FIFTYK_DB_POOL_SIZE": "12",
         "FIFTYK_LOCK_TIMEOUT_MS": "2500",
         "FIFTYK_PROCESSES": "3",
+        "FIFTYK_DB_TIMEOUT_SECONDS": "7",
+        "FIFTYK_DB_STARTUP_WAIT_SECONDS": "9",
         **REAL_SECRETS,
     }
     assert set(env) == set(CONFIG_ENV_VARS)
@@ -77,6 +79,7 @@ def test_every_documented_env_var_is_read() -> None:
     assert config.pool_size == 12
     assert config.lock_timeout_ms == 2500
     assert config.processes == 3
+    assert (config.db_timeout_seconds, config.db_startup_wait_seconds) == (7, 9)
     assert config.token_secret == REAL_SECRETS["FIFTYK_TOKEN_SECRET"]
     assert config.audit_key == REAL_SECRETS["FIFTYK_AUDIT_KEY"]
     assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]

@@ -381,3 +381,16 @@ def test_dashboard_uses_the_provisioned_datasource_and_unique_panel_ids() -> Non
     ids = [panel["id"] for panel in board["panels"]]
     assert len(ids) == len(set(ids))
     assert datasource["url"] == "http://prometheus:9090" and "prometheus" in compose()["services"]
+
+
+def test_dashboard_and_alerts_work_under_any_scrape_job_name() -> None:
+    # A job matcher with a fixed name silently shows nothing under another scrape config.
+    fixed_job = re.compile(r'job\s*=\s*"')
+    assert [expr for expr in alert_expressions() if fixed_job.search(expr)] == []
+    assert [expr for expr in dashboard_expressions() if fixed_job.search(expr)] == []
+    variables = {v["name"]: v for v in dashboard()["templating"]["list"]}
+    assert "fiftyk_" in variables["job"]["query"]["query"]  # jobs that export referee metrics
+
+
+def test_an_alert_pages_when_a_replica_cannot_reach_the_event_store() -> None:
+    assert any("fiftyk_event_store_up" in expr for expr in alert_expressions())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fiftyk_referee.service.config import parse_database_url
-from fiftyk_referee.service.store import lock_timeout_seconds, persistence_env
+from fiftyk_referee.service.store import describe, lock_timeout_seconds, persistence_env
 
 
 def test_a_postgresql_url_selects_the_postgres_module_with_its_connection_settings() -> None:
@@ -43,3 +43,15 @@ def test_the_lock_timeout_never_means_waiting_forever() -> None:
     assert lock_timeout_seconds(1_001) == 2
     with pytest.raises(ValueError):
         lock_timeout_seconds(0)
+
+
+def test_the_store_timeout_bounds_the_pools_wait_for_a_connection() -> None:
+    database = parse_database_url("postgresql://ref:pw@db:5432/fiftyk", Path())
+    assert persistence_env(database, timeout_seconds=3)["POSTGRES_CONNECT_TIMEOUT"] == "3"
+    with pytest.raises(ValueError, match="at least a second"):
+        persistence_env(database, timeout_seconds=0)
+
+
+def test_the_database_description_never_shows_the_password() -> None:
+    database = parse_database_url("postgresql://ref:pw-secret@db:5433/fiftyk", Path())
+    assert describe(database) == "PostgreSQL database fiftyk on db:5433 as ref"

@@ -1,0 +1,120 @@
+"""A PostgreSQL outage, seen from outside: calls fail UNAVAILABLE (STORE_UNAVAILABLE) within
+the configured store timeout, readiness goes NOT_SERVING while liveness stays SERVING, the
+store gauge drops to 0 — and everything comes back by itself when the database does. A
+database that is down at start gives one line naming it (never its password)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from fiftyk_referee.service.grpc.errors import error_details
+from fiftyk_referee.service.server import LIVENESS_SERVICE, SERVICE_NAME
+from tests.e2e.harness import LiveServer, server_config
+from tests.support.pgserver import TEST_DATABASE, ThrowawayPostgres, _free_port
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+STORE_TIMEOUT_SECONDS = 2
+PROBE_SECONDS = 0.2
+# The bound a caller sees: the store timeout, plus the retry pause and scheduling slack.
+CALL_BOUND_SECONDS = STORE_TIMEOUT_SECONDS + 1.5
+HEALTH_WAIT_SECONDS = 15.0
+
+
+def _health(target: str, service: str) -> int:
+    with grpc.insecure_channel(target) as channel:
+        answer = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=service), timeout=5)
+        return int(answer.status)
+
+
+def _wait_for_health(target: str, service: str, wanted: int) -> float:
+    started = time.monotonic()
+    while _health(target, service) != wanted:
+        if time.monotonic() - started > HEALTH_WAIT_SECONDS:
+            raise AssertionError(f"health of {service!r} did not become {wanted}")
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def _store_up(live: LiveServer) -> str:
+    for line in live.running.metrics.render().decode().splitlines():
+        if line.startswith("fiftyk_event_store_up "):
+            return line.split()[1]
+    raise AssertionError("no fiftyk_event_store_up in the metrics")
+
+
+@pytest.mark.postgres
+def test_an_outage_fails_calls_unavailable_in_bounded_time_and_health_recovers_by_itself(
+    own_postgres: ThrowawayPostgres, tmp_path: Path,
+) -> None:
+    live = LiveServer(server_config(
+        tmp_path, database_url=own_postgres.url(TEST_DATABASE),
+        db_timeout_seconds=STORE_TIMEOUT_SECONDS, db_probe_seconds=PROBE_SECONDS))
+    try:
+        platform = live.platform()
+        table_id = platform.create_table("classic", 4).table.table_id
+        assert _health(live.target, "") == SERVING
+        assert _store_up(live) == "1.0"
+
+        own_postgres.pause()
+        for call in (lambda: platform.get_table(table_id),
+                     lambda: platform.create_table("classic", 4)):
+            started = time.monotonic()
+            with pytest.raises(grpc.RpcError) as failed:
+                call()
+            elapsed = time.monotonic() - started
+            details = error_details(failed.value)
+            assert details.code == grpc.StatusCode.UNAVAILABLE, details
+            assert details.reason == "STORE_UNAVAILABLE"
+            assert "Error" not in details.message  # no internal class names
+            assert elapsed < CALL_BOUND_SECONDS, elapsed
+        _wait_for_health(live.target, "", NOT_SERVING)
+        assert _health(live.target, SERVICE_NAME) == NOT_SERVING
+        assert _health(live.target, LIVENESS_SERVICE) == SERVING
+        assert _store_up(live) == "0.0"
+        # Known down: a call fails at once instead of waiting out the timeout.
+        started = time.monotonic()
+        with pytest.raises(grpc.RpcError) as failed:
+            platform.get_table(table_id)
+        assert error_details(failed.value).reason == "STORE_UNAVAILABLE"
+        assert time.monotonic() - started < 1.0
+
+        own_postgres.resume()
+        _wait_for_health(live.target, "", SERVING)
+        assert _health(live.target, SERVICE_NAME) == SERVING
+        assert _store_up(live) == "1.0"
+        assert platform.get_table(table_id).table_id == table_id
+        assert platform.create_table("classic", 4).table.table_id
+    finally:
+        live.stop()
+
+
+def test_postgres_down_at_start_is_one_line_naming_the_database_without_its_password(
+    tmp_path: Path,
+) -> None:
+    port = _free_port()  # nothing listens there
+    password = "s3cret-never-printed"
+    env = {**os.environ, "FIFTYK_DATABASE_URL":
+           f"postgresql://referee:{password}@127.0.0.1:{port}/fiftyk_nowhere",
+           "FIFTYK_DB_STARTUP_WAIT_SECONDS": "2", "FIFTYK_DB_TIMEOUT_SECONDS": "1"}
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "fiftyk_referee.service.cli", "serve", "--port", "0",
+         "--metrics-port", "0", "--data-dir", str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=60, check=False)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "fiftyk_nowhere" in lines[0] and f"127.0.0.1:{port}" in lines[0]
+    assert password not in result.stderr + result.stdout
+    assert elapsed < 2 + 10, elapsed
