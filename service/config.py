@@ -5,6 +5,11 @@ from the environment (a flag would show them in the process list). Development d
 the token secret and the role keys keep a laptop setup to zero steps, and are refused as soon
 as the server binds anything but a loopback address.
 
+TLS: with `FIFTYK_TLS_CERT_FILE` and `FIFTYK_TLS_KEY_FILE` every port (gRPC and metrics)
+speaks TLS (`service.tls`). The quickstart stays plaintext on loopback; any other bind
+address refuses to start without TLS unless `FIFTYK_TRUSTED_NETWORK=true` (or
+`--trusted-network`) says a proxy, mesh or private network protects the traffic.
+
 The database URL selects the store: `postgresql://user:password@host:port/dbname` (or
 `postgres://`) selects PostgreSQL; a file path, `sqlite:///path`, or nothing selects SQLite,
 by default `fiftyk.sqlite` in the data directory (`FIFTYK_DATA_DIR`, default `./data`).
@@ -16,6 +21,7 @@ import argparse
 import dataclasses
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +29,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from fiftyk_referee.service import config_keys as keys
+from fiftyk_referee.service.tls import TlsFiles
 
 DATA_DIR_ENV = "FIFTYK_DATA_DIR"
 DEFAULT_DATA_DIR = Path("data")
@@ -83,9 +90,45 @@ def default_workers() -> int:
     return 2 * (os.cpu_count() or 1) + 2
 
 
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+MAX_HOST_NAME_LENGTH = 253
+
+
+def bare_host(host: str) -> str:
+    """The address without the brackets of an IPv6 literal (`[::1]` -> `::1`)."""
+    name = host.strip()
+    if name.startswith("[") and name.endswith("]"):
+        return name[1:-1]
+    return name
+
+
+def host_port(host: str, port: int) -> str:
+    """`host:port` as gRPC and clients write it: IPv6 literals in brackets (`[::1]:50051`)."""
+    name = bare_host(host)
+    return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+
+
+def host_problem(host: str) -> str | None:
+    """Why `host` cannot be a bind address (None if it can): an IP literal or a host name."""
+    name = bare_host(host)
+    if not name:
+        return "the bind address is empty"
+    try:
+        ipaddress.ip_address(name)
+        return None
+    except ValueError:
+        pass
+    labels = name.rstrip(".").split(".")
+    if (len(name) > MAX_HOST_NAME_LENGTH or not all(_HOST_LABEL.fullmatch(x) for x in labels)
+            or labels[-1].isdigit()):  # 999.1.1.1 is a mistyped address, not a name
+        return (f"{host!r} is neither an IP address (127.0.0.1, ::, [::1]) nor a host name"
+                " (write the port in FIFTYK_PORT)")
+    return None
+
+
 def is_loopback(host: str) -> bool:
     """Whether binding `host` only accepts connections from this machine."""
-    name = host.strip().strip("[]")
+    name = bare_host(host)
     if name.lower() == "localhost":
         return True
     try:
@@ -194,6 +237,11 @@ class Config:
     # At start, how long to wait for PostgreSQL to answer before giving up with one line.
     db_startup_wait_seconds: int = DEFAULT_DB_STARTUP_WAIT_SECONDS
     db_probe_seconds: float = DEFAULT_DB_PROBE_SECONDS  # health probe of the store
+    tls_cert_file: Path | None = None  # PEM certificate chain: TLS on every port
+    tls_key_file: Path | None = None
+    tls_client_ca_file: Path | None = None  # set: callers must present a certificate
+    tls_platform_names: tuple[str, ...] = ()  # client certificate names holding the platform
+    trusted_network: bool = False  # plaintext off loopback, on the operator's word
     processes: int = 1  # server processes sharing the port (one per core: the GIL)
     reuse_port: bool = False  # set for the processes `fiftyk serve --processes N` starts
 
@@ -221,6 +269,16 @@ class Config:
                 values[attr] = _parse_int(name, text)
         if (text := _env_text(source, keys.CREATE_SCHEMA)) is not None:
             values["create_schema"] = _parse_bool(keys.CREATE_SCHEMA, text)
+        if (text := _env_text(source, keys.TRUSTED_NETWORK)) is not None:
+            values["trusted_network"] = _parse_bool(keys.TRUSTED_NETWORK, text)
+        paths = {"tls_cert_file": keys.TLS_CERT_FILE, "tls_key_file": keys.TLS_KEY_FILE,
+                 "tls_client_ca_file": keys.TLS_CLIENT_CA_FILE}
+        for attr, name in paths.items():
+            if (text := _env_text(source, name)) is not None:
+                values[attr] = Path(text.strip()).expanduser()
+        if (text := _env_text(source, keys.TLS_PLATFORM_NAMES)) is not None:
+            values["tls_platform_names"] = tuple(
+                name.strip() for name in text.split(",") if name.strip())
         if (text := _env_text(source, DATA_DIR_ENV)) is not None:
             values["data_dir"] = Path(text.strip()).expanduser()
         return cls(**values)
@@ -230,8 +288,9 @@ class Config:
         names = {f.name for f in dataclasses.fields(self)} - set(_DEV_SECRETS)
         given = {name: getattr(args, name) for name in names
                  if getattr(args, name, None) is not None}
-        if isinstance(given.get("data_dir"), str):
-            given["data_dir"] = Path(given["data_dir"]).expanduser()
+        for name in ("data_dir", "tls_cert_file", "tls_key_file", "tls_client_ca_file"):
+            if isinstance(given.get(name), str):
+                given[name] = Path(given[name]).expanduser()
         return dataclasses.replace(self, **given)
 
     @classmethod
@@ -244,8 +303,9 @@ class Config:
         return config.normalized().validate()
 
     def normalized(self) -> Config:
-        """A copy with the log level in upper case."""
-        return dataclasses.replace(self, log_level=self.log_level.strip().upper())
+        """A copy with the log level in upper case and the host without IPv6 brackets."""
+        return dataclasses.replace(self, log_level=self.log_level.strip().upper(),
+                                   host=bare_host(self.host))
 
     # -- derived values --------------------------------------------------------------------
 
@@ -258,6 +318,13 @@ class Config:
     def pool_size(self) -> int:
         """Database connections: as configured, else one per worker thread."""
         return self.db_pool_size if self.db_pool_size is not None else self.workers
+
+    @property
+    def tls(self) -> TlsFiles | None:
+        """The TLS files, when TLS is configured."""
+        if self.tls_cert_file is None or self.tls_key_file is None:
+            return None
+        return TlsFiles(self.tls_cert_file, self.tls_key_file, self.tls_client_ca_file)
 
     @property
     def uses_dev_secrets(self) -> bool:
@@ -279,6 +346,9 @@ class Config:
             "db_pool_size": self.pool_size, "lock_timeout_ms": self.lock_timeout_ms,
             "db_timeout_seconds": self.db_timeout_seconds,
             "db_startup_wait_seconds": self.db_startup_wait_seconds,
+            "tls": "off" if self.tls is None else str(self.tls_cert_file),
+            "tls_client_certificates": self.tls_client_ca_file is not None,
+            "trusted_network": self.trusted_network,
             "max_message_bytes": self.max_message_bytes, **secrets,
         }
 
@@ -286,7 +356,7 @@ class Config:
 
     def validate(self) -> Config:
         """Return self if usable, else raise ConfigError listing every problem."""
-        problems = self._range_problems() + self._secret_problems()
+        problems = self._range_problems() + self._secret_problems() + self._tls_problems()
         try:
             self.database  # noqa: B018 - parsing is the check
         except ConfigError as error:
@@ -307,7 +377,8 @@ class Config:
              f"{keys.METRICS_PORT}: port {self.metrics_port} is not 0..{MAX_PORT}")
         need(self.port == 0 or self.port != self.metrics_port,
              f"{keys.PORT} and {keys.METRICS_PORT} are both {self.port}")
-        need(self.host.strip() != "", f"{keys.HOST}: the bind address is empty")
+        host_error = host_problem(self.host)
+        need(host_error is None, f"{keys.HOST}: {host_error}")
         need(self.log_level.upper() in LOG_LEVELS,
              f"{keys.LOG_LEVEL}: {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
         need(1 <= self.workers <= MAX_POOL_SIZE, f"workers must be 1..{MAX_POOL_SIZE}")
@@ -337,6 +408,29 @@ class Config:
         need(0 < self.db_probe_seconds <= MAX_DB_PROBE_SECONDS,
              f"database probe interval {self.db_probe_seconds}s is not in"
              f" (0, {MAX_DB_PROBE_SECONDS}]")
+        return problems
+
+    def _tls_problems(self) -> list[str]:
+        problems: list[str] = []
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            problems.append(f"{keys.TLS_CERT_FILE} and {keys.TLS_KEY_FILE} go together:"
+                            " set both or neither")
+        if self.tls_client_ca_file is not None and self.tls is None:
+            problems.append(f"{keys.TLS_CLIENT_CA_FILE} needs TLS ({keys.TLS_CERT_FILE},"
+                            f" {keys.TLS_KEY_FILE})")
+        if self.tls_platform_names and self.tls_client_ca_file is None:
+            problems.append(f"{keys.TLS_PLATFORM_NAMES} needs client certificates"
+                            f" ({keys.TLS_CLIENT_CA_FILE})")
+        for name, path in ((keys.TLS_CERT_FILE, self.tls_cert_file),
+                           (keys.TLS_KEY_FILE, self.tls_key_file),
+                           (keys.TLS_CLIENT_CA_FILE, self.tls_client_ca_file)):
+            if path is not None and not path.is_file():
+                problems.append(f"{name}: {path} is not a readable file")
+        if self.tls is None and not self.trusted_network and not is_loopback(self.host):
+            problems.append(
+                f"binding {self.host} without TLS: set {keys.TLS_CERT_FILE} and"
+                f" {keys.TLS_KEY_FILE}, or {keys.TRUSTED_NETWORK}=true (--trusted-network)"
+                " when a proxy, mesh or private network protects the traffic")
         return problems
 
     def _secret_problems(self) -> list[str]:
@@ -394,6 +488,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f" default {DEFAULT_DB_STARTUP_WAIT_SECONDS})")
     group.add_argument("--max-message-bytes", type=int,
                        help=f"largest gRPC message (default {DEFAULT_MAX_MESSAGE_BYTES})")
+    group.add_argument("--tls-cert-file", metavar="PEM",
+                       help=f"certificate chain: TLS on every port ({keys.TLS_CERT_FILE});"
+                            " reloaded when the file changes")
+    group.add_argument("--tls-key-file", metavar="PEM",
+                       help=f"private key of the certificate ({keys.TLS_KEY_FILE})")
+    group.add_argument("--tls-client-ca-file", metavar="PEM",
+                       help="require client certificates signed by this CA"
+                            f" ({keys.TLS_CLIENT_CA_FILE})")
+    group.add_argument("--trusted-network", action="store_true", default=None,
+                       help="serve plaintext off loopback: a proxy, mesh or private network"
+                            f" protects the traffic ({keys.TRUSTED_NETWORK})")
     group.add_argument("--processes", type=int,
                        help=f"server processes sharing the gRPC port, one per core"
                             f" ({keys.PROCESSES}, default 1; use PostgreSQL with several)")
@@ -410,7 +515,10 @@ __all__ = [
     "ConfigError",
     "Database",
     "add_arguments",
+    "bare_host",
     "default_workers",
+    "host_port",
+    "host_problem",
     "is_loopback",
     "parse_database_url",
 ]

@@ -20,6 +20,7 @@ unexpected is counted under `other` / `OTHER`.
 from __future__ import annotations
 
 import re
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from fiftyk_referee.domain.fiftyk.combinations import (
 )
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
 from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.tls import TlsFiles
 
 # From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
 LATENCY_BUCKETS: tuple[float, ...] = (
@@ -374,12 +376,31 @@ class Metrics:
         """Return the Prometheus text exposition of every metric."""
         return generate_latest(self.registry)
 
-    def start_http_server(self, port: int, addr: str = "0.0.0.0") -> int:
-        """Serve `/metrics` on a background thread; port 0 picks a free port. Return the port."""
+    def start_http_server(self, port: int, addr: str = "0.0.0.0", *,
+                          tls: TlsFiles | None = None) -> int:
+        """Serve `/metrics` on a background thread (over TLS with `tls`, requiring a client
+        certificate when it names a client CA); port 0 picks a free port. Return the port."""
         if self._server is not None:
             raise RuntimeError("the metrics HTTP server is already running")
-        self._server, self._thread = start_http_server(port, addr, registry=self.registry)
+        if tls is None:
+            self._server, self._thread = start_http_server(port, addr, registry=self.registry)
+        else:
+            self._server, self._thread = start_http_server(
+                port, addr, registry=self.registry, certfile=str(tls.cert),
+                keyfile=str(tls.key),
+                client_cafile=str(tls.client_ca) if tls.client_ca else None,
+                client_auth_required=tls.client_ca is not None,
+                tls_min_version=ssl.TLSVersion.TLSv1_2)
         return int(self._server.server_port)
+
+    def replace_tls_context(self, context: ssl.SSLContext) -> None:
+        """Serve new `/metrics` connections with `context` (a renewed certificate)."""
+        if self._server is not None and isinstance(self._server.socket, ssl.SSLSocket):
+            # The listening socket wraps each accepted connection with its `_context`. The
+            # public setter also updates the socket's SSL object, which a listening socket
+            # does not have (AttributeError); loading the new chain into the context in use
+            # instead would race the serving thread's handshakes.
+            setattr(self._server.socket, "_context", context)  # noqa: B010
 
     def stop_http_server(self) -> None:
         """Stop the `/metrics` endpoint if it runs."""

@@ -7,9 +7,10 @@ import asyncio
 import sys
 
 from fiftyk_referee.service.config import Config, ConfigError, add_arguments
-from fiftyk_referee.service.server import serve
+from fiftyk_referee.service.server import ListenError, serve
 from fiftyk_referee.service.store import DatabaseUnreachable
 from fiftyk_referee.service.supervisor import supervise
+from fiftyk_referee.service.tls import TlsError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         return supervise(config)
     try:
         asyncio.run(serve(config))
-    except DatabaseUnreachable as error:
+    except (DatabaseUnreachable, ListenError, TlsError) as error:
         print(f"fiftyk serve: {error}", file=sys.stderr)
         return 1
     return 0

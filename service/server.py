@@ -31,10 +31,14 @@ from grpc_reflection.v1alpha import reflection
 
 from fiftyk_referee.service.activity import ActiveTables
 from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.config import Config
+from fiftyk_referee.service.config import Config, host_port
 from fiftyk_referee.service.grpc.feed import FeedHub, cancel
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
-from fiftyk_referee.service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor
+from fiftyk_referee.service.grpc.interceptors import (
+    MetricsInterceptor,
+    PlatformCertificateInterceptor,
+    RequestContextInterceptor,
+)
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
 from fiftyk_referee.service.logs import configure_logging
 from fiftyk_referee.service.metrics import Metrics
@@ -45,6 +49,7 @@ from fiftyk_referee.service.store import (
     persistence_env,
     wait_for_database,
 )
+from fiftyk_referee.service.tls import CertificateReloader
 from fiftyk_referee.service.turn_clock import TurnClock
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
@@ -52,9 +57,14 @@ LIVENESS_SERVICE = "liveness"
 READINESS_SERVICES = ("", SERVICE_NAME)
 # A probe stuck longer than the store timeout (plus this) counts as a failed one.
 PROBE_GRACE_SECONDS = 1.0
+TLS_RELOAD_CHECK_SECONDS = 2.0
 # gRPC's own limit sits above ours, so an oversize request under it gets our rich status.
 TRANSPORT_LIMIT_FACTOR = 2
 log = logging.getLogger(__name__)
+
+
+class ListenError(OSError):
+    """A port the configuration names cannot be opened; the message is one line."""
 
 
 class StoreHealth:
@@ -134,9 +144,11 @@ class RunningServer:
     projector: StandingsProjector
     executor: ThreadPoolExecutor
     store_health: StoreHealth | None = None
+    certificates: asyncio.Task[None] | None = None
 
     async def stop(self, grace: float) -> None:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
+        await cancel(self.certificates)
         if self.store_health is not None:
             await self.store_health.stop()
         await self.health.enter_graceful_shutdown()
@@ -162,6 +174,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     Raises `store.DatabaseUnreachable` when PostgreSQL does not answer within
     `config.db_startup_wait_seconds`.
     """
+    tls = CertificateReloader(config.tls) if config.tls is not None else None  # TlsError
     metrics = Metrics()
     executor = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="referee")
     loop = asyncio.get_running_loop()
@@ -181,8 +194,12 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     await hub.start()
     servicer = RefereeServicer(app, config, executor, hub, metrics)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
+    interceptors: list[grpc.aio.ServerInterceptor] = [
+        RequestContextInterceptor(), MetricsInterceptor(metrics)]
+    if config.tls_platform_names:
+        interceptors.append(PlatformCertificateInterceptor(config.tls_platform_names))
     server = grpc.aio.server(
-        interceptors=[RequestContextInterceptor(), MetricsInterceptor(metrics)],
+        interceptors=interceptors,
         options=[("grpc.max_receive_message_length", limit),
                  ("grpc.max_send_message_length", limit),
                  # Only the processes of `fiftyk serve --processes N` share a port; a
@@ -195,9 +212,15 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     reflection.enable_server_reflection(
         (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
          reflection.SERVICE_NAME), server)
-    port = server.add_insecure_port(f"{config.host}:{config.port}")
+    address = host_port(config.host, config.port)
+    try:
+        port = (server.add_secure_port(address, tls.grpc_credentials()) if tls is not None
+                else server.add_insecure_port(address))
+    except RuntimeError:  # grpc's "Failed to bind": the address is not this machine's, or taken
+        port = 0
     if port == 0:
-        raise OSError(f"cannot listen on {config.host}:{config.port}")
+        raise ListenError(f"cannot listen on {address}: the address is not one of this"
+                          " machine's, or the port is taken")
     clock = TurnClock(app, executor, hub, sweep_seconds=config.turn_sweep_seconds,
                       on_change=hub.poke)
     await clock.start()
@@ -207,7 +230,14 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     wanted_metrics_port = config.metrics_port if metrics_port is None else metrics_port
     bound_metrics = None
     if wanted_metrics_port >= 0:
-        bound_metrics = metrics.start_http_server(wanted_metrics_port, config.host)
+        try:
+            bound_metrics = metrics.start_http_server(wanted_metrics_port, config.host,
+                                                      tls=config.tls)
+        except OSError as error:
+            await server.stop(None)
+            raise ListenError(f"cannot serve metrics on"
+                              f" {host_port(config.host, wanted_metrics_port)}:"
+                              f" {error.strerror or error}") from None
     await server.start()
     for name in (*READINESS_SERVICES, LIVENESS_SERVICE):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -217,8 +247,23 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         store_health = StoreHealth(availability, health_servicer, metrics,
                                    config.db_probe_seconds)
         await store_health.start()
+    certificates = None
+    if tls is not None:
+        certificates = asyncio.create_task(_follow_certificates(tls, metrics),
+                                           name="tls-reload")
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
-                         clock, projector, executor, store_health)
+                         clock, projector, executor, store_health, certificates)
+
+
+async def _follow_certificates(tls: CertificateReloader, metrics: Metrics) -> None:
+    """Give the metrics endpoint a renewed certificate (gRPC asks for it per connection)."""
+    served = tls.version
+    while True:
+        await asyncio.sleep(TLS_RELOAD_CHECK_SECONDS)
+        tls.refresh()
+        if tls.version != served:
+            served = tls.version
+            metrics.replace_tls_context(tls.ssl_context())
 
 
 async def serve(config: Config, *, announce: bool = True) -> None:
@@ -226,7 +271,7 @@ async def serve(config: Config, *, announce: bool = True) -> None:
     configure_logging(config.log_level)
     running = await create_server(config)
     if announce:
-        print(f"fiftyk serving grpc={config.host}:{running.port}"
+        print(f"fiftyk serving grpc={host_port(config.host, running.port)}"
               f" metrics={running.metrics_port}", flush=True)
     log.info("referee started", extra={"settings": config.summary()})
     stop = asyncio.Event()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from fiftyk_referee.service import config_keys as keys
-from fiftyk_referee.service.config import DATA_DIR_ENV, Config
+from fiftyk_referee.service.config import DATA_DIR_ENV, Config, host_port
 
 READY_PREFIX = "fiftyk serving "
 CHILD_MAIN = "import sys; from fiftyk_referee.service.cli import main; sys.exit(main())"
@@ -55,7 +55,16 @@ def _child_command(config: Config, port: int, index: int) -> list[str]:
         "--db-pool-size", str(config.pool_size), "--lock-timeout-ms", str(config.lock_timeout_ms),
         "--max-message-bytes", str(config.max_message_bytes),
         "--turn-sweep-seconds", str(config.turn_sweep_seconds),
+        "--db-timeout-seconds", str(config.db_timeout_seconds),
+        "--db-startup-wait-seconds", str(config.db_startup_wait_seconds),
     ]
+    for flag, path in (("--tls-cert-file", config.tls_cert_file),
+                       ("--tls-key-file", config.tls_key_file),
+                       ("--tls-client-ca-file", config.tls_client_ca_file)):
+        if path is not None:
+            command += [flag, str(path)]
+    if config.trusted_network:
+        command.append("--trusted-network")
     schema = config.create_schema and index == 0  # one creator: concurrent DDL can collide
     command.append("--create-schema" if schema else "--no-create-schema")
     return command
@@ -125,7 +134,7 @@ def supervise(config: Config) -> int:
         print(f"fiftyk serve: {error}", file=sys.stderr)
         return 1
     metrics = ",".join(child.metrics_port for child in children)
-    print(f"{READY_PREFIX}grpc={config.host}:{port} metrics={metrics}"
+    print(f"{READY_PREFIX}grpc={host_port(config.host, port)} metrics={metrics}"
           f" processes={len(children)}", flush=True)
     codes = []
     for child in children:

@@ -31,6 +31,7 @@ import json
 import re
 import time
 from collections.abc import Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -52,6 +53,10 @@ BEARER_SCHEME = "bearer"
 _B64URL = re.compile(r"[A-Za-z0-9_-]+")
 
 MetadataPairs = Iterable[tuple[str, str | bytes]]
+# Set for the current call by `PlatformCertificateInterceptor` when the caller's verified
+# TLS client certificate names a platform (`FIFTYK_TLS_PLATFORM_NAMES`): the platform role
+# without the key.
+CERTIFIED_PLATFORM: ContextVar[bool] = ContextVar("certified_platform", default=False)
 
 
 class AuthSettings(Protocol):
@@ -263,7 +268,7 @@ def authenticate(
         raise Unauthenticated(ServiceReason.INVALID_PLATFORM_KEY,
                               "the platform key is not valid")
     return Principal(seat=seat, audit=audit_key is not None,
-                     platform=platform_key is not None)
+                     platform=platform_key is not None or CERTIFIED_PLATFORM.get())
 
 
 # -- authorization ---------------------------------------------------------------------------
@@ -329,6 +334,7 @@ __all__ = [
     "ANONYMOUS",
     "AUDIT_KEY_HEADER",
     "AUTHORIZATION_HEADER",
+    "CERTIFIED_PLATFORM",
     "DEFAULT_TOKEN_TTL_SECONDS",
     "PLATFORM_KEY_HEADER",
     "AuthSettings",

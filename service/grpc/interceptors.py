@@ -23,6 +23,7 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
+from fiftyk_referee.service.grpc.auth import CERTIFIED_PLATFORM
 from fiftyk_referee.service.logs import hand_id_var, request_id_var, table_id_var
 from fiftyk_referee.service.metrics import Metrics, RpcLabels, grpc_code_label
 
@@ -362,3 +363,46 @@ class RequestContextInterceptor(grpc.aio.ServerInterceptor):
         streaming = bool(handler.response_streaming)
         return self._wrapped.get(handler, lambda: _wrap(
             handler, lambda context: _LogObserver(method, context, streaming=streaming)))
+
+
+# Names of the verified client certificate in gRPC's auth context.
+_CERTIFICATE_NAME_KEYS = ("x509_common_name", "x509_subject_alternative_name")
+
+
+class _CertificateObserver:
+    """Grants the platform role to a call whose verified client certificate names one."""
+
+    def __init__(self, names: frozenset[str], context: Context) -> None:
+        presented = {value.decode("utf-8", "replace")
+                     for key in _CERTIFICATE_NAME_KEYS
+                     for value in context.auth_context().get(key, ())}
+        # Each RPC runs in its own asyncio task (its own context): the grant ends with it.
+        CERTIFIED_PLATFORM.set(bool(presented & names))
+
+    def received(self, message: Any) -> None:
+        """Nothing to learn from the messages."""
+
+    def sent(self, message: Any) -> None:
+        """Nothing to learn from the messages."""
+
+    def finished(self, code: grpc.StatusCode) -> None:
+        """Nothing to record."""
+
+
+class PlatformCertificateInterceptor(grpc.aio.ServerInterceptor):
+    """Platform by client certificate: a caller whose verified TLS client certificate carries
+    one of `names` (common name or subject alternative name) holds the platform role."""
+
+    def __init__(self, names: tuple[str, ...] | frozenset[str]) -> None:
+        self.names = frozenset(names)
+        self._wrapped = _WrappedHandlers()
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler | None:
+        """Wrap the handler so the grant is bound while it runs."""
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        return self._wrapped.get(handler, lambda: _wrap(
+            handler, lambda context: _CertificateObserver(self.names, context)))

@@ -22,7 +22,7 @@ from fiftyk_referee.domain.cards import make_deck
 from fiftyk_referee.domain.deal import shuffle_deck
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config
+from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config, host_port
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.server import RunningServer, create_server
 
@@ -31,6 +31,11 @@ START_TIMEOUT_SECONDS = 30
 WATCH_DEADLINE_SECONDS = 60
 COMPLETED = pb.HAND_STATUS_COMPLETED
 MAX_COMMANDS_PER_HAND = 5_000
+
+
+def dial_host(host: str) -> str:
+    """The address a client on this machine dials for a server bound to `host`."""
+    return {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
 
 
 def server_config(data_dir: Path, **overrides: Any) -> Config:
@@ -44,14 +49,14 @@ def server_config(data_dir: Path, **overrides: Any) -> Config:
 class LiveServer:
     """The real server (`create_server`) on an event loop of its own, in a daemon thread."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, metrics_port: int = -1) -> None:
         self.config = config
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="live-server",
                                         daemon=True)
         self._thread.start()
-        self.running: RunningServer = self.run(create_server(config, metrics_port=-1))
-        self.target = f"127.0.0.1:{self.running.port}"
+        self.running: RunningServer = self.run(create_server(config, metrics_port=metrics_port))
+        self.target = host_port(dial_host(config.host), self.running.port)
         self._clients: list[RefereeClient] = []
         self.stopped = False
 

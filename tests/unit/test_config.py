@@ -17,6 +17,7 @@ from fiftyk_referee.service.config import (
     ConfigError,
     add_arguments,
     default_workers,
+    host_port,
     is_loopback,
     parse_database_url,
 )
@@ -56,7 +57,9 @@ def test_the_pool_matches_the_worker_threads_unless_set() -> None:
     assert Config.load({}, parse_flags("--workers", "3")).pool_size == 3
 
 
-def test_every_documented_env_var_is_read() -> None:
+def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
+    for name in ("cert.pem", "key.pem", "clients.pem"):
+        (tmp_path / name).write_text("PEM")
     env = {
         "FIFTYK_DATABASE_URL": "postgresql://u:p@db:6543/referee",
         "FIFTYK_HOST": "0.0.0.0",
@@ -69,6 +72,11 @@ def test_every_documented_env_var_is_read() -> None:
         "FIFTYK_PROCESSES": "3",
         "FIFTYK_DB_TIMEOUT_SECONDS": "7",
         "FIFTYK_DB_STARTUP_WAIT_SECONDS": "9",
+        "FIFTYK_TLS_CERT_FILE": str(tmp_path / "cert.pem"),
+        "FIFTYK_TLS_KEY_FILE": str(tmp_path / "key.pem"),
+        "FIFTYK_TLS_CLIENT_CA_FILE": str(tmp_path / "clients.pem"),
+        "FIFTYK_TLS_PLATFORM_NAMES": "platform-a, platform-b",
+        "FIFTYK_TRUSTED_NETWORK": "false",
         **REAL_SECRETS,
     }
     assert set(env) == set(CONFIG_ENV_VARS)
@@ -80,6 +88,9 @@ def test_every_documented_env_var_is_read() -> None:
     assert config.lock_timeout_ms == 2500
     assert config.processes == 3
     assert (config.db_timeout_seconds, config.db_startup_wait_seconds) == (7, 9)
+    assert config.tls is not None and config.tls.client_ca == tmp_path / "clients.pem"
+    assert config.tls_platform_names == ("platform-a", "platform-b")
+    assert config.trusted_network is False
     assert config.token_secret == REAL_SECRETS["FIFTYK_TOKEN_SECRET"]
     assert config.audit_key == REAL_SECRETS["FIFTYK_AUDIT_KEY"]
     assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]
@@ -174,7 +185,8 @@ def test_one_development_secret_left_is_enough_to_refuse() -> None:
 
 
 def test_real_secrets_allow_any_address() -> None:
-    config = Config.load({**REAL_SECRETS, "FIFTYK_HOST": "0.0.0.0"})
+    config = Config.load({**REAL_SECRETS, "FIFTYK_HOST": "0.0.0.0",
+                          "FIFTYK_TRUSTED_NETWORK": "true"})
     assert config.host == "0.0.0.0"
 
 
@@ -244,3 +256,57 @@ def test_database_url_parameters_the_store_cannot_pass_on_are_refused() -> None:
         Config.load({"FIFTYK_DATABASE_URL": "postgresql://u@h/db?sslmode=require"})
     with pytest.raises(ConfigError, match="no database"):
         Config.load({"FIFTYK_DATABASE_URL": "postgresql://u@h"})
+
+
+@pytest.mark.parametrize(("given", "bare", "address"), [
+    ("::", "::", "[::]:50051"),
+    ("[::1]", "::1", "[::1]:50051"),
+    ("::1", "::1", "[::1]:50051"),
+    ("127.0.0.1", "127.0.0.1", "127.0.0.1:50051"),
+    ("referee.internal", "referee.internal", "referee.internal:50051"),
+])
+def test_ipv6_literals_are_accepted_with_or_without_brackets(
+    given: str, bare: str, address: str,
+) -> None:
+    config = Config.load({"FIFTYK_HOST": given, "FIFTYK_TRUSTED_NETWORK": "true",
+                          **REAL_SECRETS})
+    assert config.host == bare
+    assert host_port(config.host, 50051) == address
+
+
+@pytest.mark.parametrize("host", ["bad host", "999.1.1.1", "127.0.0.1:80", "[::1", "-x.org",
+                                  "::g", "a" * 300])
+def test_a_bad_bind_address_is_a_configuration_error(host: str) -> None:
+    with pytest.raises(ConfigError, match="FIFTYK_HOST"):
+        Config.load({"FIFTYK_HOST": host, **REAL_SECRETS})
+
+
+def test_off_loopback_plaintext_is_refused_unless_the_network_is_declared_trusted() -> None:
+    with pytest.raises(ConfigError, match="without TLS"):
+        Config.load({**REAL_SECRETS, "FIFTYK_HOST": "0.0.0.0"})
+    assert Config.load({**REAL_SECRETS, "FIFTYK_HOST": "0.0.0.0"},
+                       parse_flags("--trusted-network")).trusted_network
+    assert Config.load({"FIFTYK_HOST": "127.0.0.1"}).tls is None  # the quickstart
+
+
+def test_off_loopback_tls_needs_no_trust(tmp_path: Path) -> None:
+    for name in ("cert.pem", "key.pem"):
+        (tmp_path / name).write_text("PEM")
+    config = Config.load({**REAL_SECRETS, "FIFTYK_HOST": "::"}, parse_flags(
+        "--tls-cert-file", str(tmp_path / "cert.pem"),
+        "--tls-key-file", str(tmp_path / "key.pem")))
+    assert config.tls is not None and config.tls.cert == tmp_path / "cert.pem"
+
+
+@pytest.mark.parametrize(("env", "problem"), [
+    ({"FIFTYK_TLS_CERT_FILE": "{d}/cert.pem"}, "go together"),
+    ({"FIFTYK_TLS_CERT_FILE": "{d}/cert.pem", "FIFTYK_TLS_KEY_FILE": "{d}/absent.pem"},
+     "FIFTYK_TLS_KEY_FILE: .*absent.pem is not a readable file"),
+    ({"FIFTYK_TLS_CLIENT_CA_FILE": "{d}/cert.pem"}, "needs TLS"),
+    ({"FIFTYK_TLS_PLATFORM_NAMES": "platform"}, "needs client certificates"),
+])
+def test_incomplete_tls_settings_are_refused(tmp_path: Path, env: dict[str, str],
+                                             problem: str) -> None:
+    (tmp_path / "cert.pem").write_text("PEM")
+    with pytest.raises(ConfigError, match=problem):
+        Config.load({name: value.format(d=tmp_path) for name, value in env.items()})
