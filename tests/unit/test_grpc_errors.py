@@ -278,8 +278,8 @@ def test_the_readme_table_documents_every_reason_with_its_status_code() -> None:
                                "INVALID_AUDIT_KEY", "INVALID_PLATFORM_KEY")),
             (PermissionDenied, ("WRONG_TABLE", "WRONG_SEAT", "AUDIT_REQUIRED",
                                 "PLATFORM_REQUIRED")),
-            (ResourceExhausted, ("MESSAGE_TOO_LARGE", "LIMIT_EXCEEDED")),
-            (Unavailable, ("SHUTTING_DOWN",)),
+            (ResourceExhausted, ("MESSAGE_TOO_LARGE", "LIMIT_EXCEEDED", "RATE_LIMITED")),
+            (Unavailable, ("SHUTTING_DOWN", "STORE_UNAVAILABLE")),
         ) for r in map(ServiceReason, reasons)
     }
     assert set(service_errors) == {r.value for r in ServiceReason}
