@@ -54,6 +54,8 @@ def _rows(text: str, first_header: str) -> list[list[str]]:
 
 def test_transcript_page_example_adjudicates_to_the_result_shown() -> None:
     transcript, result, *_ = _json_blocks(_page("transcript.md"))
+    example_file = DOCS / "examples" / "transcript-qq3.json"
+    assert json.loads(example_file.read_text(encoding="utf-8")) == transcript
     assert transcript["format"] == "fiftyk-transcript/1"
     assert result["status"] == "completed"
     assert adjudicate(transcript) == result
