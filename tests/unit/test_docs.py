@@ -8,11 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.rulesets import DEFAULTS, OPTION_SPECS, PRESETS, Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
-from fiftyk_referee.service.errors import ServiceReason
-from fiftyk_referee.service.grpc.errors import status_code_for
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 JSON_BLOCK = re.compile(r"^```json\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -120,13 +117,3 @@ def test_rules_page_presets_match_the_presets_in_the_code() -> None:
         assert {**DEFAULTS, **documented[name]} == {**DEFAULTS, **PRESETS[name]}, name
     assert list(documented) == list(PRESETS)
 
-
-# -- integrating.md -------------------------------------------------------------------------
-
-
-def test_integrating_page_lists_every_reason_code_with_its_status_code() -> None:
-    rows = _rows(_page("integrating.md"), "reason")
-    documented = {_code(reason): _code(status) for reason, status, _ in rows}
-    assert set(documented) == {*Reason, *ServiceReason}
-    for reason in Reason:
-        assert documented[reason] == status_code_for(RuleError(reason, "")).name, reason
