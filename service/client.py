@@ -93,11 +93,12 @@ class RefereeClient:
 
     def create_table(self, preset: str, players: int, *, options: Mapping[str, Any] | None = None,
                      allow_preset_deck: bool = False, name: str = "",
-                     request_id: str = "") -> pb.CreateTableResponse:
-        """Open a table (platform)."""
+                     request_id: str = "", game: str = "") -> pb.CreateTableResponse:
+        """Open a table of a game (platform; the game defaults to 五十K)."""
         request = pb.CreateTableRequest(
             request_id=request_id, players=players, allow_preset_deck=allow_preset_deck,
-            name=name, ruleset=pb.RulesetSpec(preset=preset, options=_options(options)))
+            name=name,
+            ruleset=pb.RulesetSpec(preset=preset, options=_options(options), game=game))
         response: pb.CreateTableResponse = self.stub.CreateTable(request, **self._kw())
         return response
 

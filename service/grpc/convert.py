@@ -55,10 +55,11 @@ def _value(value: OptionValue) -> struct_pb2.Value:
     return result
 
 
-def ruleset_to_proto(spec: Mapping[str, Any], rules: Rules) -> pb.Ruleset:
+def ruleset_to_proto(spec: Mapping[str, Any], rules: Rules, game: str) -> pb.Ruleset:
     """A stored ruleset spec as the Ruleset message (spec, effective options, fingerprint)."""
     message = pb.Ruleset(fingerprint=rules.fingerprint)
     message.spec.preset = rules.preset
+    message.spec.game = game
     for name, value in (spec.get("options") or {}).items():
         message.spec.options[name].CopyFrom(_value(value))
     for name, value in rules.options().items():
@@ -81,9 +82,10 @@ def table_to_proto(view: TableView) -> pb.TableView:
         table_id=view.table_id, name=view.name, players=view.players,
         allow_preset_deck=view.allow_preset_deck, hands_played=view.hands_played,
         hand_ids=view.hand_ids, next_dealer=view.next_dealer,
-        match_over=view.match_over, version=view.version,
+        match_over=view.match_over, version=view.version, game=view.game,
     )
-    message.ruleset.CopyFrom(ruleset_to_proto(view.ruleset, rules_of(view.game, view.ruleset)))
+    rules = rules_of(view.game, view.ruleset)
+    message.ruleset.CopyFrom(ruleset_to_proto(view.ruleset, rules, view.game))
     for seat, player in enumerate(view.seats):
         info = message.seats.add(seat=seat)
         if player is not None:

@@ -22,7 +22,7 @@ from google.protobuf import timestamp_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.visibility import redact_event
-from fiftyk_referee.domain.games import adjudicate
+from fiftyk_referee.domain.games import DEFAULT_GAME, adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer, seat_of
 from fiftyk_referee.domain.table import Table, TableView
 from fiftyk_referee.service.application import FeedEvent, Outcome, Referee
@@ -177,7 +177,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             self._app.create_table, request.ruleset.preset,
             options_from_proto(request.ruleset.options), request.players,
             allow_preset_deck=request.allow_preset_deck, name=request.name,
-            request_id=_request_id(request))
+            request_id=_request_id(request), game=request.ruleset.game or DEFAULT_GAME)
         table = outcome.table
         if table is None:  # pragma: no cover - create_table always returns its table
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, "the table was not created")

@@ -125,8 +125,13 @@ class RulesetSpec(_message.Message):
 
     PRESET_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     """preset is a preset name of RULES.md section 10, e.g. "classic", "qq3", "five_card"."""
+    game: _builtins.str
+    """game names the game the ruleset belongs to: "fiftyk" (五十K, also when empty). Each
+    game has its own presets and options.
+    """
     @_builtins.property
     def options(self) -> _containers.MessageMap[_builtins.str, _struct_pb2.Value]:
         """options overrides options by name, e.g. {"wind": "partner", "hands": 8,
@@ -139,10 +144,11 @@ class RulesetSpec(_message.Message):
         *,
         preset: _builtins.str = ...,
         options: _abc.Mapping[_builtins.str, _struct_pb2.Value] | None = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "preset", b"preset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "options", b"options", "preset", b"preset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -283,6 +289,7 @@ class TableView(_message.Message):
     MATCH_OVER_FIELD_NUMBER: _builtins.int
     MATCH_END_REASON_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """table_id identifies the table."""
     name: _builtins.str
@@ -305,6 +312,8 @@ class TableView(_message.Message):
     """match_end_reason says why the match ended; absent while it goes on."""
     version: _builtins.int
     """version is the table's event version (the number of events the table has recorded)."""
+    game: _builtins.str
+    """game is the game played at the table ("fiftyk")."""
     @_builtins.property
     def ruleset(self) -> Global___Ruleset:
         """ruleset is the table's ruleset."""
@@ -338,10 +347,11 @@ class TableView(_message.Message):
         match_over: _builtins.bool = ...,
         match_end_reason: _builtins.str | None = ...,
         version: _builtins.int = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "current_hand_id", b"current_hand_id", "match_end_reason", b"match_end_reason", "ruleset", b"ruleset"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "current_hand_id", b"current_hand_id", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "current_hand_id", b"current_hand_id", "game", b"game", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__current_hand_id: _TypeAlias = _typing.Literal["current_hand_id"]  # noqa: Y015
     _WhichOneofArgType__current_hand_id: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id"]  # noqa: Y015
