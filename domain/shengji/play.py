@@ -1,0 +1,499 @@
+"""Tricks (SHENGJI.md §6): leads, throws, following, trumping and the trick winner.
+
+- `make_lead` reads a lead (one suit group; one component or a throw, §6.1).
+- `failed_throw` checks a throw against the other three hands (§6.2) and names the
+  component the leader is forced to play, if any.
+- `follow_error` is the fast follow-legality check (§6.3): card count, suit, then the
+  **match vector** of the play against that of the follower's whole holding in the suit.
+- `play_key` is §6.4: whether a play has the lead's shape in a winning suit group, and its
+  key (compared by `strength`; equal keeps the earlier play).
+- `legal_actions_for` answers `ListLegalPlays` in bounded size — see "Legal actions" below.
+
+Match vector (§6.3). The lead offers **bins** (its tractors and titanics: `length` adjacent
+slots of their width) and lone slots (its pairs and triples). The follower's tuples (2 or 3
+identical cards) are read as runs "longest run first" exactly as §3.1 reads a throw; run
+pieces (≥ 2 consecutive tuples) are placed into bins, several pieces may share a bin, at
+most one tuple per slot, a triple serving as a pair and a pair sitting in a triple slot.
+Entries, maximised lexicographically over every placement of run pieces: (1) triples of
+all-triple pieces in titanic bins, (2) tuples of pieces in bins, (3) triple slots holding a
+triple (pieces, then the remaining triples in the remaining triple slots), (4) slots of
+width ≥ 2 holding a tuple — always min(tuples, such slots), whatever the placement.
+**Decision**: reading the follower's runs "longest run first" (as a throw is read) rather
+than over every possible cut only matters for runs through a tier that holds two different
+tuples (off-suit level cards, 常主 2s); the rule stays the same for the holding and the play.
+
+Legal actions (`ListLegalPlays`). The number of legal follows is combinatorial (a void seat
+may discard any n of its cards), so the answer is **constraints plus a bounded list**:
+
+- `FollowConstraint` (data): how many cards, which suit group, how many of them must come
+  from it, the cards that must all be played (when the seat holds n or fewer of the suit),
+  and the match vector the play's suit cards must reach (entries 1–4 above); `describe`
+  gives the same in words, one line per constraint.
+- `plays`: at most `EXAMPLE_LIMIT` distinct example plays, every one checked legal by
+  `follow_error` before it is listed (the lowest-ranked fills first, then variations, and a
+  void seat's shaped trump plays). `truncated` says when other legal plays exist; the list
+  is complete only when the seat has exactly one legal play, or a single is led.
+- Leading: any cards of one suit group; the examples list the seat's single, pair, triple,
+  tractor and titanic components (a throw is always allowed, and checked when played).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from fiftyk_referee.domain.cards import Card
+from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.shengji.cards import TRUMP, TrumpOrder
+from fiftyk_referee.domain.shengji.combinations import (
+    MIN_RUN,
+    PAIR_WIDTH,
+    SINGLE,
+    TITANIC,
+    TRACTOR,
+    TRIPLE_WIDTH,
+    Component,
+    classify,
+    decompose,
+    kind_of,
+    longest_runs,
+)
+
+EXAMPLE_LIMIT = 64
+SUIT_NAMES = {"S": "spades", "H": "hearts", "C": "clubs", "D": "diamonds", TRUMP: "trumps"}
+Vector = tuple[int, int, int, int]
+ZERO: Vector = (0, 0, 0, 0)
+VECTOR_REASONS = (Reason.MUST_FOLLOW_TRACTOR, Reason.MUST_FOLLOW_TRACTOR,
+                  Reason.MUST_FOLLOW_TRIPLE, Reason.MUST_FOLLOW_PAIR)
+
+
+@dataclass(frozen=True)
+class Lead:
+    """A trick's lead as the followers must answer it: its group, components and slots."""
+
+    group: str
+    cards: tuple[Card, ...]
+    kind: str  # a component type, or `throw`
+    components: tuple[Component, ...]  # largest first: components[0] is the key component
+    bins: tuple[tuple[int, int], ...]  # (width, length) of tractors and titanics, widest first
+    triples: int  # lone triple slots
+    pairs: int  # lone pair slots
+
+    @property
+    def size(self) -> int:
+        """Number of cards every follower plays."""
+        return len(self.cards)
+
+    @property
+    def has_tuples(self) -> bool:
+        """Whether the lead has any slot of width ≥ 2 (else only the suit is owed)."""
+        return bool(self.bins) or self.triples > 0 or self.pairs > 0
+
+
+def lead_of(kind: str, components: Sequence[Component], group: str) -> Lead:
+    """The `Lead` of components already read (a whole lead, or a failed throw's forced part)."""
+    bins = sorted(((c.width, c.length) for c in components if c.length >= MIN_RUN),
+                  reverse=True)
+    cards = tuple(card for c in components for card in c.cards)
+    return Lead(
+        group=group, cards=cards, kind=kind, components=tuple(components), bins=tuple(bins),
+        triples=sum(1 for c in components if c.length == 1 and c.width == TRIPLE_WIDTH),
+        pairs=sum(1 for c in components if c.length == 1 and c.width == PAIR_WIDTH),
+    )
+
+
+def make_lead(cards: Sequence[Card], order: TrumpOrder) -> Lead:
+    """Read a lead (`INVALID_COMBINATION` when its cards span two suit groups)."""
+    kind, components = classify(cards, order)
+    return lead_of(kind, components, order.info[cards[0]].group)
+
+
+# -- throws (§6.2) -------------------------------------------------------------------------
+
+def _tier_heights(cards: Iterable[Card], group: str, order: TrumpOrder) -> dict[int, int]:
+    """For one suit group: each tier's largest number of identical cards."""
+    counts: Counter[Card] = Counter(c for c in cards if order.info[c].group == group)
+    heights: dict[int, int] = {}
+    for card, count in counts.items():
+        pos = order.info[card].pos
+        if count > heights.get(pos, 0):
+            heights[pos] = count
+    return heights
+
+
+def _holds_higher(component: Component, heights: dict[int, int]) -> bool:
+    """Whether a holding (tier heights) has this component's type and length, higher."""
+    width, length = component.width, component.length
+    streak = 0
+    for pos in sorted(heights):
+        if heights[pos] < width:
+            streak = 0
+            continue
+        streak = streak + 1 if pos - 1 in heights and heights[pos - 1] >= width else 1
+        if streak >= length and pos > component.top:
+            return True
+    return False
+
+
+def failed_throw(lead: Lead, others: Sequence[Sequence[Card]],
+                 order: TrumpOrder) -> Component | None:
+    """The component a failed throw is forced to play (lowest top, then fewer cards), or None."""
+    if len(lead.components) < MIN_RUN:
+        return None
+    heights = [_tier_heights(cards, lead.group, order) for cards in others]
+    failed = [c for c in lead.components if any(_holds_higher(c, h) for h in heights)]
+    if not failed:
+        return None
+    return min(failed, key=lambda c: (c.strength, c.size))
+
+
+# -- the match vector (§6.3) ----------------------------------------------------------------
+
+@dataclass
+class _Material:
+    """A holding's tuples in one suit group: per card its width, runs, triple count."""
+
+    width: dict[Card, int]
+    runs: list[list[Card]]
+    triples: int
+    tuples: list[Card]  # every tuple (one card each), low to high
+
+
+def _material(counts: Counter[Card], order: TrumpOrder, need_runs: bool) -> _Material:
+    width: dict[Card, int] = {}
+    tiers: dict[int, list[Card]] = {}
+    info = order.info
+    for card, count in counts.items():
+        if count >= PAIR_WIDTH:
+            w = TRIPLE_WIDTH if count >= TRIPLE_WIDTH else PAIR_WIDTH
+            width[card] = w
+            if need_runs:
+                tiers.setdefault(info[card].pos, []).append(card)
+    runs: list[list[Card]] = []
+    if need_runs and len(tiers) >= MIN_RUN:
+        for cards in tiers.values():
+            cards.sort(key=lambda c: (-width[c], c.suit))  # a triple first: it fits any slot
+        runs, _ = longest_runs(tiers)
+    ordered = sorted(width, key=order.sort_key)
+    return _Material(width, runs, sum(1 for w in width.values() if w == TRIPLE_WIDTH), ordered)
+
+
+@dataclass
+class _Placement:
+    score: tuple[int, int, int]  # entries 1-3 (entry 3 counting only triples in pieces)
+    pieces: list[tuple[int, list[Card]]]  # (bin width, tuples of the piece)
+    caps: tuple[int, ...]  # what is left of each bin
+
+
+def _place(bins: Sequence[tuple[int, int]], runs: list[list[Card]],
+           width: dict[Card, int]) -> _Placement:
+    """The best placement of run pieces into the bins (entries 1-3, lexicographic)."""
+    caps = [length for _, length in bins]
+    best = _Placement((-1, -1, -1), [], tuple(caps))
+    pieces: list[tuple[int, list[Card]]] = []
+    score = [0, 0, 0]
+
+    def search(index: int, runs: list[list[Card]]) -> None:
+        nonlocal best
+        if index == len(bins) or not runs:
+            if tuple(score) > best.score:
+                best = _Placement((score[0], score[1], score[2]), list(pieces), tuple(caps))
+            return
+        bin_width = bins[index][0]
+        cap = caps[index]
+        for r, run in enumerate(runs):
+            for start in range(len(run) - 1):
+                for stop in range(start + MIN_RUN, min(len(run), start + cap) + 1):
+                    piece = run[start:stop]
+                    widths = [width[c] for c in piece]
+                    if bin_width == TRIPLE_WIDTH:
+                        gained_triples = sum(1 for w in widths if w == TRIPLE_WIDTH)
+                        titanic = len(piece) if gained_triples == len(piece) else 0
+                    else:
+                        gained_triples = titanic = 0
+                    rest = runs[:r] + runs[r + 1:]
+                    rest += [part for part in (run[:start], run[stop:]) if len(part) >= MIN_RUN]
+                    caps[index] -= len(piece)
+                    score[0] += titanic
+                    score[1] += len(piece)
+                    score[2] += gained_triples
+                    pieces.append((bin_width, piece))
+                    search(index, rest)
+                    pieces.pop()
+                    score[0] -= titanic
+                    score[1] -= len(piece)
+                    score[2] -= gained_triples
+                    caps[index] += len(piece)
+        search(index + 1, runs)
+
+    search(0, runs)
+    return best
+
+
+def match_vector(counts: Counter[Card], lead: Lead, order: TrumpOrder,
+                 witness: bool = False) -> tuple[Vector, list[Card]]:
+    """The match vector of a holding (its cards in the lead's group) against the lead.
+
+    With `witness`, also a smallest set of cards that reaches the same vector (≤ lead size).
+    """
+    if not lead.has_tuples:
+        return ZERO, []
+    material = _material(counts, order, bool(lead.bins))
+    width = material.width
+    slots = sum(length for _, length in lead.bins) + lead.triples + lead.pairs
+    e4 = min(len(width), slots)
+    if lead.bins and material.runs:
+        placed = _place(lead.bins, material.runs, width)
+        e1, e2, in_pieces = placed.score
+        caps = placed.caps
+        pieces = placed.pieces
+    else:
+        e1 = e2 = in_pieces = 0
+        caps = tuple(length for _, length in lead.bins)
+        pieces = []
+    used = {card for _, piece in pieces for card in piece}
+    used_triples = sum(1 for c in used if width[c] == TRIPLE_WIDTH)
+    free_triple_slots = lead.triples + sum(
+        cap for (w, _), cap in zip(lead.bins, caps, strict=True) if w == TRIPLE_WIDTH)
+    e3 = in_pieces + min(material.triples - used_triples, free_triple_slots)
+    if not witness:
+        return (e1, e2, e3, e4), []
+    cards: list[Card] = []
+    for bin_width, piece in pieces:
+        for card in piece:
+            cards += [card] * min(width[card], bin_width)
+    free = [c for c in material.tuples if c not in used]
+    triples = [c for c in free if width[c] == TRIPLE_WIDTH][:e3 - in_pieces]
+    for card in triples:
+        cards += [card] * TRIPLE_WIDTH
+    rest = [c for c in free if c not in triples][:e4 - len(used) - len(triples)]
+    for card in rest:
+        cards += [card] * PAIR_WIDTH
+    return (e1, e2, e3, e4), cards
+
+
+# -- following (§6.3) -----------------------------------------------------------------------
+
+def _group_counts(cards: Iterable[Card], group: str, order: TrumpOrder) -> Counter[Card]:
+    info = order.info
+    return Counter(c for c in cards if info[c].group == group)
+
+
+def follow_error(hand: Sequence[Card], play: Sequence[Card], lead: Lead,
+                 order: TrumpOrder) -> tuple[Reason, str] | None:
+    """Why `play` (cards the seat holds) may not follow `lead`, or None when it may."""
+    n = len(lead.cards)
+    if len(play) != n:
+        return Reason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
+    group = lead.group
+    held = _group_counts(hand, group, order)
+    in_suit = _group_counts(play, group, order)
+    have = sum(held.values())
+    played = sum(in_suit.values())
+    name = SUIT_NAMES[group]
+    if have >= n and played != n:
+        return Reason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {have}"
+    if have < n and in_suit != held:
+        return Reason.MUST_FOLLOW_SUIT, f"play all your {have} {name} first"
+    if have <= n or not lead.has_tuples:
+        return None
+    want, _ = match_vector(held, lead, order)
+    got, _ = match_vector(in_suit, lead, order)
+    if got == want:
+        return None
+    for entry, reason in enumerate(VECTOR_REASONS):
+        if got[entry] != want[entry]:
+            return reason, _vector_message(entry, want[entry], name)
+    return None  # unreachable: the vectors differ in some entry
+
+
+def _vector_message(entry: int, wanted: int, name: str) -> str:
+    what = ("triples in titanics", "pairs of tractors in the lead's tractors",
+            "triples", "pairs")[entry]
+    return f"you must follow with {wanted} {what} of {name}, as your hand allows"
+
+
+# -- winning a trick (§6.4) ------------------------------------------------------------------
+
+def play_key(play: Sequence[Card], lead: Lead, order: TrumpOrder) -> int | None:
+    """The key strength of a play that can win the trick, or None (wrong group or shape)."""
+    info = order.info
+    groups = {info[c].group for c in play}
+    if len(groups) != 1:
+        return None
+    (group,) = groups
+    if group != lead.group and not (lead.group != TRUMP and group == TRUMP):
+        return None
+    if len(lead.components) == 1:
+        shape = lead.components[0]
+        if shape.kind == SINGLE:
+            return info[play[0]].strength
+        parts = decompose(play, order)
+        if len(parts) == 1 and parts[0].kind == shape.kind and parts[0].length == shape.length:
+            return parts[0].strength
+        return None
+    return _throw_key(Counter(play), lead.components, order)
+
+
+def _placements(counts: Counter[Card], width: int, length: int,
+                order: TrumpOrder) -> Iterator[tuple[int, list[Card]]]:
+    """Every way to take `length` tuples of `width` on consecutive tiers: (top strength, cards)."""
+    tiers: dict[int, list[Card]] = {}
+    for card, count in counts.items():
+        if count >= width:
+            tiers.setdefault(order.info[card].pos, []).append(card)
+    for top in sorted(tiers, reverse=True):
+        span = range(top - length + 1, top + 1)
+        if all(p in tiers for p in span):
+            for choice in itertools.product(*(tiers[p] for p in span)):
+                yield order.info[choice[-1]].strength, list(choice)
+
+
+def _fits(counts: Counter[Card], parts: Sequence[Component], order: TrumpOrder) -> bool:
+    """Whether the cards split into groups of exactly these components' types and lengths."""
+    if not parts or all(p.kind == SINGLE for p in parts):
+        return True  # sizes match, so the rest are the singles
+    first, rest = parts[0], parts[1:]
+    for _, cards in _placements(counts, first.width, first.length, order):
+        left = counts.copy()
+        for card in cards:
+            left[card] -= first.width
+        if _fits(+left, rest, order):
+            return True
+    return False
+
+
+def _throw_key(counts: Counter[Card], parts: Sequence[Component],
+               order: TrumpOrder) -> int | None:
+    key, rest = parts[0], parts[1:]
+    for strength, cards in _placements(counts, key.width, key.length, order):
+        left = counts.copy()
+        for card in cards:
+            left[card] -= key.width
+        if _fits(+left, rest, order):
+            return strength
+    return None
+
+
+# -- legal actions -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FollowConstraint:
+    """What a follower must play, as data (see the module docstring)."""
+
+    count: int
+    group: str
+    from_group: int  # how many of the cards must be of `group`
+    must_include: tuple[Card, ...]  # all of these (the seat's whole suit when it is short)
+    vector: Vector  # the match vector the suit cards of the play must have
+
+    def describe(self) -> tuple[str, ...]:
+        """The constraints in words."""
+        name = SUIT_NAMES[self.group]
+        lines = [f"play exactly {self.count} cards"]
+        if self.from_group == self.count:
+            lines.append(f"all {self.count} of {name}")
+        elif self.from_group:
+            lines.append(f"all your {self.from_group} {name}, then any other cards")
+        else:
+            lines.append(f"no {name} left: any cards (all trumps with the lead's shape win)")
+        e1, e2, e3, e4 = self.vector
+        if e1:
+            lines.append(f"{e1} triples in runs matching the lead's titanics")
+        if e2:
+            lines.append(f"{e2} tuples in runs matching the lead's tractors and titanics")
+        if e3:
+            lines.append(f"{e3} triples where the lead has triples")
+        if e4:
+            lines.append(f"{e4} pairs or triples where the lead has pairs or triples")
+        return tuple(lines)
+
+
+def follow_constraint(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> FollowConstraint:
+    """The constraint a follower holding `hand` must meet."""
+    held = _group_counts(hand, lead.group, order)
+    have = sum(held.values())
+    n = lead.size
+    must = tuple(sorted(held.elements(), key=order.sort_key)) if have <= n else ()
+    vector = match_vector(held, lead, order)[0] if have > n else ZERO
+    return FollowConstraint(n, lead.group, min(have, n), must, vector)
+
+
+def lead_examples(hand: Sequence[Card], order: TrumpOrder) -> list[tuple[list[Card], str]]:
+    """Example leads: every component of the seat's hand, group by group (bounded)."""
+    by_group: dict[str, list[Card]] = {}
+    for card in hand:
+        by_group.setdefault(order.info[card].group, []).append(card)
+    found: dict[tuple[Card, ...], str] = {}
+    for cards in by_group.values():
+        counts = Counter(cards)
+        for card in sorted(counts, key=order.sort_key):
+            found.setdefault((card,), SINGLE)
+        for component in decompose(cards, order):
+            if component.width > 1:
+                found.setdefault(component.cards, component.kind)
+                for width in range(PAIR_WIDTH, component.width + 1):
+                    for card in set(component.cards):
+                        found.setdefault((card,) * width, kind_of(width, 1))
+    plays = [(list(cards), kind) for cards, kind in found.items()]
+    plays.sort(key=lambda p: (-len(p[0]), order.sort_key(p[0][-1])))
+    return plays[:EXAMPLE_LIMIT]
+
+
+def follow_examples(hand: Sequence[Card], lead: Lead,
+                    order: TrumpOrder) -> tuple[list[list[Card]], bool]:
+    """Bounded legal follows (each checked) and whether other legal follows exist."""
+    n = lead.size
+    info = order.info
+    group = lead.group
+    in_group = sorted((c for c in hand if info[c].group == group), key=order.sort_key)
+    others = sorted((c for c in hand if info[c].group != group), key=order.sort_key)
+    candidates: list[list[Card]] = []
+    if len(in_group) == n:
+        return [in_group], False
+    if len(in_group) > n:
+        _, base = match_vector(Counter(in_group), lead, order, witness=True)
+        pool = list((Counter(in_group) - Counter(base)).elements())
+        pool.sort(key=order.sort_key)
+        fill = n - len(base)
+        for extra in itertools.islice(itertools.combinations(pool, fill), EXAMPLE_LIMIT * 4):
+            candidates.append(base + list(extra))
+    else:
+        fill = n - len(in_group)
+        if not in_group:
+            candidates += _trump_shapes(hand, lead, order)
+        for extra in itertools.islice(itertools.combinations(others, fill), EXAMPLE_LIMIT * 4):
+            candidates.append(in_group + list(extra))
+    plays: list[list[Card]] = []
+    seen: set[tuple[Card, ...]] = set()
+    for cards in candidates:
+        key = tuple(sorted(cards, key=order.sort_key))
+        if key in seen or follow_error(hand, cards, lead, order) is not None:
+            continue
+        seen.add(key)
+        plays.append(list(key))
+        if len(plays) == EXAMPLE_LIMIT:
+            break
+    complete = n == 1 and len(plays) < EXAMPLE_LIMIT
+    return plays, not complete
+
+
+def _trump_shapes(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> list[list[Card]]:
+    """A void seat's trump plays with the lead's shape (one-component leads)."""
+    if lead.group == TRUMP or len(lead.components) != 1:
+        return []
+    shape = lead.components[0]
+    trumps = Counter(c for c in hand if order.info[c].group == TRUMP)
+    found = []
+    for _, cards in _placements(trumps, shape.width, shape.length, order):
+        found.append([c for c in cards for _ in range(shape.width)])
+    return found[:EXAMPLE_LIMIT]
+
+
+__all__ = [
+    "EXAMPLE_LIMIT", "FollowConstraint", "Lead", "failed_throw", "follow_constraint",
+    "follow_error", "follow_examples", "lead_examples", "lead_of", "make_lead",
+    "match_vector", "play_key",
+]

@@ -1,0 +1,209 @@
+"""Leads, throws, following, trumping and the trick winner: the seed's examples (§6)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from fiftyk_referee.domain.cards import Card, parse_cards
+from fiftyk_referee.domain.errors import InvalidCombination, Reason
+from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, TrumpOrder, trump_order
+from fiftyk_referee.domain.shengji.combinations import THROW
+from fiftyk_referee.domain.shengji.play import (
+    failed_throw,
+    follow_constraint,
+    follow_error,
+    follow_examples,
+    lead_examples,
+    make_lead,
+    match_vector,
+    play_key,
+)
+
+HEARTS = trump_order(LEVEL_RANK["10"], "H", False)
+TITANIC_SPADES = trump_order(LEVEL_RANK["5"], "S", False)
+
+
+def cards(text: str) -> list[Card]:
+    """Cards from notation."""
+    return parse_cards(text)
+
+
+def key(play: str, lead: str, order: TrumpOrder = HEARTS) -> int | None:
+    """The key of a play against a lead."""
+    return play_key(cards(play), make_lead(cards(lead), order), order)
+
+
+def reason(hand: str, play: str, lead: str, order: TrumpOrder = HEARTS) -> Reason | None:
+    """The reason a follow is refused (None when legal)."""
+    found = follow_error(cards(hand), cards(play), make_lead(cards(lead), order), order)
+    return None if found is None else found[0]
+
+
+# -- leads and throws ----------------------------------------------------------------------
+
+def test_a_lead_spanning_two_suit_groups_is_invalid() -> None:
+    with pytest.raises(InvalidCombination):
+        make_lead(cards("AC KD"), HEARTS)
+    with pytest.raises(InvalidCombination):
+        make_lead(cards("AC 10C"), HEARTS)  # 10C is a trump at level 10
+
+
+def test_seed_throw_98844_with_a_higher_single_forces_the_nine() -> None:
+    lead = make_lead(cards("9C 8C 8C 4C 4C"), HEARTS)
+    assert lead.kind == THROW
+    forced = failed_throw(lead, [cards("JC 3S"), cards("2D"), cards("3H")], HEARTS)
+    assert forced is not None and list(forced.cards) == cards("9C")
+
+
+def test_seed_throw_98844_with_queens_forces_the_fours() -> None:
+    lead = make_lead(cards("9C 8C 8C 4C 4C"), HEARTS)
+    forced = failed_throw(lead, [cards("2D"), cards("QC QC"), cards("3H")], HEARTS)
+    assert forced is not None and list(forced.cards) == cards("4C 4C")
+
+
+def test_seed_throw_98844_with_fives_forces_the_fours() -> None:
+    lead = make_lead(cards("9C 8C 8C 4C 4C"), HEARTS)
+    forced = failed_throw(lead, [cards("5C 5C"), cards("2D"), cards("3H")], HEARTS)
+    assert forced is not None and list(forced.cards) == cards("4C 4C")
+
+
+def test_a_throw_nobody_can_beat_stands_and_equal_is_not_higher() -> None:
+    lead = make_lead(cards("AC KC KC"), HEARTS)
+    assert failed_throw(lead, [cards("QC QC JC"), cards("KC 2D"), cards("3H")], HEARTS) is None
+
+
+def test_a_tractor_out_of_a_longer_one_beats_a_thrown_tractor() -> None:
+    lead = make_lead(cards("3C 3C 4C 4C AC"), HEARTS)
+    forced = failed_throw(lead, [cards("6C 6C 7C 7C 8C 8C")], HEARTS)
+    assert forced is not None and list(forced.cards) == cards("3C 3C 4C 4C")
+
+
+def test_one_component_is_never_checked() -> None:
+    lead = make_lead(cards("3C 3C"), HEARTS)
+    assert failed_throw(lead, [cards("AC AC")], HEARTS) is None
+
+
+# -- following ------------------------------------------------------------------------------
+
+def test_wrong_card_count() -> None:
+    assert reason("3C 4C 5C", "3C 4C", "AC") == Reason.WRONG_CARD_COUNT
+
+
+def test_must_follow_suit_while_holding_it() -> None:
+    assert reason("3C 4D", "4D", "AC") == Reason.MUST_FOLLOW_SUIT
+    assert reason("3C 4D", "3C", "AC") is None
+    assert reason("3C 4D 5D", "4D 5D", "AC AC") == Reason.MUST_FOLLOW_SUIT
+    assert reason("3C 4D 5D", "3C 5D", "AC AC") is None
+
+
+def test_pair_led_a_pair_if_you_have_one() -> None:
+    assert reason("3C 3C 5C", "3C 5C", "AC AC") == Reason.MUST_FOLLOW_PAIR
+    assert reason("3C 3C 5C", "3C 3C", "AC AC") is None
+
+
+def test_tractor_led_a_tractor_else_pairs_else_singles() -> None:
+    lead = "3C 3C 4C 4C"
+    assert reason("7C 7C 8C 8C 9C 9C JC", "7C 7C 9C 9C", lead) == Reason.MUST_FOLLOW_TRACTOR
+    assert reason("7C 7C 8C 8C 9C 9C JC", "8C 8C 9C 9C", lead) is None
+    assert reason("7C 7C JC JC 9C 2C", "7C 7C 9C 2C", lead) == Reason.MUST_FOLLOW_PAIR
+    assert reason("7C 7C JC JC 9C 2C", "7C 7C JC JC", lead) is None
+    assert reason("7C 7C JC 9C 2C", "7C 7C 9C 2C", lead) is None
+    assert reason("7C 7C JC 9C 2C", "JC 9C 2C 7C", lead) == Reason.MUST_FOLLOW_PAIR
+
+
+def test_several_shorter_tractors_may_fill_a_longer_one() -> None:
+    lead = "3C 3C 4C 4C 5C 5C 6C 6C"
+    hand = "7C 7C 8C 8C JC JC QC QC 2C 2C"
+    assert reason(hand, "7C 7C 8C 8C JC JC QC QC", lead) is None
+    assert reason(hand, "7C 7C 8C 8C JC JC 2C 2C", lead) == Reason.MUST_FOLLOW_TRACTOR
+
+
+def test_seed_titanic_follow_order() -> None:
+    lead = make_lead(cards("3C 3C 3C 4C 4C 4C"), TITANIC_SPADES)
+    holdings = ["7C 7C 7C 8C 8C 8C", "7C 7C 8C 8C 2C KC", "7C 7C 7C JC JC JC",
+                "7C 7C 7C JC JC KC", "7C 7C 7C JC QC KC", "7C 7C JC JC QC KC",
+                "7C 7C JC QC KC AC", "7C 9C JC QC KC AC"]
+    vectors = [match_vector(Counter(cards(h)), lead, TITANIC_SPADES)[0] for h in holdings]
+    assert vectors == sorted(vectors, reverse=True)
+    assert len(set(vectors)) == len(vectors)
+
+
+def test_seed_triple_follow_order() -> None:
+    lead = make_lead(cards("3C 3C 3C"), TITANIC_SPADES)
+    vectors = [match_vector(Counter(cards(h)), lead, TITANIC_SPADES)[0]
+               for h in ("7C 7C 7C", "7C 7C 8C", "7C 8C 9C")]
+    assert vectors[0] > vectors[1] > vectors[2]
+    assert reason("7C 7C 7C 8C 8C", "7C 8C 8C", "3C 3C 3C", TITANIC_SPADES) == \
+        Reason.MUST_FOLLOW_TRIPLE
+
+
+def test_a_short_seat_plays_its_whole_suit_then_anything() -> None:
+    assert reason("3C 4D 5D 6D", "3C 4D", "AC AC") is None
+    assert reason("3C 4D 5D 6D", "4D 5D", "AC AC") == Reason.MUST_FOLLOW_SUIT
+
+
+# -- winning --------------------------------------------------------------------------------
+
+def test_seed_trumping_a_tractor_and_two_singles() -> None:
+    assert key("9H 9H 8H 8H 7H 2H", "AC KC 5C 5C 4C 4C") is not None
+    assert key("9H 9H 8H 8H 7H 2H", "AC AC 5C 5C 4C 4C") is None
+
+
+def test_seed_overtrumping_a_pair_key() -> None:
+    lead = "5C 4C 4C"
+    trumped = key("9H 7H 7H", lead)
+    over = key("8H 8H 4H", lead)
+    assert trumped is not None and over is not None and over > trumped
+    assert trumped > (key(lead, lead) or 0)
+
+
+def test_seed_single_key_cannot_be_overtrumped_lower() -> None:
+    lead = "5C 6C 7C"
+    trumped = key("9H 7H 7H", lead)
+    other = key("8H 8H 4H", lead)
+    assert trumped is not None and other is not None and other < trumped
+
+
+def test_mixed_plays_never_win_and_trumping_a_trump_lead_is_following() -> None:
+    assert key("AC 3H", "5C 6C") is None
+    assert key("AS", "5C") is None
+    assert key("3H", "5H") is not None and (key("3H", "5H") or 0) < (key("5H", "5H") or 0)
+
+
+def test_a_longer_tractor_needs_the_same_length() -> None:
+    assert key("9H 9H 8H 8H", "3C 3C 4C 4C") is not None
+    assert key("9H 9H 8H 8H 7H 7H", "3C 3C 4C 4C 5C 5C") is not None
+    assert key("9H 9H 8H 8H 4H 4H", "3C 3C 4C 4C 5C 5C") is None
+
+
+# -- legal actions ---------------------------------------------------------------------------
+
+def test_follow_examples_are_legal_and_constraints_say_what_is_owed() -> None:
+    hand = cards("7C 7C 8C 8C 9C JC JC 3D 4D 5S 10H")
+    lead = make_lead(cards("3C 3C 4C 4C"), HEARTS)
+    plays, truncated = follow_examples(hand, lead, HEARTS)
+    assert plays and truncated
+    for play in plays:
+        assert follow_error(hand, play, lead, HEARTS) is None
+    assert Counter(plays[0]) == Counter(cards("7C 7C 8C 8C"))
+    constraint = follow_constraint(hand, lead, HEARTS)
+    assert constraint.count == 4 and constraint.from_group == 4
+    assert constraint.vector[1] == 2
+    assert any("tractor" in line for line in constraint.describe())
+
+
+def test_a_void_seat_gets_shaped_trump_examples() -> None:
+    hand = cards("3D 4D 9H 9H 8H 8H")
+    lead = make_lead(cards("3C 3C 4C 4C"), HEARTS)
+    plays, _ = follow_examples(hand, lead, HEARTS)
+    assert any(play_key(p, lead, HEARTS) is not None for p in plays)
+
+
+def test_lead_examples_hold_every_component() -> None:
+    found = {tuple(map(str, c)): kind for c, kind in lead_examples(cards("7C 7C 8C 8C 9C"),
+                                                                    HEARTS)}
+    assert found[("7C", "7C", "8C", "8C")] == "tractor"
+    assert found[("7C", "7C")] == "pair"
+    assert found[("9C",)] == "single"
