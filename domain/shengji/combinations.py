@@ -154,6 +154,18 @@ def _is_one(cards: Sequence[Card], order: TrumpOrder, kind: str) -> bool:
 
 
 __all__ = [
-    "PAIR", "SINGLE", "THROW", "TITANIC", "TRACTOR", "TRIPLE", "Component", "classify",
-    "decompose", "is_tractor", "is_titanic", "kind_of", "longest_runs", "suit_group_of",
+    "PAIR",
+    "SINGLE",
+    "THROW",
+    "TITANIC",
+    "TRACTOR",
+    "TRIPLE",
+    "Component",
+    "classify",
+    "decompose",
+    "is_titanic",
+    "is_tractor",
+    "kind_of",
+    "longest_runs",
+    "suit_group_of",
 ]

@@ -51,8 +51,6 @@ from fiftyk_referee.domain.shengji.combinations import (
     MIN_RUN,
     PAIR_WIDTH,
     SINGLE,
-    TITANIC,
-    TRACTOR,
     TRIPLE_WIDTH,
     Component,
     classify,

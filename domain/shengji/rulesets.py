@@ -191,8 +191,9 @@ class ShengjiRules:
     def _check_consistency(self) -> None:
         problems: list[str] = []
         if (self.deck_size - self.kitty_size) % PLAYERS:
-            problems.append(f"kitty_size={self.kitty_size} leaves {self.deck_size -
-                            self.kitty_size} cards, not divisible among 4 seats")
+            dealt = self.deck_size - self.kitty_size
+            problems.append(f"kitty_size={self.kitty_size} leaves {dealt} cards,"
+                            " not divisible among 4 seats")
         if self.throw_penalty % POINT_STEP:
             problems.append("throw_penalty must be a multiple of 5")
         if self.band % POINT_STEP:
