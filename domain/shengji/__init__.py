@@ -1,1 +1,90 @@
-"""升级 / 拖拉机 (Shengji / Tractor): the second game of the referee. Pure Python, no I/O."""
+"""升级 / 拖拉机 (Shengji / Tractor): the referee's second game (SHENGJI.md). Pure, no I/O.
+
+Modules: `cards` (trump order of a hand), `rulesets` (options and presets), `combinations`
+(§3), `play` (leads, throws, following, winning, legal actions), `scoring` (§7), `hand`
+(the event-sourced hand), `transcript` (§12). `GAME` is the game-boundary object.
+
+The match across hands (§7.4–7.5, §8): each hand's `HandRecord.carry` holds what the next
+deal needs — `dealer` (rotation), `levels`, `room_points` — and `totals` hold each team's
+level progress, one step past A for the match win, so a team's cumulative score plus its
+start level is its level and `match_end` can read the match's end off the scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from fiftyk_referee.domain.errors import InvalidRuleset
+from fiftyk_referee.domain.game import Game, GameHand, Rules
+from fiftyk_referee.domain.shengji.cards import LEVELS, TOP_LEVEL
+from fiftyk_referee.domain.shengji.hand import GAME_NAME, ShengjiHand
+from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
+from fiftyk_referee.domain.shengji.transcript import adjudicate
+
+TEAMS = 2
+
+
+def _shengji_rules(rules: Rules) -> ShengjiRules:
+    if not isinstance(rules, ShengjiRules):
+        raise InvalidRuleset("these rules are not Shengji rules")
+    return rules
+
+
+class ShengjiGame:
+    """The Shengji game behind the boundary of `domain/game.py`."""
+
+    name = GAME_NAME
+
+    def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> ShengjiRules:
+        """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""
+        return ShengjiRules.from_spec(preset, options)
+
+    def rules_from_json(self, spec: Mapping[str, Any]) -> ShengjiRules:
+        """The rules a stored `to_json()` spec describes."""
+        return ShengjiRules.from_json(spec)
+
+    def side_names(self, rules: Rules, players: int) -> list[str]:
+        """Two teams: `team:0` (seats 0, 2) and `team:1` (seats 1, 3)."""
+        _shengji_rules(rules).check_players(players)
+        return [f"team:{t}" for t in range(TEAMS)]
+
+    def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
+             seat_players: Sequence[str | None], carry: Mapping[str, Any],
+             deck: Sequence[str] | None, seed: bytes | None) -> ShengjiHand:
+        """Deal a table's next hand; the dealer, levels and room points come from `carry`.
+
+        An empty carry is the match's first hand (dealer from the declarations); the table's
+        `dealer` argument is not used (Shengji's dealer follows §4 and §7.4).
+        """
+        del dealer
+        resolved = _shengji_rules(rules)
+        resolved.check_players(players)
+        return ShengjiHand.deal_new(
+            table_id=table_id, number=number, rules=resolved, dealer=carry.get("dealer"),
+            levels=carry.get("levels"), room_points=carry.get("room_points"), deck=deck,
+            seed=seed, seat_players=seat_players)
+
+    def match_end(self, rules: Rules, hands_played: int,
+                  scores: Mapping[str, Decimal]) -> str | None:
+        """A team's level past A (it won the match, §7.5), or the `hands` limit reached."""
+        resolved = _shengji_rules(rules)
+        start = LEVELS.index(resolved.start_level)
+        for team in range(TEAMS):
+            if start + scores.get(f"team:{team}", Decimal(0)) > TOP_LEVEL:
+                return f"team {team} won the match"
+        if resolved.hands is not None and hands_played >= resolved.hands:
+            return f"{resolved.hands} hands played"
+        return None
+
+    def adjudicate(self, transcript: Any) -> dict[str, Any]:
+        """Rule on a Shengji transcript (§12): the result JSON."""
+        return adjudicate(transcript)
+
+
+GAME = ShengjiGame()
+_GAME_CHECK: Game = GAME  # mypy checks that the object satisfies the protocol
+_HAND_CHECK: type[GameHand] = ShengjiHand
+
+__all__ = ["GAME", "ShengjiGame"]

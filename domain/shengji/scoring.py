@@ -39,7 +39,7 @@ def kitty_multiplier(rules: ShengjiRules, largest_component: int) -> int:
     """抠底 multiplier: 2^cards of the last lead's largest component (capped), or 2."""
     if rules.kitty_multiplier == "double":
         return MULTIPLIER_BASE
-    return min(MULTIPLIER_BASE ** largest_component, rules.kitty_cap)
+    return min(1 << largest_component, rules.kitty_cap)  # 2 ** s
 
 
 def level_outcome(attackers_points: int, band: int) -> tuple[str, int]:

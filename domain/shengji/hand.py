@@ -1,0 +1,762 @@
+"""The Shengji hand aggregate: the paced deal, declarations, the kitty, tricks, the result.
+
+Public command methods validate and decide; they then trigger events whose methods only
+mutate (the shuffle seed, the commitment, the dealer, the trick's winner, the forced play of
+a failed throw and the result are all decided before an event and carried in it), so
+replaying the events rebuilds the hand exactly. The hand satisfies the game boundary's
+`GameHand` protocol (`domain/game.py`).
+
+Phases: `declaring` (the deal, round by round, with a declaration window after each round
+under `declare_pacing=rounds`, or one final window), `burying` (the dealer has taken the
+kitty and must bury), `playing` (tricks), `over`.
+
+Decisions where SHENGJI.md leaves the live protocol open:
+
+- In a window a seat "declares nothing" with a DECLARE action naming no cards (a `pass`
+  action is `PASS_NOT_ALLOWED`); any seat may speak in any order while the window is open,
+  so `to_act` names the first seat (from the seat dealt first) that has not yet spoken.
+- `time_out` during a window is the table's timer: the window closes (every seat that has
+  not spoken declares nothing), recorded as `WindowClosed` with `by="timer"`.
+- The `dealer` argument of a deal is not Shengji's: a first hand (no `dealer` in the carry)
+  takes its dealer from the declarations (§4), later hands from the rotation carried by the
+  previous hand. Until a first hand's dealer is fixed, `dealer` holds seat 0 (the §4 default)
+  and `dealer_fixed` is false.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from fiftyk_referee.domain.cards import BJ, SJ, Card, make_deck, parse_card
+from fiftyk_referee.domain.deal import SEED_BYTES, commitment, shuffle_deck
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.game import Action, ActionKind, HandRecord, LegalActions, LegalPlay
+from fiftyk_referee.domain.observer import Viewer, seat_of, sees_cards_of, sees_everything
+from fiftyk_referee.domain.shengji.cards import (
+    LEVEL_RANK,
+    LEVELS,
+    POINTS,
+    TrumpOrder,
+    trump_order,
+)
+from fiftyk_referee.domain.shengji.play import (
+    Lead,
+    failed_throw,
+    follow_constraint,
+    follow_error,
+    follow_examples,
+    lead_examples,
+    lead_of,
+    make_lead,
+    play_key,
+)
+from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
+from fiftyk_referee.domain.shengji.scoring import (
+    HandFacts,
+    level_progress,
+    score_hand,
+    team_of,
+)
+
+GAME_NAME = "shengji"
+HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/shengji/hand")
+DECLARING, BURYING, PLAYING, OVER = "declaring", "burying", "playing", "over"
+BY_PASSES, BY_TIMER, BY_TRANSCRIPT = "passes", "timer", "transcript"
+FIRST_SEAT_OF_FIRST_HAND = 0
+DEFAULT_FIRST_DEALER = 0  # nobody declared in a first hand: seat 0 deals (§4 decision)
+# Declaration ladder (§4): (copies, what) -> rung; what is "R" (trump rank) or a joker.
+RUNGS: dict[tuple[int, str], int] = {(1, "R"): 1, (2, "R"): 2, (2, "SJ"): 3, (2, "BJ"): 4,
+                                     (3, "R"): 5, (3, "SJ"): 6, (3, "BJ"): 7}
+
+
+@lru_cache(maxsize=64)
+def _rules_from_text(text: str) -> ShengjiRules:
+    return ShengjiRules.from_json(json.loads(text))
+
+
+def rules_of(spec: Mapping[str, Any]) -> ShengjiRules:
+    """The rules a stored spec describes (cached: events carry specs, not objects)."""
+    return _rules_from_text(json.dumps(spec, sort_keys=True))
+
+
+def hand_id_for(table_id: str, number: int) -> UUID:
+    """The deterministic id of a table's n-th Shengji hand."""
+    return uuid5(HAND_NAMESPACE, f"{table_id}/{number}")
+
+
+@lru_cache(maxsize=4)
+def _base_deck(packs: int) -> tuple[Card, ...]:
+    return tuple(make_deck(packs, jokers=True))
+
+
+def check_deck(rules: ShengjiRules, deck: Sequence[str]) -> list[str]:
+    """The deck in notation, if it is exactly the ruleset's multiset (else INVALID_DEAL)."""
+    try:
+        cards = [parse_card(c) for c in deck]
+    except RuleError as error:
+        raise RuleError(Reason.INVALID_DEAL, f"deck: {error.message}") from error
+    if Counter(cards) != Counter(_base_deck(rules.packs)):
+        raise RuleError(Reason.INVALID_DEAL,
+                        f"the deck must be exactly the {rules.deck_size} cards of"
+                        f" {rules.packs} pack(s)")
+    return [str(c) for c in cards]
+
+
+def declaration_rung(cards: Sequence[Card], rank: int, packs: int) -> tuple[int, str | None]:
+    """(rung, suit or None for no-trump) of a declaration (`INVALID_DECLARATION` if none)."""
+    if not cards or len(set(cards)) != 1 or len(cards) > packs:
+        raise RuleError(Reason.INVALID_DECLARATION,
+                        f"declare 1 to {packs} identical trump-rank cards or identical jokers")
+    card = cards[0]
+    if card in (SJ, BJ):
+        rung = RUNGS.get((len(cards), str(card)))
+        if rung is None:
+            raise RuleError(Reason.INVALID_DECLARATION, "a joker declaration needs ≥ 2 jokers")
+        return rung, None
+    if card.rank != rank:
+        raise RuleError(Reason.INVALID_DECLARATION,
+                        f"{card} is not of the trump rank {_rank_name(rank)}")
+    return RUNGS[(len(cards), "R")], card.suit
+
+
+_RANK_NAMES = {rank: name for name, rank in LEVEL_RANK.items()}
+
+
+def _rank_name(rank: int) -> str:
+    return _RANK_NAMES[rank]
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """The standing declaration: who, which cards, after which round, its rung and suit."""
+
+    seat: int
+    cards: tuple[str, ...]
+    round: int
+    rung: int
+    suit: str | None
+
+
+@dataclass(frozen=True)
+class ShengjiView:
+    """A hand as one viewer may see it (another seat's cards and the kitty only if allowed)."""
+
+    hand_id: str
+    table_id: str
+    number: int
+    version: int
+    ruleset: Mapping[str, Any]
+    phase: str
+    seat: int | None
+    cards: tuple[str, ...]  # the viewer's own cards (empty for spectators)
+    counts: tuple[int, ...]
+    dealer: int | None  # None while a first hand's dealer is not fixed
+    levels: tuple[str, str]
+    trump_rank: str
+    trump_suit: str | None
+    declaration: Declaration | None
+    round: int  # rounds dealt so far
+    spoken: tuple[int, ...]  # seats that declared nothing since the last declaration
+    kitty_count: int
+    kitty: tuple[str, ...] | None  # the dealer who took it, and audit
+    trick: tuple[tuple[int, tuple[str, ...]], ...]
+    leader: int | None
+    to_act: int | None
+    winning: int | None  # the seat whose play leads the trick so far
+    collected: tuple[int, ...]
+    tricks_played: int
+    throws_failed: tuple[Mapping[str, Any], ...]
+    commitment: str
+    seed: str | None  # revealed when the hand is over
+    result: Mapping[str, Any] | None
+    turn_deadline: str | None
+    hands: tuple[tuple[str, ...], ...] | None = None  # audit only
+    deck: tuple[str, ...] | None = None  # audit only
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ShengjiHand(Aggregate):
+    """One Shengji hand, from the paced deal to the result."""
+
+    @staticmethod
+    def create_id(table_id: str, number: int) -> UUID:
+        """Hands are identified by table and number."""
+        return hand_id_for(table_id, number)
+
+    # -- creation ---------------------------------------------------------------------------
+
+    @classmethod
+    def deal_new(
+        cls,
+        *,
+        table_id: str,
+        number: int,
+        rules: ShengjiRules,
+        dealer: int | None = None,
+        levels: Sequence[str] | None = None,
+        room_points: Sequence[int] | None = None,
+        deck: Sequence[str] | None = None,
+        seed: bytes | None = None,
+        seat_players: Sequence[str | None] | None = None,
+    ) -> ShengjiHand:
+        """Deal a hand (first round, or all rounds under `declare_pacing=final`).
+
+        `dealer` None is a first hand (争庄): both `levels` must then be equal.
+        """
+        if dealer is not None and (isinstance(dealer, bool) or dealer not in range(PLAYERS)):
+            raise RuleError(Reason.INVALID_SEAT, "dealer must be a seat 0..3 or null")
+        levels = list(levels) if levels is not None else [rules.start_level] * 2
+        if len(levels) != len(("team 0", "team 1")) or any(lv not in LEVELS for lv in levels):
+            raise RuleError(Reason.INVALID_DEAL, f"levels are two of {' '.join(LEVELS)}")
+        if dealer is None and levels[0] != levels[1]:
+            raise RuleError(Reason.INVALID_DEAL, "a first hand (no dealer) needs equal levels")
+        room = list(room_points) if room_points is not None else [0] * PLAYERS
+        if len(room) != PLAYERS or not all(isinstance(p, int) and not isinstance(p, bool)
+                                           for p in room):
+            raise RuleError(Reason.INVALID_DEAL, "room_points are four integers")
+        if deck is None:
+            seed = seed if seed is not None else secrets.token_bytes(SEED_BYTES)
+            cards = [str(c) for c in shuffle_deck(seed, _base_deck(rules.packs))]
+        else:
+            cards = check_deck(rules, deck)
+            seed = None
+        hand = cls(
+            table_id=table_id, number=number, ruleset=rules.to_json(), dealer=dealer,
+            levels=levels, room_points=room, deck=cards, commitment=commitment(seed, cards),
+            seed=seed.hex() if seed is not None else None,
+            seat_players=list(seat_players) if seat_players is not None else None,
+        )
+        hand._deal_next()
+        return hand
+
+    @event("Dealt")
+    def __init__(self, table_id: str, number: int, ruleset: dict[str, Any], dealer: int | None,
+                 levels: list[str], room_points: list[int], deck: list[str], commitment: str,
+                 seed: str | None, seat_players: list[str | None] | None) -> None:
+        self.table_id = table_id
+        self.number = number
+        self.players = PLAYERS
+        self.ruleset_spec = ruleset
+        self.rules = rules_of(ruleset)
+        self.seat_players = list(seat_players) if seat_players is not None else None
+        self.given_dealer = dealer
+        self.dealer = dealer if dealer is not None else DEFAULT_FIRST_DEALER
+        self.dealer_fixed = dealer is not None
+        self.levels = (levels[0], levels[1])
+        self.room_points = tuple(room_points)
+        self.deck = tuple(deck)
+        self.commitment = commitment
+        self.seed = seed
+        self.first_seat = FIRST_SEAT_OF_FIRST_HAND if dealer is None else (dealer + 1) % PLAYERS
+        team = team_of(dealer) if dealer is not None else 0
+        self.rank = LEVEL_RANK[levels[team]]
+        self.order: TrumpOrder = trump_order(self.rank, None, self.rules.permanent_two)
+        self.phase = DECLARING
+        self.round = 0
+        self.hands: list[list[Card]] = [[] for _ in range(PLAYERS)]
+        self.spoken: set[int] = set()
+        self.declaration: Declaration | None = None
+        self.first_declarer: int | None = None
+        self.kitty_dealt = tuple(parse_card(c) for c in deck[PLAYERS * self.rules.hand_size:])
+        self.kitty: tuple[Card, ...] = ()
+        self.trick: list[tuple[int, tuple[Card, ...]]] = []
+        self.lead: Lead | None = None
+        self.best_seat: int | None = None
+        self.best_key = -1
+        self.leader: int | None = None
+        self.turn: int | None = None
+        self.collected = [0] * PLAYERS
+        self.tricks_played = 0
+        self.last_lead_largest = 0
+        self.last_winner: int | None = None
+        self.throws_failed: list[dict[str, Any]] = []
+        self.failed_seats: list[int] = []
+        self.forced_next = False
+        self.actions: list[dict[str, Any]] = []
+        self.result: dict[str, Any] | None = None
+
+    # -- queries ----------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        """The hand has ended and has its result."""
+        return self.phase == OVER
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat the hand waits for (in a window: the first that has not spoken)."""
+        if self.phase == DECLARING:
+            for step in range(PLAYERS):
+                seat = (self.first_seat + step) % PLAYERS
+                if seat not in self.spoken:
+                    return seat
+            return None
+        if self.phase == BURYING:
+            return self.dealer
+        return self.turn
+
+    def turn_deadline(self) -> datetime | None:
+        """When the seat to act runs out of time (last event + turn_timeout), if clocked."""
+        if self.is_over or not self.rules.turn_timeout:
+            return None
+        return self.modified_on + timedelta(seconds=self.rules.turn_timeout)
+
+    def _parse(self, cards: Iterable[str]) -> list[Card]:
+        if isinstance(cards, str):
+            raise RuleError(Reason.UNKNOWN_CARD, "cards are a list of card tokens")
+        return [parse_card(c) for c in cards]
+
+    def _check_seat(self, seat: int) -> None:
+        if isinstance(seat, bool) or not isinstance(seat, int) or seat not in range(PLAYERS):
+            raise RuleError(Reason.INVALID_SEAT, "seat must be 0..3")
+
+    @staticmethod
+    def _missing(hand: Sequence[Card], cards: Sequence[Card]) -> list[Card]:
+        have = Counter(hand)
+        want = Counter(cards)
+        return list((want - have).elements())
+
+    # -- commands ---------------------------------------------------------------------------
+
+    def act(self, seat: int, action: Action) -> None:
+        """Validate and apply one seat's action (a `RuleError` with a reason if refused)."""
+        cards = self._parse(action.cards)
+        if self.is_over:
+            raise RuleError(Reason.HAND_OVER, "the hand is over")
+        self._check_seat(seat)
+        if action.kind == ActionKind.DECLARE:
+            self.declare(seat, cards)
+        elif action.kind == ActionKind.BURY:
+            self.bury(seat, cards)
+        elif action.kind == ActionKind.PLAY:
+            self.play(seat, cards)
+        elif action.kind == ActionKind.PASS:
+            raise RuleError(Reason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
+        else:
+            raise RuleError(Reason.INVALID_ACTION, f"Shengji has no {action.kind} action")
+
+    def declare(self, seat: int, cards: Sequence[Card], round: int | None = None) -> None:
+        """Declare trump with cards held (none: declare nothing in this window)."""
+        if self.is_over:
+            raise RuleError(Reason.HAND_OVER, "the hand is over")
+        self._check_seat(seat)
+        if self.phase != DECLARING:
+            raise RuleError(Reason.NOT_DECLARATION_PHASE, "the declaration windows are closed")
+        if round is not None:
+            self._advance_to_round(round)
+        if not cards:
+            if seat in self.spoken:
+                raise RuleError(Reason.NOT_YOUR_TURN,
+                                f"seat {seat} already declared nothing in this window")
+            self._spoke(seat=seat)
+            if len(self.spoken) == PLAYERS:
+                self._close_window(BY_PASSES)
+            return
+        missing = self._missing(self.hands[seat], cards)
+        if missing:
+            raise RuleError(Reason.CARDS_NOT_IN_HAND,
+                            f"seat {seat} does not hold {' '.join(map(str, missing))}"
+                            f" after round {self.round}")
+        rung, suit = declaration_rung(cards, self.rank, self.rules.packs)
+        standing = self.declaration
+        if standing is not None and rung <= standing.rung:
+            raise RuleError(Reason.DECLARATION_TOO_WEAK,
+                            f"{' '.join(map(str, cards))} does not overcall"
+                            f" {' '.join(standing.cards)}")
+        self._declared(seat=seat, cards=[str(c) for c in cards], round=self.round, rung=rung,
+                       suit=suit)
+
+    def _advance_to_round(self, round: int) -> None:
+        """Transcripts: close windows until the one after `round` is open."""
+        pacing_final = self.rules.declare_pacing == "final"
+        if isinstance(round, bool) or not isinstance(round, int) or round < self.round or (
+                round > self.rules.hand_size) or (pacing_final and round != self.rules.hand_size):
+            raise RuleError(Reason.NOT_DECLARATION_PHASE,
+                            f"no declaration window after round {round!r} is open"
+                            f" (now: after round {self.round})")
+        while self.round < round:
+            self._window_closed(round=self.round, by=BY_TRANSCRIPT)
+            self._deal_next()
+
+    def close_declarations(self) -> None:
+        """Transcripts: close every remaining window (at the first non-declaration action)."""
+        while self.phase == DECLARING:
+            self._close_window(BY_TRANSCRIPT)
+
+    def _close_window(self, by: str) -> None:
+        self._window_closed(round=self.round, by=by)
+        if self.round < self.rules.hand_size:
+            self._deal_next()
+        else:
+            self._fix_trump()
+
+    def _deal_next(self) -> None:
+        last = self.rules.hand_size
+        through = self.round + 1 if self.rules.declare_pacing == "rounds" else last
+        self._round_dealt(round=through)
+
+    def _fix_trump(self) -> None:
+        standing = self.declaration
+        dealer = self.dealer
+        if not self.dealer_fixed:
+            if self.rules.first_hand_dealer == "first_declarer" and self.first_declarer is not None:
+                dealer = self.first_declarer
+            elif standing is not None:
+                dealer = standing.seat
+            else:
+                dealer = DEFAULT_FIRST_DEALER
+        self._kitty_taken(dealer=dealer, suit=standing.suit if standing else None,
+                          kitty=[str(c) for c in self.kitty_dealt])
+
+    def bury(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
+        """The dealer buries exactly `kitty_size` cards face down."""
+        if self.is_over:
+            raise RuleError(Reason.HAND_OVER, "the hand is over")
+        self._check_seat(seat)
+        if self.phase != BURYING or seat != self.dealer:
+            raise RuleError(Reason.NOT_YOUR_TURN, "no bury is due from this seat")
+        missing = self._missing(self.hands[seat], cards)
+        if missing:
+            raise RuleError(Reason.CARDS_NOT_IN_HAND,
+                            f"seat {seat} does not hold {' '.join(map(str, missing))}")
+        size = self.rules.kitty_size
+        if len(cards) != size:
+            raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {size} cards")
+        if not self.rules.bury_points and any(POINTS[c] for c in cards):
+            raise RuleError(Reason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
+        self._buried(seat=seat, cards=[str(c) for c in cards], timeout=timeout)
+
+    def play(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
+        """Lead or follow; a failed throw plays its forced component (§6.2)."""
+        if self.is_over:
+            raise RuleError(Reason.HAND_OVER, "the hand is over")
+        self._check_seat(seat)
+        if self.phase == BURYING and seat == self.dealer:
+            raise RuleError(Reason.MUST_BURY, f"bury {self.rules.kitty_size} cards first")
+        if self.phase != PLAYING or seat != self.turn:
+            raise RuleError(Reason.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to play")
+        hand = self.hands[seat]
+        missing = self._missing(hand, cards)
+        if missing:
+            raise RuleError(Reason.CARDS_NOT_IN_HAND,
+                            f"seat {seat} does not hold {' '.join(map(str, missing))}")
+        order = self.order
+        lead = self.lead
+        if lead is None:
+            lead = make_lead(cards, order)
+            others = [self.hands[s] for s in range(PLAYERS) if s != seat]
+            forced = failed_throw(lead, others, order)
+            if forced is not None:
+                self._throw_failed(seat=seat, attempted=[str(c) for c in cards],
+                                   forced=[str(c) for c in forced.cards],
+                                   action=len(self.actions))
+                lead = lead_of(forced.kind, [forced], lead.group)
+                cards = list(forced.cards)
+            key = play_key(cards, lead, order)
+            winning = True
+        else:
+            problem = follow_error(hand, cards, lead, order)
+            if problem is not None:
+                raise RuleError(*problem)
+            key = play_key(cards, lead, order)
+            winning = key is not None and key > self.best_key
+        self._played(seat=seat, cards=[str(c) for c in cards], key=key if winning else None,
+                     timeout=timeout)
+        if len(self.trick) == PLAYERS:
+            winner = self.best_seat if self.best_seat is not None else seat
+            points = sum(POINTS[c] for _, played in self.trick for c in played)
+            over = not self.hands[winner]
+            self._trick_won(seat=winner, points=points, leader=None if over else winner)
+            if over:
+                self._finish()
+
+    def _finish(self) -> None:
+        dealer_team = team_of(self.dealer)
+        attack_points = sum(p for s, p in enumerate(self.collected) if team_of(s) != dealer_team)
+        winner = self.last_winner if self.last_winner is not None else self.dealer
+        facts = HandFacts(
+            dealer=self.dealer, levels=self.levels, trick_points=attack_points,
+            kitty_points=sum(POINTS[c] for c in self.kitty), last_winner=winner,
+            last_lead_largest=self.last_lead_largest, failed_throws=tuple(self.failed_seats),
+            room_points=self.room_points)
+        standing = self.declaration
+        result: dict[str, Any] = {
+            "dealer": self.dealer,
+            "trump": {"rank": _rank_name(self.rank),
+                      "suit": standing.suit if standing else None,
+                      "declared_by": standing.seat if standing else None,
+                      "cards": list(standing.cards) if standing else None},
+            "kitty": {"dealt": [str(c) for c in self.kitty_dealt],
+                      "buried": [str(c) for c in self.kitty],
+                      "points": facts.kitty_points},
+            "throws_failed": [dict(t) for t in self.throws_failed],
+            "collected": list(self.collected),
+            **score_hand(self.rules, facts),
+        }
+        self._ended(result=result, seed=self.seed)
+
+    def time_out(self, seat: int, now: datetime) -> Action:
+        """Act for a seat whose clock ran out (§6.5); returns what the referee did."""
+        if self.is_over:
+            raise RuleError(Reason.HAND_OVER, "the hand is over")
+        self._check_seat(seat)
+        deadline = self.turn_deadline()
+        if deadline is None:
+            raise RuleError(Reason.NO_TIMEOUT_CONFIGURED, "this table has no turn clock")
+        if self.phase == DECLARING:
+            if seat in self.spoken:
+                raise RuleError(Reason.NOT_YOUR_TURN, f"seat {seat} has spoken in this window")
+        elif seat != self.to_act:
+            raise RuleError(Reason.NOT_YOUR_TURN, f"seat {seat} is not the seat to act")
+        if now < deadline:
+            raise RuleError(Reason.TURN_NOT_EXPIRED, f"seat {seat}'s time runs until {deadline}")
+        if self.phase == DECLARING:
+            self._close_window(BY_TIMER)
+            return Action(ActionKind.DECLARE, ())
+        if self.phase == BURYING:
+            cards = self.lowest_bury()
+            self.bury(seat, cards, timeout=True)
+            return Action(ActionKind.BURY, tuple(map(str, cards)))
+        if self.lead is None:
+            lowest = min(self.hands[seat], key=self.order.sort_key)
+            play = [lowest]
+        else:
+            plays, _ = follow_examples(self.hands[seat], self.lead, self.order)
+            play = plays[0]
+        self.play(seat, play, timeout=True)
+        return Action.play([str(c) for c in play])
+
+    def lowest_bury(self) -> list[Card]:
+        """The dealer's lowest cards it may bury (non-point cards first without bury_points)."""
+        order = self.order
+        hand = sorted(self.hands[self.dealer], key=order.sort_key)
+        if not self.rules.bury_points:
+            hand.sort(key=lambda c: POINTS[c] > 0)  # stable: lowest non-point cards first
+        return hand[:self.rules.kitty_size]
+
+    # -- events (mutation only) -------------------------------------------------------------
+
+    @event("RoundDealt")
+    def _round_dealt(self, round: int) -> None:
+        deck = self.deck
+        for index in range(self.round * PLAYERS, round * PLAYERS):
+            self.hands[(self.first_seat + index) % PLAYERS].append(parse_card(deck[index]))
+        self.round = round
+        self.spoken = set()
+
+    @event("DeclaredNothing")
+    def _spoke(self, seat: int) -> None:
+        self.spoken.add(seat)
+
+    @event("Declared")
+    def _declared(self, seat: int, cards: list[str], round: int, rung: int,
+                  suit: str | None) -> None:
+        self.declaration = Declaration(seat, tuple(cards), round, rung, suit)
+        if self.first_declarer is None:
+            self.first_declarer = seat
+        self.spoken = set()
+        self.actions.append({"seat": seat, "declare": list(cards), "round": round})
+
+    @event("WindowClosed")
+    def _window_closed(self, round: int, by: str) -> None:
+        del round, by  # for readers of the stream
+        self.spoken = set()
+
+    @event("KittyTaken")
+    def _kitty_taken(self, dealer: int, suit: str | None, kitty: list[str]) -> None:
+        del kitty  # the kitty is in the deck; the event names it for the audit stream
+        self.dealer = dealer
+        self.dealer_fixed = True
+        self.order = trump_order(self.rank, suit, self.rules.permanent_two)
+        self.hands[dealer].extend(self.kitty_dealt)
+        self.phase = BURYING
+
+    @event("KittyBuried")
+    def _buried(self, seat: int, cards: list[str], timeout: bool) -> None:
+        del timeout
+        buried = [parse_card(c) for c in cards]
+        hand = self.hands[seat]
+        for card in buried:
+            hand.remove(card)
+        self.kitty = tuple(buried)
+        self.phase = PLAYING
+        self.leader = seat
+        self.turn = seat
+        self.actions.append({"seat": seat, "bury": list(cards)})
+
+    @event("ThrowFailed")
+    def _throw_failed(self, seat: int, attempted: list[str], forced: list[str],
+                      action: int) -> None:
+        self.throws_failed.append({"action": action, "seat": seat, "forced": list(forced)})
+        self.failed_seats.append(seat)
+        self.actions.append({"seat": seat, "play": list(attempted)})  # written as attempted
+        self.forced_next = True
+
+    @event("CardsPlayed")
+    def _played(self, seat: int, cards: list[str], key: int | None, timeout: bool) -> None:
+        del timeout
+        played = tuple(parse_card(c) for c in cards)
+        hand = self.hands[seat]
+        for card in played:
+            hand.remove(card)
+        if self.lead is None:
+            self.lead = make_lead(played, self.order)
+        if self.forced_next:
+            self.forced_next = False  # the attempted throw is the transcript's action
+        else:
+            self.actions.append({"seat": seat, "play": list(cards)})
+        if key is not None:
+            self.best_key = key
+            self.best_seat = seat
+        self.trick.append((seat, played))
+        self.turn = (seat + 1) % PLAYERS
+
+    @event("TrickWon")
+    def _trick_won(self, seat: int, points: int, leader: int | None) -> None:
+        self.collected[seat] += points
+        self.tricks_played += 1
+        self.last_winner = seat
+        self.last_lead_largest = self.lead.components[0].size if self.lead else 0
+        self.trick = []
+        self.lead = None
+        self.best_seat = None
+        self.best_key = -1
+        self.leader = leader
+        self.turn = leader
+
+    @event("HandEnded")
+    def _ended(self, result: dict[str, Any], seed: str | None) -> None:
+        del seed  # revealed in the event for verification
+        self.result = result
+        self.phase = OVER
+        self.turn = None
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def legal_actions(self, seat: int) -> LegalActions:
+        """What `seat` may do now (see `play.py` for the bounded answer to following)."""
+        if self.is_over or isinstance(seat, bool) or seat not in range(PLAYERS):
+            return LegalActions(seat=seat)
+        if self.phase == DECLARING:
+            return self._declare_actions(seat)
+        if self.phase == BURYING:
+            if seat != self.dealer:
+                return LegalActions(seat=seat)
+            words = [f"bury exactly {self.rules.kitty_size} cards"]
+            if not self.rules.bury_points:
+                words.append("no 5, 10 or K")
+            example = LegalPlay(tuple(map(str, self.lowest_bury())), "bury")
+            return LegalActions(seat=seat, plays=(example,), truncated=True,
+                                other_kinds=frozenset({ActionKind.BURY}),
+                                constraints=tuple(words))
+        if seat != self.turn:
+            return LegalActions(seat=seat)
+        hand = self.hands[seat]
+        if self.lead is None:
+            leads = lead_examples(hand, self.order)
+            return LegalActions(
+                seat=seat, plays=tuple(LegalPlay(tuple(map(str, c)), k) for c, k in leads),
+                truncated=True,
+                constraints=("lead any cards of one suit group: one combination, or a throw"
+                             " (a throw that another seat can beat plays its lowest failed"
+                             " component)",))
+        plays, truncated = follow_examples(hand, self.lead, self.order)
+        constraint = follow_constraint(hand, self.lead, self.order)
+        return LegalActions(
+            seat=seat, plays=tuple(LegalPlay(tuple(map(str, p)), "follow") for p in plays),
+            truncated=truncated, constraints=constraint.describe())
+
+    def _declare_actions(self, seat: int) -> LegalActions:
+        counts = Counter(self.hands[seat])
+        standing = self.declaration.rung if self.declaration else 0
+        plays = []
+        for card, count in sorted(counts.items(), key=lambda kv: str(kv[0])):
+            if card.rank != self.rank and card not in (SJ, BJ):
+                continue
+            for k in range(1, min(count, self.rules.packs) + 1):
+                try:
+                    rung, _ = declaration_rung([card] * k, self.rank, self.rules.packs)
+                except RuleError:
+                    continue
+                if rung > standing:
+                    plays.append(LegalPlay((str(card),) * k, "declaration"))
+        return LegalActions(
+            seat=seat, plays=tuple(plays), other_kinds=frozenset({ActionKind.DECLARE}),
+            constraints=("declare one of the listed card sets with a DECLARE action, or"
+                         " declare nothing (a DECLARE naming no cards)",))
+
+    def view(self, viewer: Viewer) -> ShengjiView:
+        """The hand as `viewer` may see it: never another seat's cards or a hidden kitty."""
+        seat = seat_of(viewer)
+        if seat is not None and seat not in range(PLAYERS):
+            raise RuleError(Reason.INVALID_SEAT, "seat must be 0..3")
+        audit = sees_everything(viewer)
+        own = tuple(str(c) for c in sorted(self.hands[seat], key=self.order.sort_key)) \
+            if seat is not None else ()
+        kitty_seen = bool(self.kitty) and (audit or sees_cards_of(viewer, self.dealer))
+        deadline = self.turn_deadline()
+        return ShengjiView(
+            hand_id=str(self.id), table_id=self.table_id, number=self.number,
+            version=self.version, ruleset=dict(self.ruleset_spec), phase=self.phase,
+            seat=seat, cards=own, counts=tuple(len(h) for h in self.hands),
+            dealer=self.dealer if self.dealer_fixed else None, levels=self.levels,
+            trump_rank=_rank_name(self.rank),
+            trump_suit=self.order.suit if self.phase != DECLARING else None,
+            declaration=self.declaration, round=self.round, spoken=tuple(sorted(self.spoken)),
+            kitty_count=self.rules.kitty_size,
+            kitty=tuple(map(str, self.kitty)) if kitty_seen else None,
+            trick=tuple((s, tuple(map(str, cs))) for s, cs in self.trick),
+            leader=self.leader, to_act=self.to_act, winning=self.best_seat,
+            collected=tuple(self.collected), tricks_played=self.tricks_played,
+            throws_failed=tuple(dict(t) for t in self.throws_failed),
+            commitment=self.commitment, seed=self.seed if self.is_over else None,
+            result=self.result, turn_deadline=deadline.isoformat() if deadline else None,
+            hands=tuple(tuple(map(str, h)) for h in self.hands) if audit else None,
+            deck=self.deck if audit else None,
+        )
+
+    def record(self) -> HandRecord:
+        """What the finished hand leaves on the match: level progress, and the next deal's carry."""
+        if self.result is None:
+            raise RuleError(Reason.HAND_IN_PROGRESS, "the hand is not over")
+        result = self.result
+        progress = level_progress(result)
+        room = result["room_points"]
+        return HandRecord(
+            hand_id=str(self.id),
+            totals={f"team:{t}": Decimal(progress[t]) for t in range(len(progress))},
+            carry={"dealer": result["next_dealer"], "levels": list(result["levels"]["after"]),
+                   "room_points": list(room["after"]) if room else list(self.room_points),
+                   "game_over": result["game_over"], "game_winner": result["game_winner"]},
+        )
+
+    def transcript(self) -> dict[str, Any]:
+        """The hand as a `fiftyk-transcript/1` transcript with `"game": "shengji"` (§12)."""
+        return {
+            "format": "fiftyk-transcript/1",
+            "game": GAME_NAME,
+            "ruleset": self.rules.to_json(),
+            "players": PLAYERS,
+            "dealer": self.given_dealer,
+            "levels": list(self.levels),
+            "room_points": list(self.room_points),
+            "deck": list(self.deck),
+            "actions": [dict(a) for a in self.actions],
+        }
+
+
+__all__ = [
+    "BURYING", "DECLARING", "OVER", "PLAYING", "Declaration", "ShengjiHand", "ShengjiView",
+    "check_deck", "declaration_rung", "hand_id_for", "rules_of",
+]
