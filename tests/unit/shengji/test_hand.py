@@ -1,0 +1,221 @@
+"""Scripted Shengji hands: the paced deal, declarations, the kitty, throws, timeouts (§4–6)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
+
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.game import PASS, Action, ActionKind
+from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
+from fiftyk_referee.domain.shengji import GAME
+from fiftyk_referee.domain.shengji.cards import TRUMP
+from fiftyk_referee.domain.shengji.hand import BURYING, DECLARING, PLAYING, ShengjiHand
+from tests.unit.shengji.helpers import (
+    NOTHING,
+    assert_points_conserved,
+    assert_views_private,
+    bury_lowest,
+    close_windows,
+    new_hand,
+    play,
+)
+
+LONG_AFTER = datetime(3000, 1, 1, tzinfo=UTC)
+ALL_CLUBS_BUT_ONE_JACK = ("2C 2C 3C 3C 4C 4C 5C 5C 6C 6C 7C 7C 8C 8C 9C 9C JC QC QC KC KC"
+                          " AC AC")
+
+
+def declare(text: str) -> Action:
+    """A declaration of cards in notation."""
+    return Action(ActionKind.DECLARE, tuple(text.split()))
+
+
+def refused(hand: ShengjiHand, seat: int, action: Action) -> Reason:
+    """The reason an action is refused."""
+    with pytest.raises(RuleError) as error:
+        hand.act(seat, action)
+    return error.value.reason
+
+
+def test_the_deal_is_paced_and_a_seat_sees_only_its_own_cards() -> None:
+    hand = new_hand(dealer=None, hands={1: "2H"})
+    assert hand.phase == DECLARING and hand.round == 1
+    assert [len(h) for h in hand.hands] == [1, 1, 1, 1]
+    assert hand.view(SeatViewer(1)).cards == ("2H",)
+    assert hand.view(SPECTATOR).cards == ()
+    assert hand.view(SeatViewer(0)).dealer is None
+    for seat in range(4):
+        hand.act(seat, NOTHING)
+    assert hand.round == 2 and [len(h) for h in hand.hands] == [2, 2, 2, 2]
+    assert_views_private(hand)
+    assert_points_conserved(hand)
+
+
+def test_declarations_overcalls_and_their_refusals() -> None:
+    hand = new_hand(dealer=None, hands={0: "5S 2D 2D", 1: "2H", 3: "3S 2S"})
+    assert refused(hand, 2, declare("2H")) == Reason.CARDS_NOT_IN_HAND
+    assert refused(hand, 3, declare("3S")) == Reason.INVALID_DECLARATION
+    assert refused(hand, 0, PASS) == Reason.PASS_NOT_ALLOWED
+    assert refused(hand, 0, Action.play(["5S"])) == Reason.NOT_YOUR_TURN
+    assert refused(hand, 0, Action(ActionKind.BURY, ("5S",))) == Reason.NOT_YOUR_TURN
+    hand.act(1, declare("2H"))
+    assert refused(hand, 1, declare("2H 2H")) == Reason.CARDS_NOT_IN_HAND
+    close_windows(hand, {})  # closes round 1's window only after four passes
+    assert hand.round >= 2
+
+
+def test_an_equal_declaration_does_not_overcall_and_a_stronger_one_does() -> None:
+    hand = new_hand(dealer=None, hands={0: "5S 2D 2D", 1: "2H", 3: "3S 2S"})
+    hand.act(1, declare("2H"))
+    for seat in range(4):
+        hand.act(seat, NOTHING)
+    for seat in range(4):
+        hand.act(seat, NOTHING)
+    assert hand.round == 3
+    assert refused(hand, 3, declare("2S")) == Reason.DECLARATION_TOO_WEAK
+    hand.act(0, declare("2D 2D"))
+    assert refused(hand, 3, declare("2S")) == Reason.DECLARATION_TOO_WEAK
+    close_windows(hand)
+    assert hand.phase == BURYING
+    assert hand.dealer == 1  # 先亮者为庄家: the first declarer deals
+    assert hand.order.suit == "D"
+    assert len(hand.hands[1]) == hand.rules.hand_size + hand.rules.kitty_size
+
+
+def test_final_declarer_deals_when_the_option_says_so() -> None:
+    hand = new_hand(options={"first_hand_dealer": "final_declarer"}, dealer=None,
+                    hands={0: "5S 2D 2D", 1: "2H"})
+    close_windows(hand, {1: (1, "2H"), 3: (0, "2D 2D")})
+    assert hand.dealer == 0 and hand.order.suit == "D"
+
+
+def test_jokers_declare_no_trump_and_need_identical_pairs() -> None:
+    hand = new_hand(dealer=None, hands={2: "SJ BJ SJ BJ"})
+    close_windows(hand)
+    assert hand.order.suit is None and hand.dealer == 0  # nobody declared: seat 0, no-trump
+    hand = new_hand(dealer=None, hands={2: "SJ BJ SJ BJ"})
+    for _ in range(3):
+        for seat in range(4):
+            hand.act(seat, NOTHING)
+    assert refused(hand, 2, declare("SJ BJ")) == Reason.INVALID_DECLARATION
+    hand.act(2, declare("SJ SJ"))
+    hand.act(2, declare("BJ BJ"))
+    close_windows(hand)
+    assert hand.order.suit is None and hand.dealer == 2
+
+
+def test_final_pacing_deals_everything_before_one_window() -> None:
+    hand = new_hand(options={"declare_pacing": "final"}, dealer=3)
+    assert hand.round == hand.rules.hand_size
+    close_windows(hand)
+    assert hand.phase == BURYING and hand.dealer == 3
+
+
+def test_the_dealer_buries_and_only_it_and_audit_see_the_kitty() -> None:
+    hand = new_hand(dealer=2)
+    close_windows(hand)
+    assert refused(hand, 1, Action(ActionKind.BURY, ("3S",) * 8)) == Reason.NOT_YOUR_TURN
+    assert refused(hand, 2, Action.play([str(hand.hands[2][0])])) == Reason.MUST_BURY
+    assert refused(hand, 1, Action.play([str(hand.hands[1][0])])) == Reason.NOT_YOUR_TURN
+    cards = [str(c) for c in hand.hands[2]]
+    assert refused(hand, 2, Action(ActionKind.BURY, tuple(cards[:7]))) == \
+        Reason.WRONG_BURY_COUNT
+    assert refused(hand, 2, Action(ActionKind.BURY, ("BJ",) * 8)) == Reason.CARDS_NOT_IN_HAND
+    bury_lowest(hand)
+    assert hand.phase == PLAYING and hand.to_act == 2
+    assert hand.view(SeatViewer(2)).kitty is not None
+    assert hand.view(AUDITOR).kitty == hand.view(SeatViewer(2)).kitty
+    assert hand.view(SeatViewer(1)).kitty is None and hand.view(SPECTATOR).kitty is None
+    assert_views_private(hand)
+    assert_points_conserved(hand)
+
+
+def test_one_pack_forbids_burying_points() -> None:
+    hand = new_hand("shengji_one_pack", dealer=0, hands={0: "5S 10S KS 5H 10H KH"})
+    close_windows(hand)
+    held = [str(c) for c in hand.hands[0]]
+    with_points = ["5S", "10S", "KS", *[c for c in held if c not in ("5S", "10S", "KS")][:3]]
+    assert refused(hand, 0, Action(ActionKind.BURY, tuple(with_points))) == \
+        Reason.BURY_POINTS_FORBIDDEN
+    bury_lowest(hand)
+    assert not any(c.rank in (5, 10, 13) for c in hand.kitty)
+
+
+def _club_hand(holder_of_higher: int, higher: str) -> ShengjiHand:
+    """Level 10, seat 0 deals with ♥ trump and all clubs but those `holder_of_higher` holds."""
+    clubs = Counter(ALL_CLUBS_BUT_ONE_JACK.split()) + Counter(["JC"])
+    clubs.subtract(higher.split())
+    seat0 = " ".join(clubs.elements()) + " 10H"
+    hand = new_hand(levels=("10", "10"), hands={0: seat0, holder_of_higher: higher})
+    close_windows(hand, {hand.rules.hand_size: (0, "10H")})
+    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.kitty_dealt))))
+    return hand
+
+
+def test_seed_throw_98844_fails_on_a_jack_and_the_nine_is_played() -> None:
+    hand = _club_hand(2, "JC")
+    play(hand, 0, "9C 8C 8C 4C 4C")
+    assert [str(c) for c in hand.trick[0][1]] == ["9C"]
+    assert hand.throws_failed == [{"action": 2, "seat": 0, "forced": ["9C"]}]
+    assert hand.actions[-1] == {"seat": 0, "play": ["9C", "8C", "8C", "4C", "4C"]}
+    assert sum(len(h) for h in hand.hands) == 4 * 25 - 1
+    off = next(str(c) for c in hand.hands[1] if hand.order.group(c) not in (TRUMP, "C"))
+    play(hand, 1, off)
+    other = next(str(c) for c in hand.hands[2] if str(c) != "JC")
+    assert refused(hand, 2, Action.play([other])) == Reason.MUST_FOLLOW_SUIT
+    play(hand, 2, "JC")
+    assert hand.best_seat == 2
+
+
+def test_seed_throw_98844_fails_on_queens_and_the_fours_are_played() -> None:
+    hand = _club_hand(1, "QC QC")
+    play(hand, 0, "9C 8C 8C 4C 4C")
+    assert [str(c) for c in hand.trick[0][1]] == ["4C", "4C"]
+    assert hand.lead is not None and hand.lead.kind == "pair"
+    other = next(str(c) for c in hand.hands[1] if str(c) != "QC")
+    assert refused(hand, 1, Action.play(["QC", other])) == Reason.MUST_FOLLOW_SUIT
+    play(hand, 1, "QC QC")
+    assert hand.best_seat == 1
+
+
+def test_timeouts_in_every_phase() -> None:
+    hand = new_hand(options={"turn_timeout": 30}, dealer=1)
+    assert refused_time_out(hand, 0, hand.modified_on) == Reason.TURN_NOT_EXPIRED
+    assert hand.time_out(0, LONG_AFTER) == NOTHING
+    assert hand.round == 2
+    while hand.phase == DECLARING:
+        seat = hand.to_act
+        assert seat is not None
+        hand.time_out(seat, LONG_AFTER)
+    done = hand.time_out(1, LONG_AFTER)
+    assert done.kind == ActionKind.BURY and len(done.cards) == 8
+    lead = hand.time_out(1, LONG_AFTER)
+    assert lead.kind == ActionKind.PLAY and len(lead.cards) == 1
+    follow = hand.time_out(2, LONG_AFTER)
+    assert follow.kind == ActionKind.PLAY and len(follow.cards) == 1
+    clockless = new_hand(dealer=1)
+    assert refused_time_out(clockless, 0, LONG_AFTER) == Reason.NO_TIMEOUT_CONFIGURED
+
+
+def refused_time_out(hand: ShengjiHand, seat: int, now: datetime) -> Reason:
+    """The reason a timeout is refused."""
+    with pytest.raises(RuleError) as error:
+        hand.time_out(seat, now)
+    return error.value.reason
+
+
+def test_the_game_object_deals_first_and_later_hands_from_the_carry() -> None:
+    rules = GAME.rules("tractor")
+    first = GAME.deal(table_id="t", number=1, rules=rules, players=4, dealer=3,
+                      seat_players=[None] * 4, carry={}, deck=None, seed=b"x" * 32)
+    assert first.view(SPECTATOR).dealer is None and first.first_seat == 0
+    later = GAME.deal(table_id="t", number=2, rules=rules, players=4, dealer=0,
+                      seat_players=[None] * 4,
+                      carry={"dealer": 1, "levels": ["5", "3"], "room_points": [0] * 4},
+                      deck=None, seed=b"y" * 32)
+    assert later.dealer == 1 and later.first_seat == 2
+    assert later.rank == 3  # the dealer side (team 1) plays at its level, 3
+    assert GAME.side_names(rules, 4) == ["team:0", "team:1"]
