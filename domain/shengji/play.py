@@ -59,7 +59,8 @@ from fiftyk_referee.domain.shengji.combinations import (
     longest_runs,
 )
 
-EXAMPLE_LIMIT = 64
+EXAMPLE_LIMIT = 32
+CANDIDATES_PER_EXAMPLE = 2  # candidate follows tried per example listed (some are not legal)
 SUIT_NAMES = {"S": "spades", "H": "hearts", "C": "clubs", "D": "diamonds", TRUMP: "trumps"}
 Vector = tuple[int, int, int, int]
 ZERO: Vector = (0, 0, 0, 0)
@@ -286,19 +287,19 @@ def follow_error(hand: Sequence[Card], play: Sequence[Card], lead: Lead,
     if len(play) != n:
         return Reason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
     group = lead.group
-    held = _group_counts(hand, group, order)
-    in_suit = _group_counts(play, group, order)
-    have = sum(held.values())
-    played = sum(in_suit.values())
+    info = order.info
+    held = [c for c in hand if info[c].group == group]
+    in_suit = [c for c in play if info[c].group == group]
+    have = len(held)
     name = SUIT_NAMES[group]
-    if have >= n and played != n:
+    if have >= n and len(in_suit) != n:
         return Reason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {have}"
-    if have < n and in_suit != held:
+    if have < n and Counter(in_suit) != Counter(held):
         return Reason.MUST_FOLLOW_SUIT, f"play all your {have} {name} first"
     if have <= n or not lead.has_tuples:
         return None
-    want, _ = match_vector(held, lead, order)
-    got, _ = match_vector(in_suit, lead, order)
+    want, _ = match_vector(Counter(held), lead, order)
+    got, _ = match_vector(Counter(in_suit), lead, order)
     if got == want:
         return None
     for entry, reason in enumerate(VECTOR_REASONS):
@@ -456,13 +457,13 @@ def follow_examples(hand: Sequence[Card], lead: Lead,
         pool = list((Counter(in_group) - Counter(base)).elements())
         pool.sort(key=order.sort_key)
         fill = n - len(base)
-        for extra in itertools.islice(itertools.combinations(pool, fill), EXAMPLE_LIMIT * 4):
+        for extra in itertools.islice(itertools.combinations(pool, fill), EXAMPLE_LIMIT * CANDIDATES_PER_EXAMPLE):
             candidates.append(base + list(extra))
     else:
         fill = n - len(in_group)
         if not in_group:
             candidates += _trump_shapes(hand, lead, order)
-        for extra in itertools.islice(itertools.combinations(others, fill), EXAMPLE_LIMIT * 4):
+        for extra in itertools.islice(itertools.combinations(others, fill), EXAMPLE_LIMIT * CANDIDATES_PER_EXAMPLE):
             candidates.append(in_group + list(extra))
     plays: list[list[Card]] = []
     seen: set[tuple[Card, ...]] = set()

@@ -41,6 +41,7 @@ DECLARE_RATE = 0.15
 THROW_RATE = 0.15
 RANDOM_PLAY_RATE = 0.2
 TIMEOUT_RATE = 0.05
+EXAMPLES_CHECKED = 3  # example plays checked legal per step
 LONG_AFTER = datetime(3000, 1, 1, tzinfo=UTC)
 VARIANTS: tuple[dict[str, Any], ...] = (
     {"declare_pacing": "final"},
@@ -91,7 +92,7 @@ def step(hand: ShengjiHand, rng: random.Random) -> None:
         hand.act(seat, Action(ActionKind.BURY, tuple(map(str, cards))))
         return
     assert answer.plays, "the seat to play always has an example play"
-    for example in answer.plays:
+    for example in rng.sample(answer.plays, min(len(answer.plays), EXAMPLES_CHECKED)):
         cards = [parse_card(c) for c in example.cards]
         assert not Counter(cards) - Counter(hand.hands[seat])
         if hand.lead is not None:
