@@ -60,7 +60,7 @@ from fiftyk_referee.domain.shengji.combinations import (
 )
 
 EXAMPLE_LIMIT = 32
-CANDIDATES_PER_EXAMPLE = 2  # candidate follows tried per example listed (some are not legal)
+CANDIDATES = 2 * EXAMPLE_LIMIT  # candidate follows tried (not every one is legal)
 SUIT_NAMES = {"S": "spades", "H": "hearts", "C": "clubs", "D": "diamonds", TRUMP: "trumps"}
 Vector = tuple[int, int, int, int]
 ZERO: Vector = (0, 0, 0, 0)
@@ -457,13 +457,13 @@ def follow_examples(hand: Sequence[Card], lead: Lead,
         pool = list((Counter(in_group) - Counter(base)).elements())
         pool.sort(key=order.sort_key)
         fill = n - len(base)
-        for extra in itertools.islice(itertools.combinations(pool, fill), EXAMPLE_LIMIT * CANDIDATES_PER_EXAMPLE):
+        for extra in itertools.islice(itertools.combinations(pool, fill), CANDIDATES):
             candidates.append(base + list(extra))
     else:
         fill = n - len(in_group)
         if not in_group:
             candidates += _trump_shapes(hand, lead, order)
-        for extra in itertools.islice(itertools.combinations(others, fill), EXAMPLE_LIMIT * CANDIDATES_PER_EXAMPLE):
+        for extra in itertools.islice(itertools.combinations(others, fill), CANDIDATES):
             candidates.append(in_group + list(extra))
     plays: list[list[Card]] = []
     seen: set[tuple[Card, ...]] = set()
