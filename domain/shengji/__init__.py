@@ -5,7 +5,8 @@ Modules: `cards` (trump order of a hand), `rulesets` (options and presets), `com
 (the event-sourced hand), `transcript` (§12). `GAME` is the game-boundary object.
 
 The match across hands (§7.4–7.5, §8): each hand's `HandRecord.carry` holds what the next
-deal needs — `dealer` (rotation), `levels`, `room_points` — and `totals` hold each team's
+deal needs — `next_dealer` (rotation, also read by the table), `levels`, `room_points` —
+and `totals` hold each team's
 level progress, one step past A for the match win, so a team's cumulative score plus its
 start level is its level and `match_end` can read the match's end off the scores.
 """
@@ -16,11 +17,13 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from fiftyk_referee.domain.errors import InvalidRuleset
+from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
+from fiftyk_referee.domain.fiftyk.transcript import TRANSCRIPT_FORMAT
 from fiftyk_referee.domain.game import Game, GameHand, Rules
 from fiftyk_referee.domain.shengji.cards import LEVELS, TOP_LEVEL
-from fiftyk_referee.domain.shengji.hand import GAME_NAME, ShengjiHand
+from fiftyk_referee.domain.shengji.hand import GAME_NAME, NEXT_DEALER, ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
+from fiftyk_referee.domain.shengji.scoring import seats_of
 from fiftyk_referee.domain.shengji.transcript import adjudicate
 
 TEAMS = 2
@@ -36,6 +39,8 @@ class ShengjiGame:
     """The Shengji game behind the boundary of `domain/game.py`."""
 
     name = GAME_NAME
+    # Shared with 五十K: a Shengji transcript is told apart by its `"game": "shengji"`.
+    transcript_format = TRANSCRIPT_FORMAT
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> ShengjiRules:
         """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""
@@ -45,10 +50,10 @@ class ShengjiGame:
         """The rules a stored `to_json()` spec describes."""
         return ShengjiRules.from_json(spec)
 
-    def side_names(self, rules: Rules, players: int) -> list[str]:
+    def side_seats(self, rules: Rules, players: int) -> dict[str, tuple[int, ...]]:
         """Two teams: `team:0` (seats 0, 2) and `team:1` (seats 1, 3)."""
         _shengji_rules(rules).check_players(players)
-        return [f"team:{t}" for t in range(TEAMS)]
+        return {f"team:{t}": tuple(seats_of(t)) for t in range(TEAMS)}
 
     def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
              seat_players: Sequence[str | None], carry: Mapping[str, Any],
@@ -62,7 +67,7 @@ class ShengjiGame:
         resolved = _shengji_rules(rules)
         resolved.check_players(players)
         return ShengjiHand.deal_new(
-            table_id=table_id, number=number, rules=resolved, dealer=carry.get("dealer"),
+            table_id=table_id, number=number, rules=resolved, dealer=carry.get(NEXT_DEALER),
             levels=carry.get("levels"), room_points=carry.get("room_points"), deck=deck,
             seed=seed, seat_players=seat_players)
 
@@ -81,6 +86,16 @@ class ShengjiGame:
     def adjudicate(self, transcript: Any) -> dict[str, Any]:
         """Rule on a Shengji transcript (§12): the result JSON."""
         return adjudicate(transcript)
+
+    def export_transcript(self, hand: Any) -> dict[str, Any]:
+        """A Shengji hand as its transcript (§12)."""
+        if not isinstance(hand, ShengjiHand):
+            raise RuleError(Reason.INVALID_ACTION, "not a Shengji hand")
+        return hand.transcript()
+
+    def owns(self, hand: object) -> bool:
+        """Whether `hand` is a Shengji hand."""
+        return isinstance(hand, ShengjiHand)
 
 
 GAME = ShengjiGame()

@@ -29,7 +29,7 @@ import json
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
@@ -73,6 +73,7 @@ GAME_NAME = "shengji"
 HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/shengji/hand")
 DECLARING, BURYING, PLAYING, OVER = "declaring", "burying", "playing", "over"
 BY_PASSES, BY_TIMER, BY_TRANSCRIPT = "passes", "timer", "transcript"
+NEXT_DEALER = "next_dealer"  # the carry key the table reads for who deals next
 FIRST_SEAT_OF_FIRST_HAND = 0
 DEFAULT_FIRST_DEALER = 0  # nobody declared in a first hand: seat 0 deals (§4 decision)
 # Declaration ladder (§4): (copies, what) -> rung; what is "R" (trump rank) or a joker.
@@ -644,8 +645,14 @@ class ShengjiHand(Aggregate):
 
     # -- answers ----------------------------------------------------------------------------
 
-    def legal_actions(self, seat: int) -> LegalActions:
-        """What `seat` may do now (see `play.py` for the bounded answer to following)."""
+    def legal_actions(self, seat: int, limit: int | None = None) -> LegalActions:
+        """What `seat` may do now, at most `limit` example plays (`play.py`: bounded answers)."""
+        answer = self._legal_actions(seat)
+        if limit is None or len(answer.plays) <= limit:
+            return answer
+        return replace(answer, plays=answer.plays[:max(limit, 0)], truncated=True)
+
+    def _legal_actions(self, seat: int) -> LegalActions:
         if self.is_over or isinstance(seat, bool) or seat not in range(PLAYERS):
             return LegalActions(seat=seat)
         if self.phase == DECLARING:
@@ -736,7 +743,7 @@ class ShengjiHand(Aggregate):
         return HandRecord(
             hand_id=str(self.id),
             totals={f"team:{t}": Decimal(progress[t]) for t in range(len(progress))},
-            carry={"dealer": result["next_dealer"], "levels": list(result["levels"]["after"]),
+            carry={NEXT_DEALER: result["next_dealer"], "levels": list(result["levels"]["after"]),
                    "room_points": list(room["after"]) if room else list(self.room_points),
                    "game_over": result["game_over"], "game_winner": result["game_winner"]},
         )
@@ -757,6 +764,6 @@ class ShengjiHand(Aggregate):
 
 
 __all__ = [
-    "BURYING", "DECLARING", "OVER", "PLAYING", "Declaration", "ShengjiHand", "ShengjiView",
-    "check_deck", "declaration_rung", "hand_id_for", "rules_of",
+    "BURYING", "DECLARING", "NEXT_DEALER", "OVER", "PLAYING", "Declaration", "ShengjiHand",
+    "ShengjiView", "check_deck", "declaration_rung", "hand_id_for", "rules_of",
 ]

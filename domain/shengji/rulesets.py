@@ -155,9 +155,14 @@ class ShengjiRules:
         del values["preset"]
         return values
 
+    def overrides(self) -> dict[str, OptionValue]:
+        """Options that differ from the preset (its "by packs" defaults resolved)."""
+        base = ShengjiRules.from_spec(self.preset).options()
+        return {k: v for k, v in self.options().items() if base[k] != v}
+
     def to_json(self) -> dict[str, Any]:
-        """`{"preset": P, "options": {...}}` with every option resolved."""
-        return {"preset": self.preset, "options": self.options()}
+        """`{"preset": P, "options": {...}}`: the preset and the options that differ from it."""
+        return {"preset": self.preset, "options": self.overrides()}
 
     @property
     def fingerprint(self) -> str:

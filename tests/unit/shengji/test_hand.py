@@ -214,8 +214,8 @@ def test_the_game_object_deals_first_and_later_hands_from_the_carry() -> None:
     assert first.view(SPECTATOR).dealer is None and first.first_seat == 0
     later = GAME.deal(table_id="t", number=2, rules=rules, players=4, dealer=0,
                       seat_players=[None] * 4,
-                      carry={"dealer": 1, "levels": ["5", "3"], "room_points": [0] * 4},
+                      carry={"next_dealer": 1, "levels": ["5", "3"], "room_points": [0] * 4},
                       deck=None, seed=b"y" * 32)
     assert later.dealer == 1 and later.first_seat == 2
     assert later.rank == 3  # the dealer side (team 1) plays at its level, 3
-    assert GAME.side_names(rules, 4) == ["team:0", "team:1"]
+    assert GAME.side_seats(rules, 4) == {"team:0": (0, 2), "team:1": (1, 3)}
