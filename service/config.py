@@ -29,6 +29,13 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from fiftyk_referee.service import config_keys as keys
+from fiftyk_referee.service.limits import (
+    LimitSpecError,
+    Rate,
+    WatchLimits,
+    parse_rate_limits,
+    parse_watch_limits,
+)
 from fiftyk_referee.service.tls import TlsFiles
 
 DATA_DIR_ENV = "FIFTYK_DATA_DIR"
@@ -242,6 +249,8 @@ class Config:
     tls_client_ca_file: Path | None = None  # set: callers must present a certificate
     tls_platform_names: tuple[str, ...] = ()  # client certificate names holding the platform
     trusted_network: bool = False  # plaintext off loopback, on the operator's word
+    rate_limits: str = ""  # overrides of service.limits.DEFAULT_RATES, or "off"
+    watch_limits: str = ""  # overrides of service.limits.WatchLimits
     processes: int = 1  # server processes sharing the port (one per core: the GIL)
     reuse_port: bool = False  # set for the processes `fiftyk serve --processes N` starts
 
@@ -255,7 +264,8 @@ class Config:
         texts = {
             "database_url": keys.DATABASE_URL, "host": keys.HOST, "log_level": keys.LOG_LEVEL,
             "token_secret": keys.TOKEN_SECRET, "audit_key": keys.AUDIT_KEY,
-            "platform_key": keys.PLATFORM_KEY,
+            "platform_key": keys.PLATFORM_KEY, "rate_limits": keys.RATE_LIMITS,
+            "watch_limits": keys.WATCH_LIMITS,
         }
         for attr, name in texts.items():
             if (text := _env_text(source, name)) is not None:
@@ -320,6 +330,16 @@ class Config:
         return self.db_pool_size if self.db_pool_size is not None else self.workers
 
     @property
+    def rates(self) -> dict[str, dict[str, Rate | None]]:
+        """Call rates per role and RPC class (None: unlimited)."""
+        return parse_rate_limits(self.rate_limits)
+
+    @property
+    def watches(self) -> WatchLimits:
+        """Limits on open WatchTable streams."""
+        return parse_watch_limits(self.watch_limits)
+
+    @property
     def tls(self) -> TlsFiles | None:
         """The TLS files, when TLS is configured."""
         if self.tls_cert_file is None or self.tls_key_file is None:
@@ -361,6 +381,12 @@ class Config:
             self.database  # noqa: B018 - parsing is the check
         except ConfigError as error:
             problems.append(str(error))
+        for name, parse in ((keys.RATE_LIMITS, lambda: self.rates),
+                            (keys.WATCH_LIMITS, lambda: self.watches)):
+            try:
+                parse()
+            except LimitSpecError as error:
+                problems.append(f"{name}: {error}")
         if problems:
             raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
         return self
@@ -499,6 +525,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--trusted-network", action="store_true", default=None,
                        help="serve plaintext off loopback: a proxy, mesh or private network"
                             f" protects the traffic ({keys.TRUSTED_NETWORK})")
+    group.add_argument("--rate-limits", metavar="SPEC",
+                       help="call rates per role and RPC class, e.g."
+                            " player.command=50/100,platform.create=off, or off"
+                            f" ({keys.RATE_LIMITS})")
+    group.add_argument("--watch-limits", metavar="SPEC",
+                       help="open WatchTable streams, e.g. seat=4,key=256,table=64,server=2000"
+                            f" ({keys.WATCH_LIMITS})")
     group.add_argument("--processes", type=int,
                        help=f"server processes sharing the gRPC port, one per core"
                             f" ({keys.PROCESSES}, default 1; use PostgreSQL with several)")

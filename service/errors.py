@@ -114,6 +114,15 @@ class ResourceExhausted(ServiceError):
     """A request beyond a size or count limit."""
 
 
+class RateLimited(ResourceExhausted):
+    """The credential's rate for this kind of call is used up; retry after the delay."""
+
+    def __init__(self, message: str, *, retry_after_seconds: float,
+                 metadata: Mapping[str, str] | None = None) -> None:
+        super().__init__(ServiceReason.RATE_LIMITED, message, metadata=metadata)
+        self.retry_after_seconds = retry_after_seconds
+
+
 class Unavailable(ServiceError):
     """The service cannot take the request now (e.g. shutting down); retrying later may work."""
 
@@ -132,6 +141,7 @@ __all__ = [
     "InvalidArgument",
     "NotFound",
     "PermissionDenied",
+    "RateLimited",
     "ResourceExhausted",
     "ServiceError",
     "ServiceReason",

@@ -53,6 +53,7 @@ from fiftyk_referee.domain.fiftyk.combinations import (
 )
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
 from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.limits import ROLES, RPC_CLASSES
 from fiftyk_referee.service.tls import TlsFiles
 
 # From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
@@ -65,6 +66,7 @@ REBUILD_BUCKETS: tuple[float, ...] = (
 )
 
 OTHER = "other"
+WATCH_SCOPES = frozenset({"credential", "table", "server"})
 OTHER_REASON = "OTHER"
 TRICK_WON, CARDS_PLAYED = "TrickWon", "CardsPlayed"  # the 五十K hand events counted
 ACCEPTED = "accepted"
@@ -270,6 +272,21 @@ class Metrics:
             registry=registry,
         )
         self._store_up.set(1)
+        self._rate_limited = Counter(
+            "fiftyk_rate_limited_total",
+            "Calls refused RATE_LIMITED, by the caller's role and the RPC class.",
+            ("role", "rpc_class"), registry=registry,
+        )
+        self._watch_limited = Counter(
+            "fiftyk_watch_limited_total",
+            "WatchTable streams refused LIMIT_EXCEEDED, by the limit reached (credential,"
+            " table, server).", ("scope",), registry=registry,
+        )
+        for role in ROLES:
+            for rpc_class in RPC_CLASSES:
+                self._rate_limited.labels(role, rpc_class)
+        for scope in WATCH_SCOPES:
+            self._watch_limited.labels(scope)
         # The fixed label values start at 0: every family shows from the first scrape and the
         # first increment counts in rate() (a series that appears at 1 loses it).
         for preset in PRESETS:
@@ -365,6 +382,15 @@ class Metrics:
     def set_projection_lag(self, events: int) -> None:
         """Set the projection lag: feed head position minus the projection's tracked position."""
         self._projection_lag.set(events)
+
+    def rate_limited(self, role: str, rpc_class: str) -> None:
+        """Count a call refused by its credential's rate limit."""
+        self._rate_limited.labels(_bounded(role, frozenset(ROLES), OTHER),
+                                  _bounded(rpc_class, frozenset(RPC_CLASSES), OTHER)).inc()
+
+    def watch_limited(self, scope: str) -> None:
+        """Count a WatchTable stream refused by a limit on open streams."""
+        self._watch_limited.labels(_bounded(scope, WATCH_SCOPES, OTHER)).inc()
 
     def set_store_up(self, up: bool) -> None:
         """Record whether the event store answered the last health probe."""

@@ -37,9 +37,11 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, refer
 from fiftyk_referee.service.grpc.interceptors import (
     MetricsInterceptor,
     PlatformCertificateInterceptor,
+    RateLimitInterceptor,
     RequestContextInterceptor,
 )
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
+from fiftyk_referee.service.limits import RateLimiter, WatchLimiter
 from fiftyk_referee.service.logs import configure_logging
 from fiftyk_referee.service.metrics import Metrics
 from fiftyk_referee.service.projections import StandingsProjector
@@ -198,6 +200,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         RequestContextInterceptor(), MetricsInterceptor(metrics)]
     if config.tls_platform_names:
         interceptors.append(PlatformCertificateInterceptor(config.tls_platform_names))
+    # After the certificate interceptor: a platform by certificate is limited as the platform.
+    interceptors.append(RateLimitInterceptor(config, RateLimiter(config.rates),
+                                             WatchLimiter(config.watches), metrics,
+                                             SERVICE_NAME))
     server = grpc.aio.server(
         interceptors=interceptors,
         options=[("grpc.max_receive_message_length", limit),

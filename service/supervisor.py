@@ -65,6 +65,10 @@ def _child_command(config: Config, port: int, index: int) -> list[str]:
             command += [flag, str(path)]
     if config.trusted_network:
         command.append("--trusted-network")
+    for flag, spec in (("--rate-limits", config.rate_limits),
+                       ("--watch-limits", config.watch_limits)):
+        if spec:
+            command += [flag, spec]
     schema = config.create_schema and index == 0  # one creator: concurrent DDL can collide
     command.append("--create-schema" if schema else "--no-create-schema")
     return command

@@ -1,8 +1,9 @@
 """The one place that maps domain and service errors to gRPC statuses, and back on the client.
 
 Every error leaves the server as a `google.rpc.Status` carrying exactly one `ErrorInfo`
-(reason = the stable code, domain = `fiftyk.referee.v1`) and, for malformed fields, one
-`BadRequest` with field violations. The table (README.md, "gRPC status codes"):
+(reason = the stable code, domain = `fiftyk.referee.v1`), for malformed fields one
+`BadRequest` with field violations, and for `RATE_LIMITED` one `RetryInfo` with the delay.
+The table (README.md, "gRPC status codes"):
 
 - `INVALID_ARGUMENT`: a `RuleError` whose reason means malformed input
   (`MALFORMED_INPUT_REASONS`: `UNKNOWN_CARD`, `INVALID_RULESET`, `INVALID_DEAL`,
@@ -22,11 +23,12 @@ ruleset allows), so it is `FAILED_PRECONDITION` like `DOES_NOT_BEAT`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, NamedTuple, NoReturn, cast
 
 import grpc
 import grpc.aio
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -38,6 +40,7 @@ from fiftyk_referee.service.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    RateLimited,
     ResourceExhausted,
     ServiceError,
     Unauthenticated,
@@ -45,6 +48,7 @@ from fiftyk_referee.service.errors import (
 )
 
 ERROR_DOMAIN = "fiftyk.referee.v1"
+NANOS_PER_SECOND = 1_000_000_000
 
 # Rule-error reasons that mean "the request is malformed" rather than "the rules refuse it".
 MALFORMED_INPUT_REASONS: frozenset[Reason] = frozenset({
@@ -129,12 +133,21 @@ def rich_status(error: MappedError, *, field: str | None = None) -> status_pb2.S
             ]
         )
         details.append(_packed(bad_request))
+    if isinstance(error, RateLimited):
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(max(1, round(error.retry_after_seconds * NANOS_PER_SECOND)))
+        details.append(_packed(error_details_pb2.RetryInfo(retry_delay=delay)))
     return status_pb2.Status(code=code.value[0], message=error.message, details=details)
 
 
 def grpc_status(error: MappedError, *, field: str | None = None) -> grpc.Status:
     """The error as a `grpc.Status` (code, details, trailing metadata with the rich status)."""
     return rpc_status.to_status(rich_status(error, field=field))
+
+
+# The reason code the current call was refused with, for its log line (each RPC runs in a
+# task of its own, so this is per call).
+refusal_reason_var: ContextVar[str | None] = ContextVar("refusal_reason", default=None)
 
 
 async def abort(
@@ -144,6 +157,7 @@ async def abort(
     field: str | None = None,
 ) -> NoReturn:
     """End the RPC with the error's status; never returns (raises grpc's abort exception)."""
+    refusal_reason_var.set(str(error.reason))
     status = grpc_status(error, field=field)
     await context.abort(status.code, status.details, status.trailing_metadata)
 
@@ -168,6 +182,7 @@ class ErrorDetails(NamedTuple):
     domain: str | None
     metadata: Mapping[str, str]
     field_violations: Sequence[FieldViolation]
+    retry_after_seconds: float | None = None
 
 
 def error_details(error: grpc.RpcError) -> ErrorDetails:
@@ -187,16 +202,21 @@ def error_details(error: grpc.RpcError) -> ErrorDetails:
     domain: str | None = None
     metadata: dict[str, str] = {}
     violations: list[FieldViolation] = []
+    retry_after: float | None = None
     for detail in status.details:
         info = error_details_pb2.ErrorInfo()
         bad_request = error_details_pb2.BadRequest()
+        retry = error_details_pb2.RetryInfo()
         if detail.Unpack(info):
             reason, domain, metadata = info.reason, info.domain, dict(info.metadata)
         elif detail.Unpack(bad_request):
             violations.extend(
                 FieldViolation(v.field, v.description) for v in bad_request.field_violations
             )
-    return ErrorDetails(code, reason, status.message, domain, metadata, tuple(violations))
+        elif detail.Unpack(retry):
+            retry_after = retry.retry_delay.ToNanoseconds() / NANOS_PER_SECOND
+    return ErrorDetails(code, reason, status.message, domain, metadata, tuple(violations),
+                        retry_after)
 
 
 def error_reason(error: grpc.RpcError) -> ErrorReason:
@@ -215,6 +235,7 @@ __all__ = [
     "error_details",
     "error_reason",
     "grpc_status",
+    "refusal_reason_var",
     "rich_status",
     "status_code_for",
 ]

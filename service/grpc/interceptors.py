@@ -23,7 +23,16 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
-from fiftyk_referee.service.grpc.auth import CERTIFIED_PLATFORM
+from fiftyk_referee.service.errors import ResourceExhausted, ServiceError, Unauthenticated
+from fiftyk_referee.service.grpc.auth import (
+    ANONYMOUS,
+    CERTIFIED_PLATFORM,
+    AuthSettings,
+    Principal,
+    authenticate,
+)
+from fiftyk_referee.service.grpc.errors import abort, refusal_reason_var
+from fiftyk_referee.service.limits import METHOD_CLASSES, RateLimiter, WatchLimiter
 from fiftyk_referee.service.logs import hand_id_var, request_id_var, table_id_var
 from fiftyk_referee.service.metrics import Metrics, RpcLabels, grpc_code_label
 
@@ -338,11 +347,16 @@ class _LogObserver:
         if not _log.isEnabledFor(level):
             return
         elapsed_ms = (time.perf_counter() - self.start) * MILLISECONDS
+        # The reason code a refusal carried (never cards or secrets: codes are fixed words).
+        # Unknown when `finished` runs in a done callback, outside the call's context.
+        reason = refusal_reason_var.get() if code != grpc.StatusCode.OK else None
         # Explicit extras: `finished` may run in a done callback, outside the call's context.
         _log.log(
-            level, "%s %s", self.method, grpc_code_label(code),
+            level, "%s %s%s", self.method, grpc_code_label(code),
+            f" {reason}" if reason else "",
             extra={"request_id": self.request_id, **self.ids, "grpc_method": self.method,
-                   "grpc_code": grpc_code_label(code), "duration_ms": round(elapsed_ms, 3)},
+                   "grpc_code": grpc_code_label(code), "duration_ms": round(elapsed_ms, 3),
+                   **({"reason": reason} if reason else {})},
         )
 
 
@@ -406,3 +420,105 @@ class PlatformCertificateInterceptor(grpc.aio.ServerInterceptor):
             return None
         return self._wrapped.get(handler, lambda: _wrap(
             handler, lambda context: _CertificateObserver(self.names, context)))
+
+
+def _peer_address(peer: str) -> str:
+    """The address of `ipv4:1.2.3.4:5678` / `ipv6:[::1]:5678` without the port."""
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return rest.rsplit(":", 1)[0]
+    return peer
+
+
+def _caller(principal: Principal, peer: str) -> tuple[str, str]:
+    """(role, credential) that a call's limits are counted under: the strongest role held."""
+    if principal.platform:
+        return "platform", "platform"
+    if principal.audit:
+        return "audit", "audit"
+    if principal.seat is not None:
+        claim = principal.seat
+        return "player", f"seat:{claim.table_id}:{claim.seat}:{claim.player_id}"
+    return "anonymous", f"peer:{_peer_address(peer)}"
+
+
+class RateLimitInterceptor(grpc.aio.ServerInterceptor):
+    """Per-credential limits ahead of the servicer: call rates (token buckets per role and
+    RPC class: RESOURCE_EXHAUSTED, RATE_LIMITED, with RetryInfo) and open WatchTable streams
+    (per credential, table and server: RESOURCE_EXHAUSTED, LIMIT_EXCEEDED)."""
+
+    def __init__(self, settings: AuthSettings, rates: RateLimiter, watches: WatchLimiter,
+                 metrics: Metrics, service: str) -> None:
+        self._settings = settings
+        self._rates = rates
+        self._watches = watches
+        self._metrics = metrics
+        self._service = service
+        self._wrapped = _WrappedHandlers()
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler | None:
+        """Limit the referee's methods; health and reflection pass unlimited."""
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        service, _, method = handler_call_details.method.strip("/").rpartition("/")
+        rpc_class = METHOD_CLASSES.get(method) if service == self._service else None
+        if rpc_class is None:
+            return handler
+        return self._wrapped.get(handler, lambda: self._limit(handler, rpc_class))
+
+    def _admit(self, context: Context, rpc_class: str) -> tuple[str, str]:
+        """Take the call's token; RateLimited when its bucket is empty."""
+        try:
+            principal = authenticate(context.invocation_metadata(), self._settings)
+        except Unauthenticated:  # the servicer refuses it; count it by its address here
+            principal = ANONYMOUS
+        role, credential = _caller(principal, context.peer())
+        try:
+            self._rates.check(role, rpc_class, credential)
+        except ServiceError:
+            self._metrics.rate_limited(role, rpc_class)
+            raise
+        return role, credential
+
+    def _limit(self, handler: Handler, rpc_class: str) -> Handler:
+        if handler.unary_unary is not None and inspect.iscoroutinefunction(
+                handler.unary_unary):
+            inner: Any = handler.unary_unary  # an aio behaviour (its stub type is sync)
+
+            async def unary(request: Any, context: Context) -> Any:
+                try:
+                    self._admit(context, rpc_class)
+                except ServiceError as error:
+                    await abort(context, error)
+                return await inner(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary, request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer)
+        if handler.unary_stream is not None and inspect.isasyncgenfunction(
+                handler.unary_stream):
+            stream: Any = handler.unary_stream
+
+            async def watched(request: Any, context: Context) -> AsyncIterator[Any]:
+                try:
+                    role, credential = self._admit(context, rpc_class)
+                    ticket = self._watches.acquire(
+                        credential, role in ("audit", "platform"),
+                        str(getattr(request, "table_id", "")))
+                except ResourceExhausted as error:
+                    if error.metadata.get("scope"):
+                        self._metrics.watch_limited(error.metadata["scope"])
+                    await abort(context, error)
+                try:
+                    async for response in stream(request, context):
+                        yield response
+                finally:
+                    self._watches.release(ticket)
+
+            return grpc.unary_stream_rpc_method_handler(
+                watched, request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer)
+        return handler  # no other shapes in the referee's service

@@ -45,7 +45,9 @@ UNREACHABLE: dict[str, str] = {
     Reason.NO_TIMEOUT_CONFIGURED: "only the turn clock times turns out, and only clocked hands",
     Reason.TURN_NOT_EXPIRED: "only the turn clock times turns out, and only expired turns",
     ServiceReason.CONCURRENT_UPDATE: "needs racing writers: test_concurrency.py provokes it",
-    ServiceReason.LIMIT_EXCEEDED: "declared for future limits; nothing raises it yet",
+    ServiceReason.LIMIT_EXCEEDED: "needs open watch streams at a limit: test_limits.py",
+    ServiceReason.RATE_LIMITED: "needs a credential over its rate: test_limits.py",
+    ServiceReason.STORE_UNAVAILABLE: "needs the database down: test_store_outage.py",
     ServiceReason.SHUTTING_DOWN: "declared for draining; gRPC itself refuses calls after stop",
 }
 # Every status code the API documents, besides ABORTED (test_concurrency.py).

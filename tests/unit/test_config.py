@@ -22,6 +22,7 @@ from fiftyk_referee.service.config import (
     parse_database_url,
 )
 from fiftyk_referee.service.config_keys import CONFIG_ENV_VARS
+from fiftyk_referee.service.limits import Rate
 
 REAL_SECRETS = {
     "FIFTYK_TOKEN_SECRET": "token-secret-0123456789abcdef",
@@ -77,6 +78,8 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
         "FIFTYK_TLS_CLIENT_CA_FILE": str(tmp_path / "clients.pem"),
         "FIFTYK_TLS_PLATFORM_NAMES": "platform-a, platform-b",
         "FIFTYK_TRUSTED_NETWORK": "false",
+        "FIFTYK_RATE_LIMITS": "player.command=10/20",
+        "FIFTYK_WATCH_LIMITS": "seat=3",
         **REAL_SECRETS,
     }
     assert set(env) == set(CONFIG_ENV_VARS)
@@ -91,6 +94,8 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
     assert config.tls is not None and config.tls.client_ca == tmp_path / "clients.pem"
     assert config.tls_platform_names == ("platform-a", "platform-b")
     assert config.trusted_network is False
+    assert config.rates["player"]["command"] == Rate(10, 20)
+    assert config.watches.seat == 3
     assert config.token_secret == REAL_SECRETS["FIFTYK_TOKEN_SECRET"]
     assert config.audit_key == REAL_SECRETS["FIFTYK_AUDIT_KEY"]
     assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]
@@ -310,3 +315,10 @@ def test_incomplete_tls_settings_are_refused(tmp_path: Path, env: dict[str, str]
     (tmp_path / "cert.pem").write_text("PEM")
     with pytest.raises(ConfigError, match=problem):
         Config.load({name: value.format(d=tmp_path) for name, value in env.items()})
+
+
+def test_malformed_limits_are_configuration_errors() -> None:
+    with pytest.raises(ConfigError, match=r"FIFTYK_RATE_LIMITS: 'player\.read=fast'"):
+        Config.load({"FIFTYK_RATE_LIMITS": "player.read=fast"})
+    with pytest.raises(ConfigError, match="FIFTYK_WATCH_LIMITS"):
+        Config.load({"FIFTYK_WATCH_LIMITS": "seat=0"})

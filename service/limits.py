@@ -1,0 +1,266 @@
+"""What one caller may consume: call rates (token buckets) and open watch streams.
+
+Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC class:
+
+- `create`: CreateTable, JoinTable — new tables and seats;
+- `command`: LeaveTable, StartHand, Play, Pass, Resign;
+- `read`: GetTable, GetHandView, ListLegalPlays, GetScores, GetHandHistory, GetHandAt,
+  ExportTranscript, ReadEvents;
+- `adjudicate`: Adjudicate (re-rules a whole transcript: the costliest call);
+- `watch`: opening a WatchTable stream.
+
+Each credential has a bucket per class: `rate` tokens a second, up to `burst` saved up; a
+call takes one token or is refused with the time until one is there. The credential is the
+seat (table, seat, player) for seat tokens, the role for the audit and platform keys, and
+the peer's address for calls without a valid credential. `FIFTYK_RATE_LIMITS` overrides
+entries — `player.command=20/40,platform.create=100/500` — or turns them off (`off`, or
+`role.class=off`).
+
+Watch streams are counted while open: per seat token, per key credential (audit, platform),
+per table and per server (`FIFTYK_WATCH_LIMITS`, e.g. `seat=4,key=256,table=64,server=2000`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from fiftyk_referee.service.errors import RateLimited, ResourceExhausted, ServiceReason
+
+ROLES = ("player", "audit", "platform", "anonymous")
+RPC_CLASSES = ("create", "command", "read", "adjudicate", "watch")
+METHOD_CLASSES: Mapping[str, str] = {
+    "CreateTable": "create", "JoinTable": "create",
+    "LeaveTable": "command", "StartHand": "command", "Play": "command", "Pass": "command",
+    "Resign": "command",
+    "GetTable": "read", "GetHandView": "read", "ListLegalPlays": "read", "GetScores": "read",
+    "GetHandHistory": "read", "GetHandAt": "read", "ExportTranscript": "read",
+    "ReadEvents": "read",
+    "Adjudicate": "adjudicate",
+    "WatchTable": "watch",
+}
+OFF = "off"
+# Buckets kept per limiter; a bucket left alone refills completely, so dropping the least
+# recently used one loses nothing once it has been idle for burst/rate seconds.
+MAX_BUCKETS = 100_000
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`per_second` tokens a second, at most `burst` saved."""
+
+    per_second: float
+    burst: float
+
+
+def _rates(create: Rate, command: Rate, read: Rate, adjudicate: Rate,
+           watch: Rate) -> dict[str, Rate]:
+    return {"create": create, "command": command, "read": read, "adjudicate": adjudicate,
+            "watch": watch}
+
+
+# A bot plays a few commands a second; a platform runs many tables. Generous for honest
+# use, and a stop for the floods the hardening review reproduced (4,959 tables in 12 s).
+DEFAULT_RATES: Mapping[str, Mapping[str, Rate]] = {
+    "player": _rates(Rate(5, 10), Rate(50, 100), Rate(100, 200), Rate(2, 5), Rate(2, 10)),
+    "audit": _rates(Rate(5, 10), Rate(5, 10), Rate(500, 1000), Rate(20, 50), Rate(10, 50)),
+    "platform": _rates(Rate(100, 500), Rate(500, 1000), Rate(1000, 2000), Rate(20, 50),
+                       Rate(20, 100)),
+    "anonymous": _rates(Rate(5, 10), Rate(5, 10), Rate(10, 20), Rate(2, 5), Rate(2, 5)),
+}
+
+
+@dataclass(frozen=True)
+class WatchLimits:
+    """Most WatchTable streams open at once: per seat token, per key credential (audit or
+    platform), per table and per server."""
+
+    seat: int = 4
+    key: int = 256
+    table: int = 64
+    server: int = 2000
+
+
+class LimitSpecError(ValueError):
+    """A malformed limit setting; the message says which entry and why."""
+
+
+def parse_rate_limits(text: str) -> dict[str, dict[str, Rate | None]]:
+    """Rates per role and class: the defaults with `text`'s entries applied (None: no limit)."""
+    rates: dict[str, dict[str, Rate | None]] = {
+        role: dict(classes) for role, classes in DEFAULT_RATES.items()}
+    entries = [entry.strip() for entry in text.split(",") if entry.strip()]
+    if entries == [OFF]:
+        return {role: dict.fromkeys(RPC_CLASSES) for role in ROLES}
+    for entry in entries:
+        key, sep, value = entry.partition("=")
+        role, dot, rpc_class = key.strip().partition(".")
+        if not sep or not dot or role not in ROLES or rpc_class not in RPC_CLASSES:
+            raise LimitSpecError(
+                f"{entry!r}: write role.class=RATE/BURST or role.class=off, with a role of"
+                f" {', '.join(ROLES)} and a class of {', '.join(RPC_CLASSES)}")
+        rates[role][rpc_class] = _parse_rate(entry, value.strip())
+    return rates
+
+
+def _parse_rate(entry: str, value: str) -> Rate | None:
+    if value == OFF:
+        return None
+    per_second, slash, burst = value.partition("/")
+    try:
+        rate = Rate(float(per_second), float(burst) if slash else float(per_second))
+    except ValueError:
+        raise LimitSpecError(f"{entry!r}: {value!r} is not RATE/BURST (calls a second,"
+                             " calls saved up)") from None
+    if not (rate.per_second > 0 and rate.burst >= 1):
+        raise LimitSpecError(f"{entry!r}: the rate must be positive and the burst at least 1")
+    return rate
+
+
+def parse_watch_limits(text: str) -> WatchLimits:
+    """Watch limits: the defaults with `text`'s `scope=N` entries applied."""
+    values = dict(WatchLimits().__dict__)
+    for entry in (e.strip() for e in text.split(",") if e.strip()):
+        scope, sep, number = entry.partition("=")
+        if not sep or scope.strip() not in values:
+            raise LimitSpecError(f"{entry!r}: write scope=N with a scope of"
+                                 f" {', '.join(values)}")
+        try:
+            values[scope.strip()] = int(number)
+        except ValueError:
+            raise LimitSpecError(f"{entry!r}: {number!r} is not a whole number") from None
+        if values[scope.strip()] < 1:
+            raise LimitSpecError(f"{entry!r}: a limit is at least 1")
+    return WatchLimits(**values)
+
+
+class TokenBucket:
+    """`rate.per_second` tokens a second, holding at most `rate.burst`; starts full."""
+
+    __slots__ = ("_rate", "_stamp", "_tokens")
+
+    def __init__(self, rate: Rate, now: float) -> None:
+        self._rate = rate
+        self._tokens = rate.burst
+        self._stamp = now
+
+    def take(self, now: float) -> float:
+        """Take a token: 0.0 when there was one, else the seconds until there will be."""
+        rate = self._rate
+        self._tokens = min(rate.burst, self._tokens + (now - self._stamp) * rate.per_second)
+        self._stamp = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return 0.0
+        return (1 - self._tokens) / rate.per_second
+
+
+class RateLimiter:
+    """Token buckets per (credential, RPC class); thread-safe."""
+
+    def __init__(self, rates: Mapping[str, Mapping[str, Rate | None]],
+                 clock: Callable[[], float] = time.monotonic,
+                 max_buckets: int = MAX_BUCKETS) -> None:
+        self._rates = rates
+        self._clock = clock
+        self._max = max_buckets
+        self._buckets: OrderedDict[tuple[str, str], TokenBucket] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def check(self, role: str, rpc_class: str, credential: str) -> None:
+        """Take a token for the call, or raise RateLimited with the wait until one is there."""
+        rate = self._rates.get(role, {}).get(rpc_class)
+        if rate is None:
+            return
+        key = (credential, rpc_class)
+        with self._lock:
+            now = self._clock()
+            bucket = self._buckets.get(key)
+            if bucket is None:
+                bucket = self._buckets[key] = TokenBucket(rate, now)
+                if len(self._buckets) > self._max:
+                    self._buckets.popitem(last=False)
+            else:
+                self._buckets.move_to_end(key)
+            wait = bucket.take(now)
+        if wait > 0:
+            raise RateLimited(
+                f"too many {rpc_class} calls for this credential: {rate.per_second:g} a"
+                f" second, {rate.burst:g} at once; retry in {wait:.3f} s",
+                retry_after_seconds=wait, metadata={"rpc_class": rpc_class, "role": role})
+
+
+class WatchLimiter:
+    """Counts open WatchTable streams per credential, table and server."""
+
+    def __init__(self, limits: WatchLimits) -> None:
+        self.limits = limits
+        self._by_credential: dict[str, int] = {}
+        self._by_table: dict[str, int] = {}
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def acquire(self, credential: str, key_credential: bool, table_id: str
+                ) -> tuple[str, str]:
+        """Hold a place for one stream (give it back with `release`); ResourceExhausted
+        (LIMIT_EXCEEDED, naming the scope in its metadata) when a limit is reached."""
+        per_credential = self.limits.key if key_credential else self.limits.seat
+        with self._lock:
+            for scope, count, limit in (
+                ("server", self._total, self.limits.server),
+                ("table", self._by_table.get(table_id, 0), self.limits.table),
+                ("credential", self._by_credential.get(credential, 0), per_credential),
+            ):
+                if count >= limit:
+                    raise ResourceExhausted(
+                        ServiceReason.LIMIT_EXCEEDED,
+                        f"{limit} watch streams are open {_SCOPE_TEXT[scope]}; close one"
+                        " before opening another",
+                        metadata={"scope": scope, "limit": str(limit)})
+            self._total += 1
+            self._by_table[table_id] = self._by_table.get(table_id, 0) + 1
+            self._by_credential[credential] = self._by_credential.get(credential, 0) + 1
+        return credential, table_id
+
+    def release(self, ticket: tuple[str, str]) -> None:
+        """Give back the place `acquire` held."""
+        credential, table_id = ticket
+        with self._lock:
+            self._total -= 1
+            _decrement(self._by_table, table_id)
+            _decrement(self._by_credential, credential)
+
+    def open_streams(self) -> int:
+        """Streams open now."""
+        return self._total
+
+
+_SCOPE_TEXT = {"server": "on this server", "table": "for this table",
+               "credential": "for this credential"}
+
+
+def _decrement(counts: dict[str, int], key: str) -> None:
+    left = counts[key] - 1
+    if left:
+        counts[key] = left
+    else:
+        del counts[key]  # keeps the maps as small as the open streams
+
+
+__all__ = [
+    "DEFAULT_RATES",
+    "METHOD_CLASSES",
+    "ROLES",
+    "RPC_CLASSES",
+    "LimitSpecError",
+    "Rate",
+    "RateLimiter",
+    "TokenBucket",
+    "WatchLimiter",
+    "WatchLimits",
+    "parse_rate_limits",
+    "parse_watch_limits",
+]
