@@ -84,6 +84,17 @@ _DEV_SECRETS = {
     "platform_key": (keys.PLATFORM_KEY, DEV_PLATFORM_KEY),
 }
 
+# Words the example files put in place of a secret (deploy/.env.example): a value holding
+# one was copied, not chosen, and is refused on any address.
+PLACEHOLDER_MARKERS = ("change-me", "changeme", "replace-me", "replaceme")
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether a secret still holds an example file's placeholder."""
+    lowered = value.lower()
+    return any(marker in lowered for marker in PLACEHOLDER_MARKERS)
+
+
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -462,6 +473,16 @@ class Config:
     def _secret_problems(self) -> list[str]:
         problems = [f"{name} is empty" for attr, (name, _) in _DEV_SECRETS.items()
                     if not getattr(self, attr)]
+        problems += [f"{name} is still the example file's placeholder; set a secret of your"
+                     " own" for attr, (name, _) in _DEV_SECRETS.items()
+                     if is_placeholder(getattr(self, attr))]
+        try:
+            password = self.database.password
+        except ConfigError:
+            password = ""  # the URL's own problem is reported by validate()
+        if is_placeholder(password):
+            problems.append(f"{keys.DATABASE_URL}: the database password is still the example"
+                            " file's placeholder")
         if is_loopback(self.host):
             return problems
         for attr, (name, dev) in _DEV_SECRETS.items():
@@ -553,5 +574,6 @@ __all__ = [
     "host_port",
     "host_problem",
     "is_loopback",
+    "is_placeholder",
     "parse_database_url",
 ]

@@ -320,6 +320,16 @@ def require_platform(principal: Principal) -> None:
                                "only the platform credential may do this")
 
 
+def require_deck_dealer(principal: Principal, preset_deck: bool) -> None:
+    """PermissionDenied unless the platform deals a preset deck: a seat that chose the deck
+    would know every hand (even at a table created with `allow_preset_deck`)."""
+    if preset_deck:
+        _require_credentials(principal, "dealing a preset deck")
+        if not principal.platform:
+            raise PermissionDenied(ServiceReason.PLATFORM_REQUIRED,
+                                   "only the platform credential may deal a preset deck")
+
+
 def require_table_access(principal: Principal, table_id: str) -> None:
     """Any credential for the table: its seat token, the audit role or the platform."""
     _require_credentials(principal, "this call")
@@ -345,6 +355,7 @@ __all__ = [
     "issue_seat_token",
     "require_audit",
     "require_current_holder",
+    "require_deck_dealer",
     "require_platform",
     "require_seat",
     "require_table_access",

@@ -229,6 +229,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     async def StartHand(self, request: pb.StartHandRequest, context: Context
                         ) -> pb.StartHandResponse:
         principal = self._principal(context)
+        auth.require_deck_dealer(principal, bool(request.deck))
         seat: int | None = None
         if not principal.platform:
             seat = await self._acting_seat(principal, request.table_id)

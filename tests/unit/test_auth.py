@@ -23,6 +23,7 @@ from fiftyk_referee.service.grpc.auth import (
     issue_seat_token,
     require_audit,
     require_current_holder,
+    require_deck_dealer,
     require_platform,
     require_seat,
     require_table_access,
@@ -322,3 +323,14 @@ def test_a_token_of_a_player_who_left_the_seat_no_longer_acts() -> None:
         with pytest.raises(PermissionDenied) as raised:
             require_current_holder(_player(), holder)
         assert reason_of(raised) == ServiceReason.WRONG_SEAT
+
+
+@pytest.mark.parametrize("principal", [_player(), AUDIT])
+def test_only_the_platform_may_deal_a_preset_deck(principal: Principal) -> None:
+    require_deck_dealer(PLATFORM, preset_deck=True)
+    require_deck_dealer(principal, preset_deck=False)  # a shuffled deal is anyone's
+    with pytest.raises(PermissionDenied) as raised:
+        require_deck_dealer(principal, preset_deck=True)
+    assert reason_of(raised) == ServiceReason.PLATFORM_REQUIRED
+    with pytest.raises(Unauthenticated):
+        require_deck_dealer(ANONYMOUS, preset_deck=True)

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from fiftyk_referee.service.cli import build_parser
+from fiftyk_referee.service.config import Config, ConfigError
 from fiftyk_referee.service.config_keys import CONFIG_ENV_VARS, METRICS_PORT, PORT, SECRET_ENV_VARS
 from fiftyk_referee.service.metrics import Metrics, RpcLabels
 
@@ -394,3 +395,18 @@ def test_dashboard_and_alerts_work_under_any_scrape_job_name() -> None:
 
 def test_an_alert_pages_when_a_replica_cannot_reach_the_event_store() -> None:
     assert any("fiftyk_event_store_up" in expr for expr in alert_expressions())
+
+
+def test_the_example_environment_files_secrets_are_refused_on_any_address() -> None:
+    example = dict(line.split("=", 1) for line in (DEPLOY / ".env.example").read_text()
+                   .splitlines() if line and not line.startswith("#"))
+    copied = {name: value for name, value in example.items() if name in SECRET_ENV_VARS}
+    assert copied  # the example names the server's secrets
+    for name, value in copied.items():
+        for host in ("127.0.0.1", "0.0.0.0"):
+            with pytest.raises(ConfigError, match=f"{name} is still the example"):
+                Config.load({name: value, "FIFTYK_HOST": host,
+                             "FIFTYK_TRUSTED_NETWORK": "true"})
+    url = (f"postgresql://fiftyk:{example['POSTGRES_PASSWORD']}@postgres:5432/fiftyk")
+    with pytest.raises(ConfigError, match="password is still the example"):
+        Config.load({"FIFTYK_DATABASE_URL": url})
