@@ -40,6 +40,7 @@ from fiftyk_referee.service.grpc.interceptors import (
     RateLimitInterceptor,
     RequestContextInterceptor,
 )
+from fiftyk_referee.service.grpc.malformed import MalformedRequestInterceptor
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
 from fiftyk_referee.service.limits import RateLimiter, WatchLimiter
 from fiftyk_referee.service.logs import configure_logging
@@ -204,6 +205,8 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     interceptors.append(RateLimitInterceptor(config, RateLimiter(config.rates),
                                              WatchLimiter(config.watches), metrics,
                                              SERVICE_NAME))
+    # Innermost: undecodable requests are refused before any handler (see its module).
+    interceptors.append(MalformedRequestInterceptor())
     server = grpc.aio.server(
         interceptors=interceptors,
         options=[("grpc.max_receive_message_length", limit),
