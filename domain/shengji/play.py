@@ -15,9 +15,10 @@ identical cards) are read as runs "longest run first" exactly as §3.1 reads a t
 pieces (≥ 2 consecutive tuples) are placed into bins, several pieces may share a bin, at
 most one tuple per slot, a triple serving as a pair and a pair sitting in a triple slot.
 Entries, maximised lexicographically over every placement of run pieces: (1) triples of
-all-triple pieces in titanic bins, (2) tuples of pieces in bins, (3) triple slots holding a
-triple (pieces, then the remaining triples in the remaining triple slots), (4) slots of
-width ≥ 2 holding a tuple — always min(tuples, such slots), whatever the placement.
+X's titanics (stretches of ≥ 2 consecutive triples) in titanic bins, (2) tuples of pieces
+in bins, (3) triple slots holding a triple (pieces, then the remaining triples in the
+remaining triple slots), (4) slots of width ≥ 2 holding a tuple — always
+min(tuples, such slots), whatever the placement.
 **Decision**: reading the follower's runs "longest run first" (as a throw is read) rather
 than over every possible cut only matters for runs through a tier that holds two different
 tuples (off-suit level cards, 常主 2s); the rule stays the same for the holding and the play.
@@ -186,6 +187,19 @@ class _Placement:
     caps: tuple[int, ...]  # what is left of each bin
 
 
+def _titanic_tuples(widths: Sequence[int]) -> int:
+    """Triples of a piece that sit in stretches of ≥ 2 consecutive triples (X's titanics)."""
+    total = streak = 0
+    for width in (*widths, 0):
+        if width == TRIPLE_WIDTH:
+            streak += 1
+            continue
+        if streak >= MIN_RUN:
+            total += streak
+        streak = 0
+    return total
+
+
 def _place(bins: Sequence[tuple[int, int]], runs: list[list[Card]],
            width: dict[Card, int]) -> _Placement:
     """The best placement of run pieces into the bins (entries 1-3, lexicographic)."""
@@ -209,7 +223,7 @@ def _place(bins: Sequence[tuple[int, int]], runs: list[list[Card]],
                     widths = [width[c] for c in piece]
                     if bin_width == TRIPLE_WIDTH:
                         gained_triples = sum(1 for w in widths if w == TRIPLE_WIDTH)
-                        titanic = len(piece) if gained_triples == len(piece) else 0
+                        titanic = _titanic_tuples(widths)
                     else:
                         gained_triples = titanic = 0
                     rest = runs[:r] + runs[r + 1:]
