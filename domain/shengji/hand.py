@@ -405,7 +405,10 @@ class ShengjiHand(Aggregate):
     def _deal_next(self) -> None:
         last = self.rules.hand_size
         through = self.round + 1 if self.rules.declare_pacing == "rounds" else last
-        self._round_dealt(round=through)
+        cards: list[list[str]] = [[] for _ in range(PLAYERS)]
+        for index in range(self.round * PLAYERS, through * PLAYERS):
+            cards[(self.first_seat + index) % PLAYERS].append(self.deck[index])
+        self._round_dealt(round=through, cards=cards)
 
     def _fix_trump(self) -> None:
         standing = self.declaration
@@ -549,10 +552,10 @@ class ShengjiHand(Aggregate):
     # -- events (mutation only) -------------------------------------------------------------
 
     @event("RoundDealt")
-    def _round_dealt(self, round: int) -> None:
-        deck = self.deck
-        for index in range(self.round * PLAYERS, round * PLAYERS):
-            self.hands[(self.first_seat + index) % PLAYERS].append(parse_card(deck[index]))
+    def _round_dealt(self, round: int, cards: list[list[str]]) -> None:
+        # Each seat's new cards are in the event so a seat's stream can show it its own.
+        for seat, dealt in enumerate(cards):
+            self.hands[seat].extend(parse_card(c) for c in dealt)
         self.round = round
         self.spoken = set()
 

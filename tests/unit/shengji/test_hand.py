@@ -13,6 +13,7 @@ from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import TRUMP
 from fiftyk_referee.domain.shengji.hand import BURYING, DECLARING, PLAYING, ShengjiHand
+from fiftyk_referee.domain.shengji.visibility import redact_event
 from tests.unit.shengji.helpers import (
     NOTHING,
     assert_points_conserved,
@@ -219,3 +220,27 @@ def test_the_game_object_deals_first_and_later_hands_from_the_carry() -> None:
     assert later.dealer == 1 and later.first_seat == 2
     assert later.rank == 3  # the dealer side (team 1) plays at its level, 3
     assert GAME.side_seats(rules, 4) == {"team:0": (0, 2), "team:1": (1, 3)}
+
+
+def test_stored_events_show_a_seat_only_its_own_cards_and_the_dealer_the_kitty() -> None:
+    hand = new_hand(dealer=2)
+    close_windows(hand)
+    bury_lowest(hand)
+    events = list(hand.collect_events())
+    for seat in range(4):
+        viewer = SeatViewer(seat)
+        mine: list[str] = []
+        for ev in events:
+            name = type(ev).__name__
+            payload = {k: v for k, v in vars(ev).items()
+                       if k not in ("originator_id", "originator_version", "timestamp")}
+            seen = redact_event(name, payload, viewer)
+            assert "deck" not in seen and "seed" not in seen
+            if name == "RoundDealt":
+                assert all(not cards for s, cards in enumerate(seen["cards"]) if s != seat)
+                mine += seen["cards"][seat]
+            if name in ("KittyTaken", "KittyBuried"):
+                assert ("kitty" in seen or "cards" in seen) == (seat == 2)
+        assert len(mine) == hand.rules.hand_size
+    audit = redact_event("Dealt", {"deck": ["3C"], "seed": None}, AUDITOR)
+    assert audit == {"deck": ["3C"], "seed": None}
