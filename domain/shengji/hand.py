@@ -29,7 +29,7 @@ import json
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
@@ -184,7 +184,6 @@ class ShengjiView:
     turn_deadline: str | None
     hands: tuple[tuple[str, ...], ...] | None = None  # audit only
     deck: tuple[str, ...] | None = None  # audit only
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ShengjiHand(Aggregate):
@@ -324,9 +323,14 @@ class ShengjiHand(Aggregate):
 
     @staticmethod
     def _missing(hand: Sequence[Card], cards: Sequence[Card]) -> list[Card]:
-        have = Counter(hand)
-        want = Counter(cards)
-        return list((want - have).elements())
+        remaining = list(hand)
+        missing = []
+        for card in cards:
+            try:
+                remaining.remove(card)
+            except ValueError:
+                missing.append(card)
+        return missing
 
     # -- commands ---------------------------------------------------------------------------
 

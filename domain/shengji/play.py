@@ -297,29 +297,47 @@ def _group_counts(cards: Iterable[Card], group: str, order: TrumpOrder) -> Count
 def follow_error(hand: Sequence[Card], play: Sequence[Card], lead: Lead,
                  order: TrumpOrder) -> tuple[Reason, str] | None:
     """Why `play` (cards the seat holds) may not follow `lead`, or None when it may."""
-    n = len(lead.cards)
-    if len(play) != n:
-        return Reason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
-    group = lead.group
     info = order.info
-    held = [c for c in hand if info[c].group == group]
-    in_suit = [c for c in play if info[c].group == group]
-    have = len(held)
-    name = SUIT_NAMES[group]
-    if have >= n and len(in_suit) != n:
-        return Reason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {have}"
-    if have < n and Counter(in_suit) != Counter(held):
-        return Reason.MUST_FOLLOW_SUIT, f"play all your {have} {name} first"
-    if have <= n or not lead.has_tuples:
-        return None
-    want, _ = match_vector(Counter(held), lead, order)
-    got, _ = match_vector(Counter(in_suit), lead, order)
-    if got == want:
-        return None
-    for entry, reason in enumerate(VECTOR_REASONS):
-        if got[entry] != want[entry]:
-            return reason, _vector_message(entry, want[entry], name)
-    return None  # unreachable: the vectors differ in some entry
+    held = [c for c in hand if info[c].group == lead.group]
+    return _FollowCheck(held, lead, order).error(play)
+
+
+class _FollowCheck:
+    """The follow check for one holding, its vector computed once (for many candidates)."""
+
+    def __init__(self, held: list[Card], lead: Lead, order: TrumpOrder) -> None:
+        self.held = held
+        self.lead = lead
+        self.order = order
+        self.want: Vector | None = None
+
+    def error(self, play: Sequence[Card]) -> tuple[Reason, str] | None:
+        lead, order = self.lead, self.order
+        n = len(lead.cards)
+        if len(play) != n:
+            return Reason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
+        group = lead.group
+        info = order.info
+        held = self.held
+        in_suit = [c for c in play if info[c].group == group]
+        have = len(held)
+        name = SUIT_NAMES[group]
+        if have >= n and len(in_suit) != n:
+            return Reason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {have}"
+        if have < n and Counter(in_suit) != Counter(held):
+            return Reason.MUST_FOLLOW_SUIT, f"play all your {have} {name} first"
+        if have <= n or not lead.has_tuples:
+            return None
+        if self.want is None:
+            self.want = match_vector(Counter(held), lead, order)[0]
+        want = self.want
+        got, _ = match_vector(Counter(in_suit), lead, order)
+        if got == want:
+            return None
+        for entry, reason in enumerate(VECTOR_REASONS):
+            if got[entry] != want[entry]:
+                return reason, _vector_message(entry, want[entry], name)
+        return None  # unreachable: the vectors differ in some entry
 
 
 def _vector_message(entry: int, wanted: int, name: str) -> str:
@@ -481,9 +499,10 @@ def follow_examples(hand: Sequence[Card], lead: Lead,
             candidates.append(in_group + list(extra))
     plays: list[list[Card]] = []
     seen: set[tuple[Card, ...]] = set()
+    check = _FollowCheck(in_group, lead, order)
     for cards in candidates:
         key = tuple(sorted(cards, key=order.sort_key))
-        if key in seen or follow_error(hand, cards, lead, order) is not None:
+        if key in seen or check.error(cards) is not None:
             continue
         seen.add(key)
         plays.append(list(key))
