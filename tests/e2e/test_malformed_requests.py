@@ -45,7 +45,7 @@ def test_an_undecodable_watch_request_is_an_invalid_argument(server: LiveServer)
 
 
 def test_undecodable_requests_are_counted_as_invalid_arguments(server: LiveServer) -> None:
-    def refused() -> float:
+    def invalid_count() -> float:
         families = server.running.metrics.registry.collect()
         return sum(sample.value for family in families if family.name == "grpc_server_handled"
                    for sample in family.samples
@@ -53,9 +53,11 @@ def test_undecodable_requests_are_counted_as_invalid_arguments(server: LiveServe
                    and sample.labels.get("grpc_code") == "InvalidArgument"
                    and sample.name.endswith("_total"))
 
-    before = refused()
+    before = invalid_count()
     channel = grpc.insecure_channel(server.target)
-    with pytest.raises(grpc.RpcError):
-        channel.unary_unary(SERVICE + "GetTable")(b"\xff", timeout=10)
+    with pytest.raises(grpc.RpcError) as refused:
+        channel.unary_unary(SERVICE + "GetTable")(
+            b"\xff", metadata=((PLATFORM_KEY_HEADER, DEV_PLATFORM_KEY),), timeout=10)
     channel.close()
-    assert refused() == before + 1
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert invalid_count() == before + 1
