@@ -7,7 +7,8 @@ import json
 import sys
 from typing import Any
 
-from fiftyk_referee.domain.fiftyk.transcript import InvalidTranscript, adjudicate
+from fiftyk_referee.domain.errors import RuleError
+from fiftyk_referee.domain.games import adjudicate
 
 EXIT_UNREADABLE = 1
 
@@ -40,9 +41,13 @@ def run(args: argparse.Namespace) -> int:
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         print(f"fiftyk adjudicate: {args.file} is not JSON: {error}", file=sys.stderr)
         return EXIT_UNREADABLE
+    except RecursionError:
+        print(f"fiftyk adjudicate: {args.file} is nested too deeply to be a transcript",
+              file=sys.stderr)
+        return EXIT_UNREADABLE
     try:
         result = adjudicate(data)
-    except InvalidTranscript as error:
+    except RuleError as error:  # only an unreadable transcript raises; rulings return
         print(f"fiftyk adjudicate: not a valid transcript: {error.message}", file=sys.stderr)
         return EXIT_UNREADABLE
     print(json.dumps(result, ensure_ascii=False))

@@ -287,7 +287,9 @@ def require_seat(principal: Principal, table_id: str, seat: int | None = None) -
     _require_credentials(principal, "acting for a seat")
     claim = principal.seat
     if claim is None:
-        raise PermissionDenied(ServiceReason.WRONG_SEAT, "acting for a seat needs a seat token")
+        raise PermissionDenied(ServiceReason.SEAT_TOKEN_REQUIRED,
+                               "acting for a seat needs that seat's token; the platform and"
+                               " audit keys act for no seat")
     if claim.table_id != table_id:
         raise PermissionDenied(ServiceReason.WRONG_TABLE,
                                "the seat token belongs to another table")

@@ -8,11 +8,11 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
+from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.views import HandResult, HandView, TrickEntry
 from fiftyk_referee.domain.game import LegalPlay, Rules
 from fiftyk_referee.domain.observer import seat_of
 from fiftyk_referee.domain.table import TableView, rules_of
-from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 OptionValue = bool | int | str | None
@@ -32,13 +32,9 @@ def options_from_proto(options: Mapping[str, struct_pb2.Value]) -> dict[str, Opt
         elif kind == "number_value" and float(value.number_value).is_integer():
             out[name] = int(value.number_value)
         else:
-            raise InvalidArgument(
-                ServiceReason.INVALID_REQUEST,
-                f"option {name!r} must be a boolean, string, integer or null",
-                field_violations=[
-                    FieldViolation(f"ruleset.options[{name}]", "unsupported value")
-                ],
-            )
+            # The same code as any other value the ruleset refuses (`hands="four"`).
+            raise RuleError(Reason.INVALID_RULESET,
+                            f"option {name!r} must be a boolean, string, integer or null")
     return out
 
 

@@ -48,6 +48,7 @@ from fiftyk_referee.service.grpc.errors import abort
 from fiftyk_referee.service.grpc.feed import FeedHub
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+from fiftyk_referee.service.grpc.requests import check_request, missing
 from fiftyk_referee.service.metrics import Metrics
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -77,6 +78,7 @@ def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R
         _deadline_of(context)
         try:
             self._check_size(request)
+            check_request(method.__name__, request)
             return await method(self, request, context)
         except (RuleError, ServiceError) as error:
             await abort(context, error, field=fields.get(error.reason))
@@ -99,11 +101,6 @@ _DEADLINE: ContextVar[float | None] = ContextVar("deadline", default=None)
 def _deadline_of(context: Context) -> None:
     remaining = context.time_remaining()
     _DEADLINE.set(None if remaining is None else time.monotonic() + remaining)
-
-
-def _missing(field: str) -> InvalidArgument:
-    return InvalidArgument(ServiceReason.MISSING_FIELD, f"{field} is required",
-                           field_violations=[FieldViolation(field, "required")])
 
 
 def _request_id(request: Any) -> str | None:
@@ -172,7 +169,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                           ) -> pb.CreateTableResponse:
         auth.require_platform(self._principal(context))
         if not request.HasField("ruleset") or not request.ruleset.preset:
-            raise _missing("ruleset.preset")
+            raise missing("ruleset.preset")
         outcome = await self._command(
             self._app.create_table, request.ruleset.preset,
             options_from_proto(request.ruleset.options), request.players,
@@ -189,7 +186,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                         ) -> pb.JoinTableResponse:
         auth.require_platform(self._principal(context))
         if not request.player_id:
-            raise _missing("player_id")
+            raise missing("player_id")
         seat = request.seat if request.HasField("seat") else None
         outcome = await self._command(self._app.join_table, request.table_id,
                                       request.player_id, seat,
@@ -213,7 +210,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         principal = self._principal(context)
         if principal.platform:
             if not request.HasField("seat"):
-                raise _missing("seat")
+                raise missing("seat")
             seat = request.seat
         else:
             seat = await self._acting_seat(principal, request.table_id,
@@ -268,7 +265,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     @_rpc
     async def Play(self, request: pb.PlayRequest, context: Context) -> pb.PlayResponse:
         if not request.cards:
-            raise _missing("cards")
+            raise missing("cards")
         view, version, replayed = await self._hand_command(
             request, context, self._app.play, list(request.cards))
         return pb.PlayResponse(hand=view, version=version, replayed=replayed)
@@ -375,7 +372,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                         ) -> pb.GetHandAtResponse:
         auth.require_audit(self._principal(context))
         if not request.version:
-            raise _missing("version")
+            raise missing("version")
         hand = await self._call(self._app.hand_at, request.hand_id, request.version)
         return pb.GetHandAtResponse(hand=hand_to_proto(hand.view(AUDITOR)))
 
@@ -399,6 +396,13 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                                   f"transcript_json is not JSON: {error}",
                                   field_violations=[FieldViolation("transcript_json",
                                                                    "not JSON")]) from error
+        except RecursionError:
+            # A transcript is a few levels deep; thousands of nested brackets are an attack.
+            raise InvalidArgument(ServiceReason.INVALID_REQUEST,
+                                  "transcript_json is nested too deeply to be a transcript",
+                                  field_violations=[FieldViolation("transcript_json",
+                                                                   "nested too deeply")]
+                                  ) from None
         result = await self._call(adjudicate, data)
         return pb.AdjudicateResponse(result_json=json.dumps(result, ensure_ascii=False))
 
@@ -418,6 +422,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         """Stream the table's events after a feed position, redacted for the caller."""
         try:
             self._check_size(request)
+            check_request("WatchTable", request)
             # The caller's right to its seat is checked against the table as of now; events
             # after this position are live, and the seat leaving among them ends the stream.
             live_from = await self._call(self._app.head_position)

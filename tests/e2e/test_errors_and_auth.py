@@ -37,6 +37,13 @@ from tests.e2e.harness import LiveServer, Seated, seat_bots, seeded_deck
 Code = grpc.StatusCode
 
 # Reason codes no RPC can return, and why (the coverage check below holds the list to this).
+# Shengji's rule codes reach clients once Shengji tables are served over gRPC (issue 12);
+# until then the domain tests provoke them (tests/unit/shengji).
+SHENGJI_NOT_SERVED_YET = {str(r) for r in (
+    Reason.NOT_DECLARATION_PHASE, Reason.MUST_BURY, Reason.PASS_NOT_ALLOWED,
+    Reason.INVALID_DECLARATION, Reason.WRONG_BURY_COUNT, Reason.WRONG_CARD_COUNT,
+    Reason.DECLARATION_TOO_WEAK, Reason.BURY_POINTS_FORBIDDEN, Reason.MUST_FOLLOW_SUIT,
+    Reason.MUST_FOLLOW_TRACTOR, Reason.MUST_FOLLOW_TRIPLE, Reason.MUST_FOLLOW_PAIR)}
 UNREACHABLE: dict[str, str] = {
     Reason.INVALID_ACTION: "Adjudicate rules on a malformed action (result.rejected.reason),"
                            " checked in test_a_malformed_transcript_action_is_a_ruling",
@@ -222,9 +229,27 @@ CASES = [
          lambda a: a.platform.adjudicate({"format": "nope"}), field="transcript_json"),
     Case("transcript that is not JSON", Code.INVALID_ARGUMENT, ServiceReason.INVALID_REQUEST,
          lambda a: a.platform.adjudicate("{not json"), field="transcript_json"),
-    Case("fractional option value", Code.INVALID_ARGUMENT, ServiceReason.INVALID_REQUEST,
+    Case("fractional option value", Code.INVALID_ARGUMENT, Reason.INVALID_RULESET,
          lambda a: a.platform.create_table("classic", 4, options={"hands": 1.5}),
-         field="ruleset.options[hands]"),
+         field="ruleset"),
+    Case("play without a hand id", Code.INVALID_ARGUMENT, ServiceReason.MISSING_FIELD,
+         lambda a: a.seat(a.fresh, a.fresh_hand).play(a.fresh.table_id, "", ["3S"]),
+         field="hand_id"),
+    Case("pass without a hand id", Code.INVALID_ARGUMENT, ServiceReason.MISSING_FIELD,
+         lambda a: a.seat(a.fresh, a.fresh_hand).pass_turn(a.fresh.table_id, ""),
+         field="hand_id"),
+    Case("a transcript nested too deeply", Code.INVALID_ARGUMENT,
+         ServiceReason.INVALID_REQUEST,
+         lambda a: a.platform.adjudicate("[" * 100_000 + "]" * 100_000),
+         field="transcript_json"),
+    Case("an empty table id", Code.INVALID_ARGUMENT, ServiceReason.MISSING_FIELD,
+         lambda a: a.platform.get_table(""), field="table_id"),
+    Case("an overlong request id", Code.INVALID_ARGUMENT, ServiceReason.INVALID_REQUEST,
+         lambda a: a.platform.create_table("classic", 4, request_id="r" * 129),
+         field="request_id"),
+    Case("a position past the store's range", Code.INVALID_ARGUMENT,
+         ServiceReason.INVALID_REQUEST,
+         lambda a: a.platform.read_events(after_position=2**63), field="after_position"),
     Case("missing ruleset", Code.INVALID_ARGUMENT, ServiceReason.MISSING_FIELD,
          lambda a: a.platform.stub.CreateTable(pb.CreateTableRequest(players=4),
                                                metadata=a.platform.metadata, timeout=10),
@@ -260,9 +285,8 @@ CASES = [
          lambda a: a.platform.start_hand(a.fresh.table_id)),
     Case("leave during a hand", Code.FAILED_PRECONDITION, Reason.HAND_IN_PROGRESS,
          lambda a: a.fresh.seats[0].leave_table(a.fresh.table_id)),
-    Case("play at a table between hands", Code.FAILED_PRECONDITION,
-         Reason.NO_HAND_IN_PROGRESS, lambda a: a.idle.seats[0].play(a.idle.table_id, "",
-                                                                     ["3S"])),
+    Case("legal plays at a table before its first hand", Code.FAILED_PRECONDITION,
+         Reason.NO_HAND_IN_PROGRESS, lambda a: a.idle.seats[0].legal_plays(a.idle.table_id)),
     Case("deal after the match ended", Code.FAILED_PRECONDITION, Reason.MATCH_OVER,
          lambda a: a.platform.start_hand(a.over.table_id)),
     Case("preset deck at a table that forbids it", Code.FAILED_PRECONDITION,
@@ -319,7 +343,7 @@ CASES = [
          lambda a: a.idle.seats[0].leave_table(a.idle.table_id, 1)),
     Case("token of a player who left", Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT,
          _left_player),
-    Case("platform acts for a seat", Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT,
+    Case("platform acts for a seat", Code.PERMISSION_DENIED, ServiceReason.SEAT_TOKEN_REQUIRED,
          lambda a: a.platform.pass_turn(a.fresh.table_id, a.fresh_hand.hand_id)),
     Case("platform views a seat", Code.PERMISSION_DENIED, ServiceReason.AUDIT_REQUIRED,
          lambda a: a.platform.hand_view(a.fresh.table_id, seat=0)),
@@ -361,7 +385,7 @@ def test_each_error_carries_its_status_code_and_one_error_info_with_its_reason(
 def test_the_cases_provoke_every_reason_and_status_code_but_the_unreachable_ones() -> None:
     every = {str(r) for r in Reason} | {str(r) for r in ServiceReason}
     provoked = {str(case.reason) for case in CASES}
-    assert every - provoked == set(UNREACHABLE)
+    assert every - provoked == set(UNREACHABLE) | SHENGJI_NOT_SERVED_YET
     assert {case.code for case in CASES} == STATUS_CODES
 
 

@@ -148,3 +148,12 @@ def test_the_installed_command_prints_the_ruling(tmp_path: Path) -> None:
                           check=False, timeout=60)
     assert done.returncode != 0 and done.stdout == ""
     assert "not a valid transcript" in done.stderr
+
+
+def test_a_deeply_nested_file_is_refused_without_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert main(["adjudicate", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert "nested too deeply" in err and "Traceback" not in err

@@ -276,8 +276,8 @@ def test_the_docs_error_table_documents_every_reason_with_its_status_code() -> N
             (InvalidArgument, ("MISSING_FIELD", "INVALID_ID", "INVALID_REQUEST")),
             (Unauthenticated, ("MISSING_CREDENTIALS", "INVALID_TOKEN", "TOKEN_EXPIRED",
                                "INVALID_AUDIT_KEY", "INVALID_PLATFORM_KEY")),
-            (PermissionDenied, ("WRONG_TABLE", "WRONG_SEAT", "AUDIT_REQUIRED",
-                                "PLATFORM_REQUIRED")),
+            (PermissionDenied, ("WRONG_TABLE", "WRONG_SEAT", "SEAT_TOKEN_REQUIRED",
+                                "AUDIT_REQUIRED", "PLATFORM_REQUIRED")),
             (ResourceExhausted, ("MESSAGE_TOO_LARGE", "LIMIT_EXCEEDED", "RATE_LIMITED")),
             (Unavailable, ("SHUTTING_DOWN", "STORE_UNAVAILABLE")),
         ) for r in map(ServiceReason, reasons)
