@@ -10,6 +10,7 @@ from fiftyk_referee.service import (
     adjudicate_cli,
     demo_cli,
     health_cli,
+    migrate_cli,
     replay_cli,
     rules_cli,
     serve_cli,
@@ -23,7 +24,7 @@ SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentPar
 SUBCOMMANDS: list[SubcommandRegistrar] = [adjudicate_cli.add_parser, health_cli.add_parser,
                                           rules_cli.add_parser,
                                           serve_cli.add_parser, demo_cli.add_parser,
-                                          replay_cli.add_parser]
+                                          replay_cli.add_parser, migrate_cli.add_parser]
 
 
 def _distribution_version() -> str:

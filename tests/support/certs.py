@@ -40,14 +40,16 @@ class TestCA:
 
     __test__ = False  # not a test class, despite the name
 
-    def __init__(self, name: str = "fiftyk test CA") -> None:
+    def __init__(self, name: str = "fiftyk test CA", *,
+                 validity: datetime.timedelta = VALIDITY) -> None:
+        self.validity = validity
         self._key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
         self.name = _name(name)
         self._cert = (
             x509.CertificateBuilder().subject_name(self.name).issuer_name(self.name)
             .public_key(self._key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - SKEW).not_valid_after(now + VALIDITY)
+            .not_valid_before(now - SKEW).not_valid_after(now + validity)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .sign(self._key, hashes.SHA256())
         )
@@ -60,7 +62,7 @@ class TestCA:
         builder = (
             x509.CertificateBuilder().subject_name(_name(common_name)).issuer_name(self.name)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - SKEW).not_valid_after(now + VALIDITY)
+            .not_valid_before(now - SKEW).not_valid_after(now + self.validity)
         )
         if hosts:
             names: list[x509.GeneralName] = []

@@ -168,7 +168,7 @@ def test_configuration_keys_are_unique_and_secrets_are_among_them() -> None:
 
 def test_compose_runs_postgres_15_two_referees_prometheus_and_grafana() -> None:
     services = compose()["services"]
-    assert set(services) == {"postgres", *REFEREES, "prometheus", "grafana"}
+    assert set(services) == {"postgres", "migrate", *REFEREES, "prometheus", "grafana"}
     assert services["postgres"]["image"].startswith("postgres:15")
 
 
@@ -179,9 +179,33 @@ def test_compose_referees_share_one_database_and_set_only_configuration_keys() -
         assert set(environment) <= set(CONFIG_ENV_VARS)
         assert "@postgres:5432/" in environment["FIFTYK_DATABASE_URL"]
     assert environments[0]["FIFTYK_DATABASE_URL"] == environments[1]["FIFTYK_DATABASE_URL"]
-    # One replica creates the schema; the other waits until that one is healthy.
-    assert [env["FIFTYK_CREATE_SCHEMA"] for env in environments] == ["true", "false"]
-    assert services["referee-2"]["depends_on"]["referee-1"]["condition"] == "service_healthy"
+    # `migrate` creates the schema once; the replicas start after it and never create it.
+    assert [env["FIFTYK_CREATE_SCHEMA"] for env in environments] == ["false", "false"]
+    for name in REFEREES:
+        assert services[name]["depends_on"] == {
+            "migrate": {"condition": "service_completed_successfully"}}
+    assert services["migrate"]["command"] == ["migrate"]
+    assert services["migrate"]["environment"]["FIFTYK_DATABASE_URL"] == \
+        environments[0]["FIFTYK_DATABASE_URL"]
+
+
+def test_compose_referees_serve_tls_and_prometheus_scrapes_over_https() -> None:
+    services = compose()["services"]
+    for name in REFEREES:
+        environment = services[name]["environment"]
+        mounted = {volume.split(":")[1]: volume.split(":")[0]
+                   for volume in services[name]["volumes"]}
+        assert mounted["/etc/fiftyk/tls"] == "./tls"
+        assert environment["FIFTYK_TLS_CERT_FILE"].startswith("/etc/fiftyk/tls/")
+        assert environment["FIFTYK_TLS_KEY_FILE"].startswith("/etc/fiftyk/tls/")
+        check = services[name]["healthcheck"]["test"]
+        assert check[1:3] == ["fiftyk", "health"] and "--tls-ca" in check
+        args = build_parser().parse_args(check[2:])
+        assert args.tls_ca.startswith("/etc/fiftyk/tls/")
+    [config] = yaml_documents(PROMETHEUS / "prometheus.yml")
+    [job] = [job for job in config["scrape_configs"] if job["job_name"] == "fiftyk-referee"]
+    assert job["scheme"] == "https" and job["tls_config"]["ca_file"].startswith(
+        "/etc/prometheus/tls/")
 
 
 def test_compose_secrets_come_from_the_environment_and_must_be_set() -> None:
@@ -263,12 +287,33 @@ def test_kustomization_lists_every_manifest() -> None:
     assert resources == files
 
 
-def test_probes_call_grpc_health_on_the_grpc_port() -> None:
+def test_probes_run_fiftyk_health_over_tls_on_the_grpc_port() -> None:
     container = referee_container()
-    configured = int(manifests()["ConfigMap"]["data"][PORT])
+    data = manifests()["ConfigMap"]["data"]
+    configured = int(data[PORT])
     assert container_port("grpc") == configured
+    mounts = {mount["name"]: mount["mountPath"] for mount in container["volumeMounts"]}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert container[probe]["grpc"]["port"] == configured, probe
+        command = container[probe]["exec"]["command"]
+        assert command[:2] == ["fiftyk", "health"], probe
+        args = build_parser().parse_args(command[1:])
+        assert args.server == f"127.0.0.1:{configured}", probe
+        assert args.tls_ca.startswith(mounts["tls"] + "/"), probe
+        # Liveness must not follow the database: restarting does not bring it back.
+        assert args.service == ("liveness" if probe == "livenessProbe" else ""), probe
+    assert data["FIFTYK_TLS_CERT_FILE"].startswith(mounts["tls"] + "/")
+    assert data["FIFTYK_TLS_KEY_FILE"].startswith(mounts["tls"] + "/")
+
+
+def test_a_job_creates_the_schema_and_the_pods_do_not() -> None:
+    objects = manifests()
+    assert objects["ConfigMap"]["data"]["FIFTYK_CREATE_SCHEMA"] == "false"
+    job = objects["Job"]
+    [container] = job["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == ["migrate"]
+    assert container["image"] == referee_container()["image"]
+    [url] = [item for item in container["env"] if item["name"] == "FIFTYK_DATABASE_URL"]
+    assert url["valueFrom"]["secretKeyRef"]["key"] == "FIFTYK_DATABASE_URL"
 
 
 def test_pods_are_annotated_for_scraping_on_the_metrics_port() -> None:
@@ -276,6 +321,7 @@ def test_pods_are_annotated_for_scraping_on_the_metrics_port() -> None:
     annotations = template["metadata"]["annotations"]
     configured = int(manifests()["ConfigMap"]["data"][METRICS_PORT])
     assert annotations["prometheus.io/scrape"] == "true"
+    assert annotations["prometheus.io/scheme"] == "https"  # the metrics port speaks TLS
     assert int(annotations["prometheus.io/port"]) == container_port("metrics") == configured
 
 
