@@ -33,6 +33,7 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    disable_created_metrics,
     generate_latest,
     start_http_server,
 )
@@ -184,6 +185,9 @@ class Metrics:
     """The metrics of one server process, in a registry of its own."""
 
     def __init__(self) -> None:
+        # No `_created` series: one per counter and histogram child, doubling the series
+        # count for a timestamp nothing here queries. (A process-wide switch of the client.)
+        disable_created_metrics()
         self.registry = CollectorRegistry(auto_describe=True)
         self._server: WSGIServer | None = None
         self._thread: threading.Thread | None = None

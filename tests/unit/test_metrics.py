@@ -337,3 +337,11 @@ def test_stream_written_with_context_write_still_works_and_is_handled() -> None:
     labels = rpc_labels("WriteCount", "server_stream")
     assert value(metrics, "grpc_server_started_total", **labels) == 1
     assert value(metrics, "grpc_server_handled_total", **labels, grpc_code="OK") == 1
+
+
+def test_the_exposition_has_no_created_series() -> None:
+    metrics = Metrics()
+    metrics.command("play", "accepted")
+    metrics.observe_append(0.001)
+    metrics.rate_limited("player", "command")
+    assert "_created" not in metrics.render().decode()
