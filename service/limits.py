@@ -67,7 +67,7 @@ def _rates(create: Rate, command: Rate, read: Rate, adjudicate: Rate,
 DEFAULT_RATES: Mapping[str, Mapping[str, Rate]] = {
     "player": _rates(Rate(5, 10), Rate(50, 100), Rate(100, 200), Rate(2, 5), Rate(10, 30)),
     "audit": _rates(Rate(5, 10), Rate(5, 10), Rate(500, 1000), Rate(20, 50), Rate(50, 200)),
-    "platform": _rates(Rate(100, 500), Rate(500, 1000), Rate(1000, 2000), Rate(20, 50),
+    "platform": _rates(Rate(20, 100), Rate(500, 1000), Rate(1000, 2000), Rate(20, 50),
                        Rate(50, 200)),
     "anonymous": _rates(Rate(5, 10), Rate(5, 10), Rate(10, 20), Rate(2, 5), Rate(2, 5)),
 }

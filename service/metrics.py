@@ -187,7 +187,7 @@ class Metrics:
     def __init__(self) -> None:
         # No `_created` series: one per counter and histogram child, doubling the series
         # count for a timestamp nothing here queries. (A process-wide switch of the client.)
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in the client
         self.registry = CollectorRegistry(auto_describe=True)
         self._server: WSGIServer | None = None
         self._thread: threading.Thread | None = None

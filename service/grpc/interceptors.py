@@ -23,7 +23,12 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
-from fiftyk_referee.service.errors import ResourceExhausted, ServiceError, Unauthenticated
+from fiftyk_referee.service.errors import (
+    ResourceExhausted,
+    ServiceError,
+    ServiceReason,
+    Unauthenticated,
+)
 from fiftyk_referee.service.grpc.auth import (
     ANONYMOUS,
     CERTIFIED_PLATFORM,
@@ -337,19 +342,21 @@ class _LogObserver:
     def finished(self, code: grpc.StatusCode) -> None:
         # Accepted calls are logged at DEBUG: every accepted command is already recorded in
         # the event store, and an INFO line per call costs a sixth of the event loop's time
-        # under load. Refusals are logged at INFO, server faults at ERROR.
+        # under load. Refusals are logged at INFO, server faults at ERROR. Calls refused
+        # RATE_LIMITED are at DEBUG: a flood would otherwise write a line per refused call
+        # (fiftyk_rate_limited_total counts them).
+        # The reason code a refusal carried (never cards or secrets: codes are fixed words).
+        # Unknown when `finished` runs in a done callback, outside the call's context.
+        reason = refusal_reason_var.get() if code != grpc.StatusCode.OK else None
         if code in SERVER_ERROR_CODES:
             level = logging.ERROR
-        elif code == grpc.StatusCode.OK:
+        elif code == grpc.StatusCode.OK or reason == ServiceReason.RATE_LIMITED:
             level = logging.DEBUG
         else:
             level = logging.INFO
         if not _log.isEnabledFor(level):
             return
         elapsed_ms = (time.perf_counter() - self.start) * MILLISECONDS
-        # The reason code a refusal carried (never cards or secrets: codes are fixed words).
-        # Unknown when `finished` runs in a done callback, outside the call's context.
-        reason = refusal_reason_var.get() if code != grpc.StatusCode.OK else None
         # Explicit extras: `finished` may run in a done callback, outside the call's context.
         _log.log(
             level, "%s %s%s", self.method, grpc_code_label(code),
