@@ -39,6 +39,7 @@ from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.service.errors import ServiceError
 
 LOCK_STRIPES = 64
+PENDING_EVENTS = "_pending_events"  # the library's list of events not yet saved
 AggregateT = TypeVar("AggregateT", bound=Aggregate)
 T = TypeVar("T")
 
@@ -47,23 +48,30 @@ T = TypeVar("T")
 IMMUTABLE_TYPES: frozenset[type] = frozenset({
     str, int, float, bool, bytes, type(None), Decimal, UUID, datetime, Card, tuple,
 })
+# The immutable types, and those found immutable since (enums, frozen dataclasses).
+_immutable: set[type] = set(IMMUTABLE_TYPES)
 
 
 def copy_value(value: Any) -> Any:
     """A copy of `value` sharing only immutable parts (containers are copied, recursively)."""
     kind = type(value)
-    if kind in IMMUTABLE_TYPES:
+    if kind in _immutable:
         return value
     if kind is list:
+        # Most lists hold only immutable values: check their types at C speed, copy flat.
+        if _immutable.issuperset(map(type, value)):
+            return list(value)
         return [copy_value(item) for item in value]
     if kind is dict:
+        if _immutable.issuperset(map(type, value.values())):
+            return dict(value)
         return {key: copy_value(item) for key, item in value.items()}
     if kind is set:
         return set(value)  # sets hold hashable, hence immutable, values
-    if isinstance(value, Enum):
+    if issubclass(kind, Enum) or (is_dataclass(value)
+                                  and value.__dataclass_params__.frozen):  # type: ignore[union-attr]
+        _immutable.add(kind)  # enums and frozen dataclasses (combinations, rules) never change
         return value
-    if is_dataclass(value) and value.__dataclass_params__.frozen:  # type: ignore[union-attr]
-        return value  # frozen dataclasses (combinations, rulesets) never change
     raise TypeError(f"aggregates may not hold a {kind.__name__}: the cache cannot copy it")
 
 
@@ -73,8 +81,10 @@ def private_copy(aggregate: AggregateT) -> AggregateT:
     duplicate = object.__new__(type(aggregate))
     duplicate.__dict__.update({
         name: value if name in shared else copy_value(value)
-        for name, value in vars(aggregate).items()
+        for name, value in vars(aggregate).items() if name != PENDING_EVENTS
     })
+    # Events are immutable once triggered: the list is the copy's own, its events shared.
+    duplicate.__dict__[PENDING_EVENTS] = list(vars(aggregate).get(PENDING_EVENTS, ()))
     return duplicate
 
 

@@ -58,6 +58,7 @@ HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/hand")
 PLAYING, OVER = HandStatus.PLAYING, HandStatus.OVER
 PASS_BY_PLAYER, PASS_EMPTY_HAND, PASS_TIMEOUT = "player", "empty_hand", "timeout"
 FIRST_LEAD_FALLBACK = "holder:3H"
+PLAY_ACTION, PASS_ACTION, RESIGN_ACTION = "play", "pass", "resign"
 FIRST_OUT = "first_out"  # the carry key: who went out first (may lead the next hand)
 
 
@@ -252,7 +253,9 @@ class Hand(Aggregate):
         self.announced: dict[int, int] = {}
         self.unbeaten_bombs: list[tuple[int, int]] = []
         self.tricks_won = 0
-        self.actions: list[dict[str, Any]] = []
+        # Every action in order, as (seat, "play" | "pass" | "resign", cards): immutable
+        # entries, so copying the hand for a command copies the list, not each entry.
+        self.action_log: list[tuple[int, str, tuple[str, ...]]] = []
         self.status = PLAYING
         self.result: dict[str, Any] | None = None
 
@@ -298,6 +301,12 @@ class Hand(Aggregate):
         if self.is_over or not self.rules.turn_timeout or self.turn is None:
             return None
         return self.modified_on + timedelta(seconds=self.rules.turn_timeout)
+
+    @property
+    def actions(self) -> list[dict[str, Any]]:
+        """The actions so far in transcript form: `{"seat": s, "play": [...]}` or a pass."""
+        return [{"seat": seat, "play": list(cards)} if kind == PLAY_ACTION
+                else {"seat": seat, kind: True} for seat, kind, cards in self.action_log]
 
     @property
     def to_act(self) -> int | None:
@@ -574,14 +583,14 @@ class Hand(Aggregate):
         self.table_points += points
         self.passed = set()
         self.turn = self.next_active(seat)
-        self.actions.append({"seat": seat, "play": list(cards)})
+        self.action_log.append((seat, PLAY_ACTION, tuple(cards)))
 
     def _passed(self, seat: int, why: str) -> None:
         self.passed.add(seat)
         self.trick.append((seat, None, "", why != PASS_BY_PLAYER))
         self.turn = self.next_active(seat)
         if why != PASS_EMPTY_HAND:
-            self.actions.append({"seat": seat, "pass": True})
+            self.action_log.append((seat, PASS_ACTION, ()))
 
     @event("Resigned")
     def _resigned(self, seat: int) -> None:
@@ -589,7 +598,7 @@ class Hand(Aggregate):
         self.passed.discard(seat)
         if self.turn == seat:
             self.turn = self.next_active(seat)
-        self.actions.append({"seat": seat, "resign": True})
+        self.action_log.append((seat, RESIGN_ACTION, ()))
 
     class TrickWon(Aggregate.Event):
         """A trick won: its points to the seat; who leads next (None when the hand ends)."""
