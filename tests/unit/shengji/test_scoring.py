@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
+from fiftyk_referee.domain.shengji.play import make_lead
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import (
     ATTACKERS,
@@ -126,3 +129,21 @@ def test_qq_lowest_total_decides_and_the_cap_applies_to_attackers() -> None:
     assert mixed["room_points"]["multiplier"] == 2 and mixed["room_points"]["base"] == 2
     attack = score_hand(QQ, facts(trick_points=200))
     assert attack["room_points"]["base"] == 4 and attack["room_points"]["delta"][1] == 4
+
+
+@pytest.mark.parametrize(("lead", "multiplier"), [
+    ("4C 4C", 4), ("4C 4C 5C 5C", 16), ("4C 4C 5C 5C 6C 6C", 64),
+    ("AC KC QC JC 10C 9C 8C 7C 7C", 4), ("AC KC QC JC", 2), ("AC AC JC JC", 4),
+])
+def test_seed_kitty_multipliers_of_last_leads(lead: str, multiplier: int) -> None:
+    order = trump_order(LEVEL_RANK["2"], "S", False)
+    largest = make_lead(parse_cards(lead), order).components[0].size
+    assert kitty_multiplier(TRACTOR, largest) == multiplier
+
+
+@pytest.mark.parametrize(("lead", "multiplier"), [
+    ("5C 5C 5C", 8), ("4C 4C 4C 5C 5C 5C", 64)])
+def test_seed_kitty_multipliers_of_titanic_leads(lead: str, multiplier: int) -> None:
+    order = trump_order(LEVEL_RANK["2"], "S", False)
+    largest = make_lead(parse_cards(lead), order).components[0].size
+    assert kitty_multiplier(ShengjiRules.from_spec("titanic"), largest) == multiplier
