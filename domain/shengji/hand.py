@@ -705,10 +705,11 @@ class ShengjiHand(Aggregate):
                     continue
                 if rung > standing:
                     plays.append(LegalPlay((str(card),) * k, "declaration"))
-        return LegalActions(
-            seat=seat, plays=tuple(plays), other_kinds=frozenset({ActionKind.DECLARE}),
-            constraints=("declare one of the listed card sets with a DECLARE action, or"
-                         " declare nothing (a DECLARE naming no cards)",))
+        words = "declare one of the listed card sets with a DECLARE action"
+        if seat not in self.spoken:
+            words += ", or declare nothing (a DECLARE naming no cards)"
+        return LegalActions(seat=seat, plays=tuple(plays),
+                            other_kinds=frozenset({ActionKind.DECLARE}), constraints=(words,))
 
     def view(self, viewer: Viewer) -> ShengjiView:
         """The hand as `viewer` may see it: never another seat's cards or a hidden kitty."""

@@ -182,7 +182,7 @@ def _material(counts: Counter[Card], order: TrumpOrder, need_runs: bool) -> _Mat
 
 @dataclass
 class _Placement:
-    score: tuple[int, int, int]  # entries 1-3 (entry 3 counting only triples in pieces)
+    score: tuple[int, int, int]  # entries 1-3
     pieces: list[tuple[int, list[Card]]]  # (bin width, tuples of the piece)
     caps: tuple[int, ...]  # what is left of each bin
 
@@ -200,44 +200,64 @@ def _titanic_tuples(widths: Sequence[int]) -> int:
     return total
 
 
-def _place(bins: Sequence[tuple[int, int]], runs: list[list[Card]],
-           width: dict[Card, int]) -> _Placement:
-    """The best placement of run pieces into the bins (entries 1-3, lexicographic)."""
+def _place(bins: Sequence[tuple[int, int]], runs: list[list[Card]], width: dict[Card, int],
+           triples: int, lone_triple_slots: int) -> _Placement:
+    """The best placement of run pieces into the bins (entries 1-3, lexicographic).
+
+    Entry 3 counts triples in titanic slots through pieces, plus the triples left over in
+    the triple slots left over. A branch is cut when even its optimistic bound cannot beat
+    the best placement found; longer pieces are tried first so good bounds come early.
+    """
     caps = [length for _, length in bins]
+    is_titanic = [w == TRIPLE_WIDTH for w, _ in bins]
     best = _Placement((-1, -1, -1), [], tuple(caps))
+    e3_bound = min(triples, lone_triple_slots + sum(c for c, t in zip(caps, is_titanic,
+                                                                      strict=True) if t))
     pieces: list[tuple[int, list[Card]]] = []
-    score = [0, 0, 0]
+    score = [0, 0, 0, 0]  # entries 1, 2, triples in titanic slots, triples used by pieces
+
+    def finish() -> None:
+        nonlocal best
+        free = lone_triple_slots + sum(c for c, t in zip(caps, is_titanic, strict=True) if t)
+        e3 = score[2] + min(triples - score[3], free)
+        if (score[0], score[1], e3) > best.score:
+            best = _Placement((score[0], score[1], e3), list(pieces), tuple(caps))
 
     def search(index: int, runs: list[list[Card]]) -> None:
-        nonlocal best
         if index == len(bins) or not runs:
-            if tuple(score) > best.score:
-                best = _Placement((score[0], score[1], score[2]), list(pieces), tuple(caps))
+            finish()
+            return
+        room = sum(caps[index:])
+        titanic_room = sum(c for c, t in zip(caps[index:], is_titanic[index:], strict=True) if t)
+        tuples_left = sum(len(r) for r in runs)
+        triples_left = sum(1 for r in runs for c in r if width[c] == TRIPLE_WIDTH)
+        bound = (score[0] + min(titanic_room, triples_left), score[1] + min(room, tuples_left),
+                 e3_bound)
+        if bound <= best.score:
             return
         bin_width = bins[index][0]
         cap = caps[index]
         for r, run in enumerate(runs):
             for start in range(len(run) - 1):
-                for stop in range(start + MIN_RUN, min(len(run), start + cap) + 1):
+                for stop in range(min(len(run), start + cap), start + MIN_RUN - 1, -1):
                     piece = run[start:stop]
                     widths = [width[c] for c in piece]
+                    used = sum(1 for w in widths if w == TRIPLE_WIDTH)
                     if bin_width == TRIPLE_WIDTH:
-                        gained_triples = sum(1 for w in widths if w == TRIPLE_WIDTH)
-                        titanic = _titanic_tuples(widths)
+                        gained_triples, titanic = used, _titanic_tuples(widths)
                     else:
                         gained_triples = titanic = 0
                     rest = runs[:r] + runs[r + 1:]
                     rest += [part for part in (run[:start], run[stop:]) if len(part) >= MIN_RUN]
+                    step = (titanic, len(piece), gained_triples, used)
                     caps[index] -= len(piece)
-                    score[0] += titanic
-                    score[1] += len(piece)
-                    score[2] += gained_triples
+                    for entry, gain in enumerate(step):
+                        score[entry] += gain
                     pieces.append((bin_width, piece))
                     search(index, rest)
                     pieces.pop()
-                    score[0] -= titanic
-                    score[1] -= len(piece)
-                    score[2] -= gained_triples
+                    for entry, gain in enumerate(step):
+                        score[entry] -= gain
                     caps[index] += len(piece)
         search(index + 1, runs)
 
@@ -258,21 +278,22 @@ def match_vector(counts: Counter[Card], lead: Lead, order: TrumpOrder,
     slots = sum(length for _, length in lead.bins) + lead.triples + lead.pairs
     e4 = min(len(width), slots)
     if lead.bins and material.runs:
-        placed = _place(lead.bins, material.runs, width)
-        e1, e2, in_pieces = placed.score
+        placed = _place(lead.bins, material.runs, width, material.triples, lead.triples)
+        e1, e2, e3 = placed.score
         caps = placed.caps
         pieces = placed.pieces
     else:
-        e1 = e2 = in_pieces = 0
+        e1 = e2 = 0
         caps = tuple(length for _, length in lead.bins)
         pieces = []
-    used = {card for _, piece in pieces for card in piece}
-    used_triples = sum(1 for c in used if width[c] == TRIPLE_WIDTH)
-    free_triple_slots = lead.triples + sum(
-        cap for (w, _), cap in zip(lead.bins, caps, strict=True) if w == TRIPLE_WIDTH)
-    e3 = in_pieces + min(material.triples - used_triples, free_triple_slots)
+        free_triple_slots = lead.triples + sum(
+            cap for (w, _), cap in zip(lead.bins, caps, strict=True) if w == TRIPLE_WIDTH)
+        e3 = min(material.triples, free_triple_slots)
     if not witness:
         return (e1, e2, e3, e4), []
+    used = {card for _, piece in pieces for card in piece}
+    in_pieces = sum(1 for bin_width, piece in pieces for c in piece
+                    if bin_width == TRIPLE_WIDTH and width[c] == TRIPLE_WIDTH)
     cards: list[Card] = []
     for bin_width, piece in pieces:
         for card in piece:
