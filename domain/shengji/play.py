@@ -44,10 +44,11 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fiftyk_referee.domain.cards import Card
 from fiftyk_referee.domain.errors import Reason
-from fiftyk_referee.domain.shengji.cards import TRUMP, TrumpOrder
+from fiftyk_referee.domain.shengji.cards import TRUMP, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.combinations import (
     MIN_RUN,
     PAIR_WIDTH,
@@ -60,8 +61,8 @@ from fiftyk_referee.domain.shengji.combinations import (
     longest_runs,
 )
 
-EXAMPLE_LIMIT = 32
-CANDIDATES = 2 * EXAMPLE_LIMIT  # candidate follows tried (not every one is legal)
+EXAMPLE_LIMIT = 24
+CANDIDATES = EXAMPLE_LIMIT + EXAMPLE_LIMIT // 2  # candidate follows tried (some repeat)
 SUIT_NAMES = {"S": "spades", "H": "hearts", "C": "clubs", "D": "diamonds", TRUMP: "trumps"}
 Vector = tuple[int, int, int, int]
 ZERO: Vector = (0, 0, 0, 0)
@@ -106,6 +107,15 @@ def lead_of(kind: str, components: Sequence[Component], group: str) -> Lead:
 
 def make_lead(cards: Sequence[Card], order: TrumpOrder) -> Lead:
     """Read a lead (`INVALID_COMBINATION` when its cards span two suit groups)."""
+    key = tuple(sorted(cards))
+    return _read_lead(key, order.rank, order.suit, order.permanent_two)
+
+
+@lru_cache(maxsize=4096)
+def _read_lead(cards: tuple[Card, ...], rank: int, suit: str | None,
+               permanent_two: bool) -> Lead:
+    # Cached: the hand reads each lead when it is played and again when its event applies.
+    order = trump_order(rank, suit, permanent_two)
     kind, components = classify(cards, order)
     return lead_of(kind, components, order.info[cards[0]].group)
 
@@ -474,7 +484,7 @@ def follow_constraint(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> Fo
 
 
 def lead_examples(hand: Sequence[Card], order: TrumpOrder) -> list[tuple[list[Card], str]]:
-    """Example leads: every component of the seat's hand, group by group (bounded)."""
+    """Example leads: every single, pair and triple, and the tractors and titanics (bounded)."""
     by_group: dict[str, list[Card]] = {}
     for card in hand:
         by_group.setdefault(order.info[card].group, []).append(card)
@@ -482,13 +492,13 @@ def lead_examples(hand: Sequence[Card], order: TrumpOrder) -> list[tuple[list[Ca
     for cards in by_group.values():
         counts = Counter(cards)
         for card in sorted(counts, key=order.sort_key):
-            found.setdefault((card,), SINGLE)
-        for component in decompose(cards, order):
-            if component.width > 1:
-                found.setdefault(component.cards, component.kind)
-                for width in range(PAIR_WIDTH, component.width + 1):
-                    for card in set(component.cards):
-                        found.setdefault((card,) * width, kind_of(width, 1))
+            for width in range(1, min(counts[card], TRIPLE_WIDTH) + 1):
+                found[(card,) * width] = kind_of(width, 1)
+        tuples = [c for c in cards if counts[c] >= PAIR_WIDTH]
+        if len(tuples) >= MIN_RUN * PAIR_WIDTH:  # room for a tractor at least
+            for component in decompose(tuples, order):
+                if component.length >= MIN_RUN:
+                    found[component.cards] = component.kind
     plays = [(list(cards), kind) for cards, kind in found.items()]
     plays.sort(key=lambda p: (-len(p[0]), order.sort_key(p[0][-1])))
     return plays[:EXAMPLE_LIMIT]

@@ -5,8 +5,8 @@ random — declarations, burials, example plays, random throws (to make throws f
 and then, a random play that the referee must judge exactly as `follow_error` does, or a
 turn timeout. After every step the points are counted; in the first hands of each preset
 every view is checked for privacy after every step. After every hand its events, stored as
-JSON and read back, must rebuild it, its transcript must re-rule to its result, and the
-next hand is dealt from its carry (levels, rotation, room points).
+JSON and read back, must rebuild it, every other hand's transcript must re-rule to its
+result, and the next hand is dealt from its carry (levels, rotation, room points).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from tests.unit.shengji.helpers import (
 HANDS_PER_PRESET = 200
 HANDS_PER_TABLE = 5
 VIEW_CHECKED_HANDS = 3
+TRANSCRIPT_EVERY = 2  # every other hand is exported and re-ruled (the costliest check)
 DECLARE_RATE = 0.15
 THROW_RATE = 0.15
 RANDOM_PLAY_RATE = 0.2
@@ -112,7 +113,8 @@ def step(hand: ShengjiHand, rng: random.Random) -> None:
     hand.act(seat, Action.play(rng.choice(answer.plays).cards))
 
 
-def play_out(hand: ShengjiHand, rng: random.Random, check_views: bool) -> None:
+def play_out(hand: ShengjiHand, rng: random.Random, check_views: bool,
+             check_transcript: bool = True) -> None:
     """Play a hand to its end, checking invariants after every step."""
     events = list(hand.collect_events())
     while not hand.is_over:
@@ -123,7 +125,8 @@ def play_out(hand: ShengjiHand, rng: random.Random, check_views: bool) -> None:
     events += list(hand.collect_events())
     assert_views_private(hand)
     assert_replay_rebuilds(hand, events)
-    assert_adjudication_reproduces(hand)
+    if check_transcript:
+        assert_adjudication_reproduces(hand)
     result = hand.result
     assert result is not None
     assert sum(result["collected"]) + result["kitty"]["points"] == hand.rules.total_points
@@ -142,7 +145,7 @@ def test_random_playouts(preset: str) -> None:
             hand = GAME.deal(table_id=f"table-{table}", number=number, rules=rules, players=4,
                              dealer=0, seat_players=[None] * 4, carry=carry, deck=None,
                              seed=rng.randbytes(32))
-            play_out(hand, rng, played < VIEW_CHECKED_HANDS)
+            play_out(hand, rng, played < VIEW_CHECKED_HANDS, played % TRANSCRIPT_EVERY == 0)
             record = hand.record()
             carry = dict(record.carry)
             played += 1
