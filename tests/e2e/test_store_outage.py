@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import grpc
@@ -118,3 +120,59 @@ def test_postgres_down_at_start_is_one_line_naming_the_database_without_its_pass
     assert "fiftyk_nowhere" in lines[0] and f"127.0.0.1:{port}" in lines[0]
     assert password not in result.stderr + result.stdout
     assert elapsed < 2 + 10, elapsed
+
+
+@pytest.mark.postgres
+def test_an_outage_under_load_fails_only_unavailable_and_loses_no_acknowledged_command(
+    own_postgres: ThrowawayPostgres, tmp_path: Path,
+) -> None:
+    live = LiveServer(server_config(
+        tmp_path, database_url=own_postgres.url(TEST_DATABASE), rate_limits="off",
+        db_timeout_seconds=STORE_TIMEOUT_SECONDS, db_probe_seconds=PROBE_SECONDS))
+    acknowledged: dict[str, str] = {}
+    failures: Counter[tuple[str, str | None]] = Counter()
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def load(worker: int) -> None:
+        platform = live.platform()
+        number = 0
+        while not stop.is_set():
+            request_id = f"load-{worker}-{number}"
+            try:
+                table = platform.create_table("classic", 4, request_id=request_id).table
+            except grpc.RpcError as error:  # retried with the same request id
+                details = error_details(error)
+                with lock:
+                    failures[(details.code.name, details.reason)] += 1
+                time.sleep(0.05)
+                continue
+            with lock:
+                acknowledged[request_id] = table.table_id
+            number += 1
+
+    workers = [threading.Thread(target=load, args=(n,)) for n in range(3)]
+    try:
+        for worker in workers:
+            worker.start()
+        time.sleep(1.0)
+        own_postgres.pause()
+        _wait_for_health(live.target, "", NOT_SERVING)
+        time.sleep(1.0)
+        own_postgres.resume()
+        _wait_for_health(live.target, "", SERVING)
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join(30)
+    try:
+        assert failures and set(failures) == {("UNAVAILABLE", "STORE_UNAVAILABLE")}, failures
+        audit = live.audit()
+        for table_id in acknowledged.values():
+            assert audit.get_table(table_id).table_id == table_id
+        # Each worker's ids are consecutive: a failed command was retried until acknowledged,
+        # and a retry of one that had been applied answered with the stored table.
+        assert len(set(acknowledged.values())) == len(acknowledged)
+    finally:
+        live.stop()
