@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fiftyk_referee.domain import fiftyk
+from fiftyk_referee.domain import fiftyk, shengji
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Game
 
 DEFAULT_GAME = fiftyk.NAME  # tables stored before games had names are 五十K tables
-GAMES: dict[str, Game] = {fiftyk.NAME: fiftyk.GAME}
+GAMES: dict[str, Game] = {fiftyk.NAME: fiftyk.GAME, shengji.GAME.name: shengji.GAME}
 
 
 def game_named(name: str) -> Game:
@@ -23,13 +23,15 @@ def game_named(name: str) -> Game:
 
 
 def adjudicate(transcript: Any) -> dict[str, Any]:
-    """Rule on a transcript with the game its `format` names (五十K's rules when none does)."""
+    """Rule on a transcript with the game it names (`"game"`, 五十K when absent)."""
     name = DEFAULT_GAME
-    if isinstance(transcript, Mapping):
-        for game in GAMES.values():
-            if transcript.get("format") == game.transcript_format:
-                name = game.name
-    return GAMES[name].adjudicate(transcript)
+    if isinstance(transcript, Mapping) and isinstance(transcript.get("game"), str):
+        name = transcript["game"]
+    game = GAMES.get(name)
+    if game is None:
+        raise RuleError(Reason.INVALID_TRANSCRIPT,
+                        f"unknown game {name!r}; allowed: {', '.join(sorted(GAMES))}")
+    return game.adjudicate(transcript)
 
 
 def game_of(hand: object) -> Game:

@@ -31,7 +31,14 @@ from eventsourcing.persistence import JSONTranscoder, Transcoder
 from eventsourcing.utils import EnvType
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import PASS, RESIGN, Action, GameHand, LegalActions
+from fiftyk_referee.domain.game import (
+    PASS,
+    RESIGN,
+    Action,
+    ActionKind,
+    GameHand,
+    LegalActions,
+)
 from fiftyk_referee.domain.games import DEFAULT_GAME, game_named, game_of
 from fiftyk_referee.domain.observer import AUDITOR, Viewer
 from fiftyk_referee.domain.table import Table
@@ -64,13 +71,13 @@ class MetricsHook(RunnerMetrics, Protocol):
     def observe_rebuild(self, seconds: float) -> None:
         """Observe one rebuild's duration."""
 
-    def hand_started(self, preset: str) -> None:
+    def hand_started(self, game: str, preset: str) -> None:
         """Count a hand dealt."""
 
-    def hand_completed(self, preset: str) -> None:
+    def hand_completed(self, game: str, preset: str) -> None:
         """Count a hand played to the end."""
 
-    def trick(self, preset: str) -> None:
+    def trick(self, game: str, preset: str) -> None:
         """Count a trick won."""
 
     def bomb(self, size: str) -> None:
@@ -307,8 +314,8 @@ class Referee(Application[UUID]):
             decision = Decision(Outcome("start_hand", table, hand),
                                 [table, hand])  # type: ignore[list-item]  # hands are aggregates
             if self.metrics is not None:
-                metrics, preset = self.metrics, table.rules.preset
-                decision.on_saved.append(lambda: metrics.hand_started(preset))
+                metrics, game, preset = self.metrics, table.game_name, table.rules.preset
+                decision.on_saved.append(lambda: metrics.hand_started(game, preset))
             return decision
 
         return self.runner.run("start_hand", str(tid), request_id,
@@ -322,6 +329,24 @@ class Referee(Application[UUID]):
         """One seat's action in a hand (`player_id`: who must hold the seat in this hand)."""
         arguments: dict[str, Any] = {"cards": list(action.cards)} if action.cards else {}
         return self._hand_command(kind, table_id, hand_id, seat, request_id, arguments,
+                                  lambda hand: hand.act(seat, action), player_id=player_id)
+
+    def declare(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
+                cards: Iterable[str], *, request_id: str | None = None,
+                player_id: str | None = None) -> Outcome:
+        """Declare trump cards for a seat (Shengji; no cards: declare nothing this round)."""
+        action = Action(ActionKind.DECLARE, tuple(str(c) for c in cards))
+        return self._hand_command("declare", table_id, hand_id, seat, request_id,
+                                  {"cards": list(action.cards)},
+                                  lambda hand: hand.act(seat, action), player_id=player_id)
+
+    def bury(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
+             cards: Iterable[str], *, request_id: str | None = None,
+             player_id: str | None = None) -> Outcome:
+        """Bury the dealer's cards in the kitty (Shengji)."""
+        action = Action(ActionKind.BURY, tuple(str(c) for c in cards))
+        return self._hand_command("bury", table_id, hand_id, seat, request_id,
+                                  {"cards": list(action.cards)},
                                   lambda hand: hand.act(seat, action), player_id=player_id)
 
     def play(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,

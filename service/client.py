@@ -142,6 +142,22 @@ class RefereeClient:
         response: pb.PassResponse = self.stub.Pass(request, **self._kw())
         return response
 
+    def declare(self, table_id: str, hand_id: str, cards: Iterable[str] = (), *,
+                request_id: str = "") -> pb.DeclareResponse:
+        """Declare trump cards for the token's seat (Shengji; none: declare nothing)."""
+        request = pb.DeclareRequest(request_id=request_id, table_id=table_id, hand_id=hand_id,
+                                    cards=list(cards))
+        response: pb.DeclareResponse = self.stub.Declare(request, **self._kw())
+        return response
+
+    def bury(self, table_id: str, hand_id: str, cards: Iterable[str], *,
+             request_id: str = "") -> pb.BuryResponse:
+        """Bury cards in the kitty (the Shengji dealer)."""
+        request = pb.BuryRequest(request_id=request_id, table_id=table_id, hand_id=hand_id,
+                                 cards=list(cards))
+        response: pb.BuryResponse = self.stub.Bury(request, **self._kw())
+        return response
+
     def resign(self, table_id: str, hand_id: str, *, request_id: str = "") -> pb.ResignResponse:
         """Resign the hand for the token's seat."""
         request = pb.ResignRequest(request_id=request_id, table_id=table_id, hand_id=hand_id)

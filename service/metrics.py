@@ -39,6 +39,7 @@ from prometheus_client import (
 )
 
 from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.fiftyk import NAME as FIFTYK
 from fiftyk_referee.domain.fiftyk.combinations import (
     BIG_JOKER_PAIR,
     BOMB,
@@ -53,6 +54,9 @@ from fiftyk_referee.domain.fiftyk.combinations import (
     SMALL_JOKER_PAIR,
 )
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
+from fiftyk_referee.domain.games import game_of
+from fiftyk_referee.domain.shengji.hand import GAME_NAME as SHENGJI
+from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.limits import ROLES, RPC_CLASSES
 from fiftyk_referee.service.tls import TlsFiles
@@ -75,13 +79,15 @@ ACCEPTED = "accepted"
 GRPC_TYPES = frozenset({"unary", "client_stream", "server_stream", "bidi_stream"})
 COMMAND_KINDS = frozenset({
     "create_table", "join_table", "leave_table", "start_hand", "play", "pass", "resign",
-    "timeout",
+    "timeout", "declare", "bury",
 })
 OUTCOMES = frozenset({
     ACCEPTED, OTHER_REASON, *(reason.value for reason in Reason),
     *(reason.value for reason in ServiceReason),
 })
-PRESET_LABELS = frozenset({*PRESETS, OTHER})
+# Each game's presets: the `game` and `preset` labels of the hand counters.
+GAME_PRESETS: dict[str, frozenset[str]] = {
+    FIFTYK: frozenset(PRESETS), SHENGJI: frozenset(SHENGJI_PRESETS)}
 SMALLEST_BOMB, LARGEST_BOMB = 3, 8
 BOMB_SIZES = frozenset({
     *(f"{BOMB}_{n}" for n in range(SMALLEST_BOMB, LARGEST_BOMB + 1)),
@@ -126,10 +132,10 @@ def bomb_size_label(combination_type: str, cards: int) -> str:
 class GameMetrics(Protocol):
     """The game counters a hand command feeds."""
 
-    def hand_completed(self, preset: str) -> None:
+    def hand_completed(self, game: str, preset: str) -> None:
         """Count a hand played to the end."""
 
-    def trick(self, preset: str) -> None:
+    def trick(self, game: str, preset: str) -> None:
         """Count a trick won."""
 
     def bomb(self, size: str) -> None:
@@ -141,18 +147,18 @@ def game_event_metrics(metrics: GameMetrics, hand: Any) -> Callable[[], None]:
 
     Read from the events the command recorded (taken now, before the save collects them).
     """
-    preset = hand.rules.preset
+    game, preset = game_of(hand).name, hand.rules.preset
     events = list(hand.pending_events)
 
     def report() -> None:
         for domain_event in events:
             name = type(domain_event).__name__
             if name == TRICK_WON:
-                metrics.trick(preset)
+                metrics.trick(game, preset)
             elif name == CARDS_PLAYED and getattr(domain_event, "rung", NORMAL) != NORMAL:
                 metrics.bomb(bomb_size_label(domain_event.type, len(domain_event.cards)))
         if hand.is_over:
-            metrics.hand_completed(preset)
+            metrics.hand_completed(game, preset)
 
     return report
 
@@ -160,6 +166,14 @@ def game_event_metrics(metrics: GameMetrics, hand: Any) -> Callable[[], None]:
 def _command_label(kind: str) -> str:
     snake = _CAMEL_BOUNDARY.sub("_", kind).lower()
     return snake if snake in COMMAND_KINDS else OTHER
+
+
+def _game_labels(game: str, preset: str) -> tuple[str, str]:
+    """Bounded `game` and `preset` label values (unknown ones become `other`)."""
+    presets = GAME_PRESETS.get(game)
+    if presets is None:
+        return OTHER, OTHER
+    return game, preset if preset in presets else OTHER
 
 
 def _bounded(value: str, allowed: frozenset[str], fallback: str) -> str:
@@ -218,15 +232,17 @@ class Metrics:
             ("command", "outcome"), registry=registry,
         )
         self._hands_started = Counter(
-            "fiftyk_hands_started_total", "Hands dealt, by preset.", ("preset",),
-            registry=registry,
+            "fiftyk_hands_started_total", "Hands dealt, by game and preset.",
+            ("game", "preset"), registry=registry,
         )
         self._hands_completed = Counter(
-            "fiftyk_hands_completed_total", "Hands played to the end and scored, by preset.",
-            ("preset",), registry=registry,
+            "fiftyk_hands_completed_total",
+            "Hands played to the end and scored, by game and preset.",
+            ("game", "preset"), registry=registry,
         )
         self._tricks = Counter(
-            "fiftyk_tricks_total", "Tricks won, by preset.", ("preset",), registry=registry
+            "fiftyk_tricks_total", "Tricks won, by game and preset.", ("game", "preset"),
+            registry=registry
         )
         self._bombs = Counter(
             "fiftyk_bombs_total",
@@ -293,9 +309,10 @@ class Metrics:
             self._watch_limited.labels(scope)
         # The fixed label values start at 0: every family shows from the first scrape and the
         # first increment counts in rate() (a series that appears at 1 loses it).
-        for preset in PRESETS:
-            for counter in (self._hands_started, self._hands_completed, self._tricks):
-                counter.labels(preset)
+        for game, presets in GAME_PRESETS.items():
+            for preset in sorted(presets):
+                for counter in (self._hands_started, self._hands_completed, self._tricks):
+                    counter.labels(game, preset)
         for size in sorted(BOMB_SIZES - {OTHER}):
             self._bombs.labels(size)
 
@@ -327,17 +344,17 @@ class Metrics:
             _command_label(kind), _bounded(outcome, OUTCOMES, OTHER_REASON)
         ).inc()
 
-    def hand_started(self, preset: str) -> None:
-        """Count a hand dealt under a preset."""
-        self._hands_started.labels(_bounded(preset, PRESET_LABELS, OTHER)).inc()
+    def hand_started(self, game: str, preset: str) -> None:
+        """Count a hand dealt under a game's preset."""
+        self._hands_started.labels(*_game_labels(game, preset)).inc()
 
-    def hand_completed(self, preset: str) -> None:
-        """Count a hand played to the end under a preset."""
-        self._hands_completed.labels(_bounded(preset, PRESET_LABELS, OTHER)).inc()
+    def hand_completed(self, game: str, preset: str) -> None:
+        """Count a hand played to the end under a game's preset."""
+        self._hands_completed.labels(*_game_labels(game, preset)).inc()
 
-    def trick(self, preset: str) -> None:
-        """Count a trick won under a preset."""
-        self._tricks.labels(_bounded(preset, PRESET_LABELS, OTHER)).inc()
+    def trick(self, game: str, preset: str) -> None:
+        """Count a trick won under a game's preset."""
+        self._tricks.labels(*_game_labels(game, preset)).inc()
 
     def bomb(self, size: str) -> None:
         """Count a bomb played; `size` as returned by `bomb_size_label`."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -10,9 +10,11 @@ from google.protobuf import struct_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.views import HandResult, HandView, TrickEntry
-from fiftyk_referee.domain.game import LegalPlay, Rules
+from fiftyk_referee.domain.game import ActionKind, LegalPlay, Rules
 from fiftyk_referee.domain.observer import seat_of
+from fiftyk_referee.domain.shengji.hand import ShengjiView
 from fiftyk_referee.domain.table import TableView, rules_of
+from fiftyk_referee.service.grpc.convert_shengji import shengji_hand_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 OptionValue = bool | int | str | None
@@ -122,13 +124,29 @@ def _trick_action(entry: TrickEntry) -> pb.TrickAction:
                           combination_type=entry.combination, by_referee=entry.by_referee)
 
 
+ACTION_KINDS = {ActionKind.PLAY: pb.ACTION_KIND_PLAY, ActionKind.PASS: pb.ACTION_KIND_PASS,
+                ActionKind.DECLARE: pb.ACTION_KIND_DECLARE, ActionKind.BURY: pb.ACTION_KIND_BURY}
+
+
+def action_kinds_to_proto(kinds: Iterable[ActionKind]) -> list[pb.ActionKind.ValueType]:
+    """Action kinds as ActionKind values, in a stable order (resigning is always allowed)."""
+    return [ACTION_KINDS[k] for k in sorted(kinds) if k in ACTION_KINDS]
+
+
 def legal_play_to_proto(play: LegalPlay) -> pb.LegalPlay:
     """One legal play as LegalPlay."""
     return pb.LegalPlay(cards=play.cards, combination_type=play.kind)
 
 
-def hand_to_proto(view: HandView) -> pb.HandView:
-    """A hand as one viewer sees it, as HandView."""
+def hand_to_proto(view: Any) -> pb.HandView:
+    """Any game's hand view as HandView (each game's view has its converter)."""
+    if isinstance(view, ShengjiView):
+        return shengji_hand_to_proto(view)
+    return fiftyk_hand_to_proto(view)
+
+
+def fiftyk_hand_to_proto(view: HandView) -> pb.HandView:
+    """A 五十K hand as one viewer sees it, as HandView."""
     message = pb.HandView(
         hand_id=view.hand_id, table_id=view.table_id, hand_number=view.number,
         full_view=view.full, dealer=view.dealer, trick_points=view.trick_points,

@@ -29,7 +29,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "Play": (*_HAND_COMMAND, "cards"),
     "Pass": _HAND_COMMAND,
     "Resign": _HAND_COMMAND,
-    "Declare": (*_HAND_COMMAND, "cards"),
+    "Declare": _HAND_COMMAND,  # no cards: declare nothing this round
     "Bury": (*_HAND_COMMAND, "cards"),
     "GetTable": ("table_id",),
     "GetHandView": ("table_id",),

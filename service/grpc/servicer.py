@@ -38,6 +38,7 @@ from fiftyk_referee.service.errors import (
 )
 from fiftyk_referee.service.grpc import auth
 from fiftyk_referee.service.grpc.convert import (
+    action_kinds_to_proto,
     hand_to_proto,
     legal_play_to_proto,
     options_from_proto,
@@ -63,6 +64,8 @@ REQUEST_FIELDS: dict[str, dict[str, str]] = {
     "CreateTable": {Reason.INVALID_RULESET: "ruleset"},
     "StartHand": {Reason.INVALID_DEAL: "deck"},
     "Play": {Reason.UNKNOWN_CARD: "cards"},
+    "Declare": {Reason.UNKNOWN_CARD: "cards"},
+    "Bury": {Reason.UNKNOWN_CARD: "cards"},
     "Adjudicate": _TRANSCRIPT_FIELD,
 }
 
@@ -281,6 +284,18 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         view, version, replayed = await self._hand_command(request, context, self._app.resign)
         return pb.ResignResponse(hand=view, version=version, replayed=replayed)
 
+    @_rpc
+    async def Declare(self, request: pb.DeclareRequest, context: Context) -> pb.DeclareResponse:
+        view, version, replayed = await self._hand_command(
+            request, context, self._app.declare, list(request.cards))
+        return pb.DeclareResponse(hand=view, version=version, replayed=replayed)
+
+    @_rpc
+    async def Bury(self, request: pb.BuryRequest, context: Context) -> pb.BuryResponse:
+        view, version, replayed = await self._hand_command(
+            request, context, self._app.bury, list(request.cards))
+        return pb.BuryResponse(hand=view, version=version, replayed=replayed)
+
     # -- queries ----------------------------------------------------------------------------
 
     @_rpc
@@ -338,7 +353,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                                           request.max_plays or DEFAULT_LEGAL_PLAYS)
         return pb.ListLegalPlaysResponse(
             plays=[legal_play_to_proto(p) for p in legal.plays],
-            may_pass=legal.may_pass, truncated=legal.truncated, version=version)
+            may_pass=legal.may_pass, truncated=legal.truncated, version=version,
+            constraints=legal.constraints, actions=action_kinds_to_proto(legal.other_kinds))
 
     @_rpc
     async def GetScores(self, request: pb.GetScoresRequest, context: Context

@@ -202,11 +202,11 @@ def test_a_retried_request_id_is_counted_as_one_idempotent_replay(scenario: Scen
 
 def test_hands_tricks_and_bombs_match_the_stored_history(scenario: Scenario) -> None:
     final, history = scenario.final, scenario.history
-    assert final.value("fiftyk_hands_started_total", preset=PRESET) == 1
-    assert final.value("fiftyk_hands_completed_total", preset=PRESET) == 1
+    assert final.value("fiftyk_hands_started_total", game="fiftyk", preset=PRESET) == 1
+    assert final.value("fiftyk_hands_completed_total", game="fiftyk", preset=PRESET) == 1
     tricks = sum(1 for event in history if event.type == "TrickWon")
     assert tricks > 0
-    assert final.value("fiftyk_tricks_total", preset=PRESET) == tricks
+    assert final.value("fiftyk_tricks_total", game="fiftyk", preset=PRESET) == tricks
     assert final.total("fiftyk_tricks_total") == tricks
     bombs: Counter[str] = Counter()
     for event in history:

@@ -61,11 +61,13 @@ def test_labels_from_outside_never_take_unbounded_values() -> None:
     metrics = Metrics()
     metrics.command("play", "table 1234 exploded")
     metrics.command("delete_everything", "accepted")
-    metrics.hand_started("preset-of-the-day")
+    metrics.hand_started("fiftyk", "preset-of-the-day")
+    metrics.hand_started("chess", "classic")
     metrics.bomb("bomb_99")
     assert value(metrics, "fiftyk_commands_total", command="play", outcome="OTHER") == 1
     assert value(metrics, "fiftyk_commands_total", command="other", outcome="accepted") == 1
-    assert value(metrics, "fiftyk_hands_started_total", preset="other") == 1
+    assert value(metrics, "fiftyk_hands_started_total", game="fiftyk", preset="other") == 1
+    assert value(metrics, "fiftyk_hands_started_total", game="other", preset="other") == 1
     assert value(metrics, "fiftyk_bombs_total", size="other") == 1
     assert b"exploded" not in metrics.render()
 
@@ -83,11 +85,11 @@ def test_bomb_size_label_names_n_of_a_kind_by_count_and_special_bombs_by_type() 
 
 def test_game_and_store_metrics_move_by_the_observed_amounts() -> None:
     metrics = Metrics()
-    metrics.hand_started("classic")
-    metrics.hand_started("classic")
-    metrics.hand_completed("classic")
+    metrics.hand_started("fiftyk", "classic")
+    metrics.hand_started("fiftyk", "classic")
+    metrics.hand_completed("fiftyk", "classic")
     for _ in range(5):
-        metrics.trick("jinzhou")
+        metrics.trick("fiftyk", "jinzhou")
     metrics.bomb("bomb_4")
     metrics.observe_append(0.002)
     metrics.observe_append(0.2)
@@ -101,9 +103,9 @@ def test_game_and_store_metrics_move_by_the_observed_amounts() -> None:
     metrics.watch_opened()
     metrics.watch_closed()
     metrics.set_projection_lag(12)
-    assert value(metrics, "fiftyk_hands_started_total", preset="classic") == 2
-    assert value(metrics, "fiftyk_hands_completed_total", preset="classic") == 1
-    assert value(metrics, "fiftyk_tricks_total", preset="jinzhou") == 5
+    assert value(metrics, "fiftyk_hands_started_total", game="fiftyk", preset="classic") == 2
+    assert value(metrics, "fiftyk_hands_completed_total", game="fiftyk", preset="classic") == 1
+    assert value(metrics, "fiftyk_tricks_total", game="fiftyk", preset="jinzhou") == 5
     assert value(metrics, "fiftyk_bombs_total", size="bomb_4") == 1
     assert value(metrics, "fiftyk_event_store_append_seconds_count") == 2
     assert value(metrics, "fiftyk_event_store_append_seconds_sum") == pytest.approx(0.202)
@@ -345,3 +347,13 @@ def test_the_exposition_has_no_created_series() -> None:
     metrics.observe_append(0.001)
     metrics.rate_limited("player", "command")
     assert "_created" not in metrics.render().decode()
+
+
+def test_shengji_hands_are_counted_under_their_game() -> None:
+    metrics = Metrics()
+    metrics.hand_started("shengji", "tractor")
+    metrics.trick("shengji", "tractor")
+    metrics.trick("shengji", "no-such-preset")
+    assert value(metrics, "fiftyk_hands_started_total", game="shengji", preset="tractor") == 1
+    assert value(metrics, "fiftyk_tricks_total", game="shengji", preset="tractor") == 1
+    assert value(metrics, "fiftyk_tricks_total", game="shengji", preset="other") == 1

@@ -84,6 +84,10 @@ class _ActionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionKind
     """ACTION_KIND_PLAY: the seat played cards."""
     ACTION_KIND_PASS: _ActionKind.ValueType  # 2
     """ACTION_KIND_PASS: the seat passed."""
+    ACTION_KIND_DECLARE: _ActionKind.ValueType  # 3
+    """ACTION_KIND_DECLARE: Shengji: the seat declared trump cards (or nothing)."""
+    ACTION_KIND_BURY: _ActionKind.ValueType  # 4
+    """ACTION_KIND_BURY: Shengji: the dealer buried cards in the kitty."""
 
 class ActionKind(_ActionKind, metaclass=_ActionKindEnumTypeWrapper):
     """ActionKind tells a play from a pass in a trick."""
@@ -94,6 +98,10 @@ ACTION_KIND_PLAY: ActionKind.ValueType  # 1
 """ACTION_KIND_PLAY: the seat played cards."""
 ACTION_KIND_PASS: ActionKind.ValueType  # 2
 """ACTION_KIND_PASS: the seat passed."""
+ACTION_KIND_DECLARE: ActionKind.ValueType  # 3
+"""ACTION_KIND_DECLARE: Shengji: the seat declared trump cards (or nothing)."""
+ACTION_KIND_BURY: ActionKind.ValueType  # 4
+"""ACTION_KIND_BURY: Shengji: the dealer buried cards in the kitty."""
 Global___ActionKind: _TypeAlias = ActionKind  # noqa: Y015
 
 @_typing.final
@@ -669,6 +677,7 @@ class HandView(_message.Message):
     DEAL_SEED_FIELD_NUMBER: _builtins.int
     STOCK_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    SHENGJI_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
     table_id: _builtins.str
@@ -745,6 +754,14 @@ class HandView(_message.Message):
     def stock(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """stock lists the stock's cards in drawing order; audit views of 5/6-card games only."""
 
+    @_builtins.property
+    def shengji(self) -> Global___ShengjiState:
+        """shengji holds what only a Shengji hand has (phase, levels, trump, declaration, kitty);
+        absent for 五十K hands. For Shengji the fields above mean: `dealer` the dealer once
+        fixed (see `shengji.dealer`), `trick` the current trick's plays, `seats[].collected` the
+        points each seat won, `result` is absent (see `shengji.result`).
+        """
+
     def __init__(
         self,
         *,
@@ -773,10 +790,11 @@ class HandView(_message.Message):
         deal_seed: _builtins.str | None = ...,
         stock: _abc.Iterable[_builtins.str] | None = ...,
         version: _builtins.int = ...,
+        shengji: Global___ShengjiState | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "deal_seed", b"deal_seed", "leader", b"leader", "result", b"result", "stock_count", b"stock_count", "top_play", b"top_play", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "deal_seed", b"deal_seed", "leader", b"leader", "result", b"result", "shengji", b"shengji", "stock_count", b"stock_count", "top_play", b"top_play", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "announcements", b"announcements", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "finish_order", b"finish_order", "full_view", b"full_view", "hand_id", b"hand_id", "hand_number", b"hand_number", "leader", b"leader", "legal_plays", b"legal_plays", "legal_plays_truncated", b"legal_plays_truncated", "own_cards", b"own_cards", "result", b"result", "seats", b"seats", "status", b"status", "stock", b"stock", "stock_count", b"stock_count", "table_id", b"table_id", "top_play", b"top_play", "trick", b"trick", "trick_points", b"trick_points", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "version", b"version", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "announcements", b"announcements", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "finish_order", b"finish_order", "full_view", b"full_view", "hand_id", b"hand_id", "hand_number", b"hand_number", "leader", b"leader", "legal_plays", b"legal_plays", "legal_plays_truncated", b"legal_plays_truncated", "own_cards", b"own_cards", "result", b"result", "seats", b"seats", "shengji", b"shengji", "status", b"status", "stock", b"stock", "stock_count", b"stock_count", "table_id", b"table_id", "top_play", b"top_play", "trick", b"trick", "trick_points", b"trick_points", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "version", b"version", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deal_seed: _TypeAlias = _typing.Literal["deal_seed"]  # noqa: Y015
     _WhichOneofArgType__deal_seed: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed"]  # noqa: Y015
@@ -784,6 +802,8 @@ class HandView(_message.Message):
     _WhichOneofArgType__leader: _TypeAlias = _typing.Literal["_leader", b"_leader"]  # noqa: Y015
     _WhichOneofReturnType__result: _TypeAlias = _typing.Literal["result"]  # noqa: Y015
     _WhichOneofArgType__result: _TypeAlias = _typing.Literal["_result", b"_result"]  # noqa: Y015
+    _WhichOneofReturnType__shengji: _TypeAlias = _typing.Literal["shengji"]  # noqa: Y015
+    _WhichOneofArgType__shengji: _TypeAlias = _typing.Literal["_shengji", b"_shengji"]  # noqa: Y015
     _WhichOneofReturnType__stock_count: _TypeAlias = _typing.Literal["stock_count"]  # noqa: Y015
     _WhichOneofArgType__stock_count: _TypeAlias = _typing.Literal["_stock_count", b"_stock_count"]  # noqa: Y015
     _WhichOneofReturnType__top_play: _TypeAlias = _typing.Literal["top_play"]  # noqa: Y015
@@ -800,6 +820,8 @@ class HandView(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__leader) -> _WhichOneofReturnType__leader | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__result) -> _WhichOneofReturnType__result | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__shengji) -> _WhichOneofReturnType__shengji | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__stock_count) -> _WhichOneofReturnType__stock_count | None: ...
     @_typing.overload
@@ -1454,6 +1476,8 @@ class ListLegalPlaysResponse(_message.Message):
     MAY_PASS_FIELD_NUMBER: _builtins.int
     TRUNCATED_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    ACTIONS_FIELD_NUMBER: _builtins.int
     may_pass: _builtins.bool
     """may_pass says whether the seat may pass instead (false for the seat that must lead)."""
     truncated: _builtins.bool
@@ -1464,6 +1488,18 @@ class ListLegalPlaysResponse(_message.Message):
     def plays(self) -> _containers.RepeatedCompositeFieldContainer[Global___LegalPlay]:
         """plays are the legal plays; empty when it is not the seat's turn."""
 
+    @_builtins.property
+    def constraints(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """constraints state in words what the seat must play when the legal plays are too many
+        to list (Shengji follows: `plays` then holds examples and `truncated` is set).
+        """
+
+    @_builtins.property
+    def actions(self) -> _containers.RepeatedScalarFieldContainer[Global___ActionKind.ValueType]:
+        """actions are the other kinds of action the seat may take now (Shengji: DECLARE while
+        the deal is paced out, BURY for the dealer holding the kitty).
+        """
+
     def __init__(
         self,
         *,
@@ -1471,10 +1507,12 @@ class ListLegalPlaysResponse(_message.Message):
         may_pass: _builtins.bool = ...,
         truncated: _builtins.bool = ...,
         version: _builtins.int = ...,
+        constraints: _abc.Iterable[_builtins.str] | None = ...,
+        actions: _abc.Iterable[Global___ActionKind.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["may_pass", b"may_pass", "plays", b"plays", "truncated", b"truncated", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "constraints", b"constraints", "may_pass", b"may_pass", "plays", b"plays", "truncated", b"truncated", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2021,3 +2059,386 @@ class WatchTableResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__table) -> _WhichOneofReturnType__table | None: ...
 
 Global___WatchTableResponse: _TypeAlias = WatchTableResponse  # noqa: Y015
+
+@_typing.final
+class DeclareRequest(_message.Message):
+    """DeclareRequest declares trump cards in a Shengji hand (or nothing: no cards)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
+    table_id: _builtins.str
+    """table_id identifies the table; it must be the seat token's table."""
+    hand_id: _builtins.str
+    """hand_id identifies the hand, so a late command cannot land in the next hand."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the declared cards: one or more copies of a level card or of a joker
+        (SHENGJI.md §4); none declares nothing this round.
+        """
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        hand_id: _builtins.str = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeclareRequest: _TypeAlias = DeclareRequest  # noqa: Y015
+
+@_typing.final
+class DeclareResponse(_message.Message):
+    """DeclareResponse returns the caller's view after the declaration."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """version is the hand's event version after the command."""
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier command."""
+    @_builtins.property
+    def hand(self) -> Global___HandView:
+        """hand is the hand as the caller's seat sees it after the command."""
+
+    def __init__(
+        self,
+        *,
+        hand: Global___HandView | None = ...,
+        version: _builtins.int = ...,
+        replayed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeclareResponse: _TypeAlias = DeclareResponse  # noqa: Y015
+
+@_typing.final
+class BuryRequest(_message.Message):
+    """BuryRequest buries the Shengji dealer's cards in the kitty."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
+    table_id: _builtins.str
+    """table_id identifies the table; it must be the seat token's table."""
+    hand_id: _builtins.str
+    """hand_id identifies the hand."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are exactly the ruleset's `kitty_size` cards from the dealer's hand."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        hand_id: _builtins.str = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BuryRequest: _TypeAlias = BuryRequest  # noqa: Y015
+
+@_typing.final
+class BuryResponse(_message.Message):
+    """BuryResponse returns the dealer's view after burying."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """version is the hand's event version after the command."""
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier command."""
+    @_builtins.property
+    def hand(self) -> Global___HandView:
+        """hand is the hand as the dealer sees it after the command."""
+
+    def __init__(
+        self,
+        *,
+        hand: Global___HandView | None = ...,
+        version: _builtins.int = ...,
+        replayed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BuryResponse: _TypeAlias = BuryResponse  # noqa: Y015
+
+@_typing.final
+class ShengjiState(_message.Message):
+    """ShengjiState is what a Shengji hand shows beyond the common hand view."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PHASE_FIELD_NUMBER: _builtins.int
+    LEVELS_FIELD_NUMBER: _builtins.int
+    TRUMP_RANK_FIELD_NUMBER: _builtins.int
+    TRUMP_SUIT_FIELD_NUMBER: _builtins.int
+    DECLARATION_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    SPOKEN_FIELD_NUMBER: _builtins.int
+    KITTY_SIZE_FIELD_NUMBER: _builtins.int
+    KITTY_FIELD_NUMBER: _builtins.int
+    KITTY_VISIBLE_FIELD_NUMBER: _builtins.int
+    DEALER_FIELD_NUMBER: _builtins.int
+    WINNING_SEAT_FIELD_NUMBER: _builtins.int
+    TRICKS_PLAYED_FIELD_NUMBER: _builtins.int
+    FAILED_THROWS_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    COUNTS_FIELD_NUMBER: _builtins.int
+    phase: _builtins.str
+    """phase is "declaring" (the paced deal), "burying", "playing" or "over"."""
+    trump_rank: _builtins.str
+    """trump_rank is the level rank played this hand, e.g. "2"."""
+    trump_suit: _builtins.str
+    """trump_suit is the trump suit letter once fixed; absent while declaring and for
+    no-trump hands.
+    """
+    round: _builtins.int
+    """round is the number of rounds dealt so far."""
+    kitty_size: _builtins.int
+    """kitty_size is the number of kitty cards."""
+    kitty_visible: _builtins.bool
+    """kitty_visible says whether `kitty` is shown to this viewer."""
+    dealer: _builtins.int
+    """dealer is the dealer once fixed (absent while a first hand's dealer is declared)."""
+    winning_seat: _builtins.int
+    """winning_seat is the seat whose play leads the current trick so far."""
+    tricks_played: _builtins.int
+    """tricks_played counts the tricks finished."""
+    @_builtins.property
+    def levels(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """levels are the two teams' levels (team 0: seats 0 and 2; team 1: seats 1 and 3)."""
+
+    @_builtins.property
+    def declaration(self) -> Global___ShengjiDeclaration:
+        """declaration is the standing declaration, if any."""
+
+    @_builtins.property
+    def spoken(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """spoken are the seats that declared nothing since the last declaration."""
+
+    @_builtins.property
+    def kitty(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """kitty holds the kitty's cards: only for the dealer who took it, and for audit."""
+
+    @_builtins.property
+    def failed_throws(self) -> _containers.RepeatedCompositeFieldContainer[Global___ShengjiFailedThrow]:
+        """failed_throws lists the throws that failed: the seat and the cards it was forced to
+        play instead.
+        """
+
+    @_builtins.property
+    def result(self) -> Global___ShengjiResult:
+        """result is the hand's result once over."""
+
+    @_builtins.property
+    def counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """counts are every seat's card counts (public in Shengji)."""
+
+    def __init__(
+        self,
+        *,
+        phase: _builtins.str = ...,
+        levels: _abc.Iterable[_builtins.str] | None = ...,
+        trump_rank: _builtins.str = ...,
+        trump_suit: _builtins.str | None = ...,
+        declaration: Global___ShengjiDeclaration | None = ...,
+        round: _builtins.int = ...,
+        spoken: _abc.Iterable[_builtins.int] | None = ...,
+        kitty_size: _builtins.int = ...,
+        kitty: _abc.Iterable[_builtins.str] | None = ...,
+        kitty_visible: _builtins.bool = ...,
+        dealer: _builtins.int | None = ...,
+        winning_seat: _builtins.int | None = ...,
+        tricks_played: _builtins.int = ...,
+        failed_throws: _abc.Iterable[Global___ShengjiFailedThrow] | None = ...,
+        result: Global___ShengjiResult | None = ...,
+        counts: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_dealer", b"_dealer", "_declaration", b"_declaration", "_result", b"_result", "_trump_suit", b"_trump_suit", "_winning_seat", b"_winning_seat", "dealer", b"dealer", "declaration", b"declaration", "result", b"result", "trump_suit", b"trump_suit", "winning_seat", b"winning_seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealer", b"_dealer", "_declaration", b"_declaration", "_result", b"_result", "_trump_suit", b"_trump_suit", "_winning_seat", b"_winning_seat", "counts", b"counts", "dealer", b"dealer", "declaration", b"declaration", "failed_throws", b"failed_throws", "kitty", b"kitty", "kitty_size", b"kitty_size", "kitty_visible", b"kitty_visible", "levels", b"levels", "phase", b"phase", "result", b"result", "round", b"round", "spoken", b"spoken", "tricks_played", b"tricks_played", "trump_rank", b"trump_rank", "trump_suit", b"trump_suit", "winning_seat", b"winning_seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__dealer: _TypeAlias = _typing.Literal["dealer"]  # noqa: Y015
+    _WhichOneofArgType__dealer: _TypeAlias = _typing.Literal["_dealer", b"_dealer"]  # noqa: Y015
+    _WhichOneofReturnType__declaration: _TypeAlias = _typing.Literal["declaration"]  # noqa: Y015
+    _WhichOneofArgType__declaration: _TypeAlias = _typing.Literal["_declaration", b"_declaration"]  # noqa: Y015
+    _WhichOneofReturnType__result: _TypeAlias = _typing.Literal["result"]  # noqa: Y015
+    _WhichOneofArgType__result: _TypeAlias = _typing.Literal["_result", b"_result"]  # noqa: Y015
+    _WhichOneofReturnType__trump_suit: _TypeAlias = _typing.Literal["trump_suit"]  # noqa: Y015
+    _WhichOneofArgType__trump_suit: _TypeAlias = _typing.Literal["_trump_suit", b"_trump_suit"]  # noqa: Y015
+    _WhichOneofReturnType__winning_seat: _TypeAlias = _typing.Literal["winning_seat"]  # noqa: Y015
+    _WhichOneofArgType__winning_seat: _TypeAlias = _typing.Literal["_winning_seat", b"_winning_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dealer) -> _WhichOneofReturnType__dealer | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__declaration) -> _WhichOneofReturnType__declaration | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__result) -> _WhichOneofReturnType__result | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__trump_suit) -> _WhichOneofReturnType__trump_suit | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__winning_seat) -> _WhichOneofReturnType__winning_seat | None: ...
+
+Global___ShengjiState: _TypeAlias = ShengjiState  # noqa: Y015
+
+@_typing.final
+class ShengjiDeclaration(_message.Message):
+    """ShengjiDeclaration is a declaration of trump."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    SUIT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the declaring seat."""
+    round: _builtins.int
+    """round is the deal round after which it was declared."""
+    suit: _builtins.str
+    """suit is the declared trump suit letter; absent for a no-trump (joker) declaration."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the declared cards."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+        round: _builtins.int = ...,
+        suit: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_suit", b"_suit", "suit", b"suit"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_suit", b"_suit", "cards", b"cards", "round", b"round", "seat", b"seat", "suit", b"suit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__suit: _TypeAlias = _typing.Literal["suit"]  # noqa: Y015
+    _WhichOneofArgType__suit: _TypeAlias = _typing.Literal["_suit", b"_suit"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__suit) -> _WhichOneofReturnType__suit | None: ...
+
+Global___ShengjiDeclaration: _TypeAlias = ShengjiDeclaration  # noqa: Y015
+
+@_typing.final
+class ShengjiFailedThrow(_message.Message):
+    """ShengjiFailedThrow is a throw another seat could beat (§6.2)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    FORCED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat that threw."""
+    @_builtins.property
+    def forced(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """forced are the cards it had to play instead."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        forced: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["forced", b"forced", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiFailedThrow: _TypeAlias = ShengjiFailedThrow  # noqa: Y015
+
+@_typing.final
+class ShengjiResult(_message.Message):
+    """ShengjiResult is a finished Shengji hand's result (SHENGJI.md §7)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ATTACKER_POINTS_FIELD_NUMBER: _builtins.int
+    KITTY_BONUS_FIELD_NUMBER: _builtins.int
+    SIDE_FIELD_NUMBER: _builtins.int
+    LEVELS_FIELD_NUMBER: _builtins.int
+    LEVELS_AFTER_FIELD_NUMBER: _builtins.int
+    NEXT_DEALER_FIELD_NUMBER: _builtins.int
+    GAME_OVER_FIELD_NUMBER: _builtins.int
+    GAME_WINNER_FIELD_NUMBER: _builtins.int
+    RESULT_JSON_FIELD_NUMBER: _builtins.int
+    attacker_points: _builtins.int
+    """attacker_points are the attackers' points: trick points, the kitty bonus, penalties."""
+    kitty_bonus: _builtins.int
+    """kitty_bonus is the kitty's points times the last trick's multiplier, when the
+    attackers won the last trick.
+    """
+    side: _builtins.str
+    """side is the side that goes up: "dealer" or "attackers"."""
+    levels: _builtins.int
+    """levels is how many levels that side goes up."""
+    next_dealer: _builtins.int
+    """next_dealer deals the next hand."""
+    game_over: _builtins.bool
+    """game_over says whether the match ended with this hand."""
+    game_winner: _builtins.int
+    """game_winner is the team that won the match, when it ended."""
+    result_json: _builtins.str
+    """result_json is the whole result document (the transcript result's `result`)."""
+    @_builtins.property
+    def levels_after(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """levels_after are the teams' levels after the hand."""
+
+    def __init__(
+        self,
+        *,
+        attacker_points: _builtins.int = ...,
+        kitty_bonus: _builtins.int = ...,
+        side: _builtins.str = ...,
+        levels: _builtins.int = ...,
+        levels_after: _abc.Iterable[_builtins.str] | None = ...,
+        next_dealer: _builtins.int = ...,
+        game_over: _builtins.bool = ...,
+        game_winner: _builtins.int | None = ...,
+        result_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_game_winner", b"_game_winner", "game_winner", b"game_winner"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_game_winner", b"_game_winner", "attacker_points", b"attacker_points", "game_over", b"game_over", "game_winner", b"game_winner", "kitty_bonus", b"kitty_bonus", "levels", b"levels", "levels_after", b"levels_after", "next_dealer", b"next_dealer", "result_json", b"result_json", "side", b"side"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__game_winner: _TypeAlias = _typing.Literal["game_winner"]  # noqa: Y015
+    _WhichOneofArgType__game_winner: _TypeAlias = _typing.Literal["_game_winner", b"_game_winner"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__game_winner) -> _WhichOneofReturnType__game_winner | None: ...
+
+Global___ShengjiResult: _TypeAlias = ShengjiResult  # noqa: Y015

@@ -120,6 +120,16 @@ class RefereeServiceStub:
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.WatchTableRequest.SerializeToString,
                 response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.WatchTableResponse.FromString,
                 _registered_method=True)
+        self.Declare = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/Declare',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeclareRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeclareResponse.FromString,
+                _registered_method=True)
+        self.Bury = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/Bury',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryResponse.FromString,
+                _registered_method=True)
 
 
 class RefereeServiceServicer:
@@ -254,6 +264,22 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Declare(self, request, context):
+        """Declare shows trump cards while a Shengji hand is dealt (升级 §4), or declares nothing
+        this round (no cards). The seat's token; refused at 五十K tables (INVALID_ACTION).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Bury(self, request, context):
+        """Bury returns the Shengji dealer's cards to the kitty after it took the kitty (§5).
+        The dealer's seat token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -341,6 +367,16 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.WatchTable,
                     request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.WatchTableRequest.FromString,
                     response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.WatchTableResponse.SerializeToString,
+            ),
+            'Declare': grpc.unary_unary_rpc_method_handler(
+                    servicer.Declare,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeclareRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeclareResponse.SerializeToString,
+            ),
+            'Bury': grpc.unary_unary_rpc_method_handler(
+                    servicer.Bury,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -803,6 +839,60 @@ class RefereeService:
             '/fiftyk.referee.v1.RefereeService/WatchTable',
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.WatchTableRequest.SerializeToString,
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.WatchTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Declare(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/Declare',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeclareRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeclareResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Bury(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/Bury',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -110,6 +110,14 @@ class RefereeServiceStub:
     reconnecting client passes the `position` of the last event it received and misses
     nothing and sees nothing twice. Any credential for the table.
     """
+    Declare: _grpc.UnaryUnaryMultiCallable[_referee_pb2.DeclareRequest, _referee_pb2.DeclareResponse]
+    """Declare shows trump cards while a Shengji hand is dealt (升级 §4), or declares nothing
+    this round (no cards). The seat's token; refused at 五十K tables (INVALID_ACTION).
+    """
+    Bury: _grpc.UnaryUnaryMultiCallable[_referee_pb2.BuryRequest, _referee_pb2.BuryResponse]
+    """Bury returns the Shengji dealer's cards to the kitty after it took the kitty (§5).
+    The dealer's seat token.
+    """
 
 @_typing.type_check_only
 class RefereeServiceAsyncStub(RefereeServiceStub):
@@ -165,6 +173,14 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     them: first the stored events after the position, then new events as they happen. A
     reconnecting client passes the `position` of the last event it received and misses
     nothing and sees nothing twice. Any credential for the table.
+    """
+    Declare: _aio.UnaryUnaryMultiCallable[_referee_pb2.DeclareRequest, _referee_pb2.DeclareResponse]  # type: ignore[assignment]
+    """Declare shows trump cards while a Shengji hand is dealt (升级 §4), or declares nothing
+    this round (no cards). The seat's token; refused at 五十K tables (INVALID_ACTION).
+    """
+    Bury: _aio.UnaryUnaryMultiCallable[_referee_pb2.BuryRequest, _referee_pb2.BuryResponse]  # type: ignore[assignment]
+    """Bury returns the Shengji dealer's cards to the kitty after it took the kitty (§5).
+    The dealer's seat token.
     """
 
 class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -320,6 +336,26 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         them: first the stored events after the position, then new events as they happen. A
         reconnecting client passes the `position` of the last event it received and misses
         nothing and sees nothing twice. Any credential for the table.
+        """
+
+    @_abc_1.abstractmethod
+    def Declare(
+        self,
+        request: _referee_pb2.DeclareRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.DeclareResponse, _abc.Awaitable[_referee_pb2.DeclareResponse]]:
+        """Declare shows trump cards while a Shengji hand is dealt (升级 §4), or declares nothing
+        this round (no cards). The seat's token; refused at 五十K tables (INVALID_ACTION).
+        """
+
+    @_abc_1.abstractmethod
+    def Bury(
+        self,
+        request: _referee_pb2.BuryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.BuryResponse, _abc.Awaitable[_referee_pb2.BuryResponse]]:
+        """Bury returns the Shengji dealer's cards to the kitty after it took the kitty (§5).
+        The dealer's seat token.
         """
 
 def add_RefereeServiceServicer_to_server(servicer: RefereeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,119 @@
+"""升级/拖拉机 through the real API: whole hands by bots, the kitty's privacy, its refusals."""
+
+from __future__ import annotations
+
+import random
+
+import grpc
+import pytest
+
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from tests.e2e.harness import LiveServer, Seated
+
+PLAYERS = 4
+MAX_COMMANDS = 3_000
+DECLARE, BURY = pb.ACTION_KIND_DECLARE, pb.ACTION_KIND_BURY
+
+
+def shengji_table(server: LiveServer, preset: str = "tractor") -> Seated:
+    """A Shengji table with a bot in every seat."""
+    platform = server.platform()
+    table = platform.create_table(preset, PLAYERS, game="shengji").table
+    tokens = [platform.join_table(table.table_id, f"sj-{table.table_id[:8]}-{seat}",
+                                  seat).seat_token for seat in range(PLAYERS)]
+    return Seated(table.table_id, PLAYERS, tokens,
+                  [server.client(token=token) for token in tokens], platform)
+
+
+def step(table: Seated, hand_id: str, rng: random.Random) -> pb.HandView | None:
+    """One action by the first seat that has something to do; None when nobody has."""
+    for seat in rng.sample(range(PLAYERS), PLAYERS):
+        client = table.seats[seat]
+        legal = client.legal_plays(table.table_id, hand_id)
+        if DECLARE in legal.actions:
+            # Declare the strongest listed set now and then, else declare nothing (once
+            # per window: a seat that has spoken may only overcall).
+            spoken = client.hand_view(table.table_id, hand_id).shengji.spoken
+            if legal.plays and (seat in spoken or rng.random() < 0.3):
+                return client.declare(table.table_id, hand_id, legal.plays[-1].cards).hand
+            if seat in spoken:
+                continue
+            return client.declare(table.table_id, hand_id).hand
+        if BURY in legal.actions:
+            return client.bury(table.table_id, hand_id, legal.plays[0].cards).hand
+        if legal.plays:
+            return client.play(table.table_id, hand_id, rng.choice(legal.plays).cards).hand
+    return None
+
+
+def play_out(table: Seated, hand: pb.HandView, rng: random.Random) -> pb.HandView:
+    """Bots act until the hand is over; every answer is the acting seat's own view."""
+    commands = 0
+    while hand.status != pb.HAND_STATUS_COMPLETED:
+        commands += 1
+        assert commands < MAX_COMMANDS, "the hand did not end"
+        view = step(table, hand.hand_id, rng)
+        assert view is not None, "nobody had anything to do in a hand in progress"
+        assert not view.full_view and all(not state.cards for state in view.seats)
+        hand = view
+    return hand
+
+
+def test_bots_play_whole_shengji_hands_and_the_match_advances(server: LiveServer) -> None:
+    table = shengji_table(server)
+    rng = random.Random(12)
+    for number in (1, 2):
+        hand = table.platform.start_hand(table.table_id).hand
+        assert hand.HasField("shengji") and hand.shengji.phase == "declaring"
+        final = play_out(table, hand, rng)
+        result = final.shengji.result
+        assert final.shengji.phase == "over" and result.side in ("dealer", "attackers")
+        assert len(result.levels_after) == 2
+        seen = server.audit().get_table(table.table_id)
+        assert seen.hands_played == number and seen.game == "shengji"
+    transcript = server.audit().export_transcript(final.hand_id)
+    assert transcript["game"] == "shengji"
+    ruling = server.platform().adjudicate(transcript)
+    assert ruling["status"] == "completed" and ruling["rejected"] is None
+
+
+def test_only_the_dealer_who_buried_the_kitty_sees_it(server: LiveServer) -> None:
+    table = shengji_table(server)
+    rng = random.Random(5)
+    hand = table.platform.start_hand(table.table_id).hand
+    while hand.shengji.phase in ("declaring", "burying"):
+        view = step(table, hand.hand_id, rng)
+        assert view is not None
+        hand = view
+    dealer = hand.shengji.dealer
+    for seat, client in enumerate(table.seats):
+        view = client.hand_view(table.table_id, hand.hand_id).shengji
+        assert view.kitty_visible == (seat == dealer)
+        assert (len(view.kitty) == view.kitty_size) == (seat == dealer)
+    assert not table.platform.hand_view(table.table_id, hand.hand_id).shengji.kitty
+    audit = server.audit().hand_view(table.table_id, hand.hand_id)
+    assert audit.full_view and len(audit.shengji.kitty) == audit.shengji.kitty_size
+
+
+def _refusal(call: object) -> tuple[grpc.StatusCode, str | None]:
+    with pytest.raises(grpc.RpcError) as refused:
+        call()  # type: ignore[operator]
+    code, reason, _ = error_reason(refused.value)
+    return code, reason
+
+
+def test_nobody_passes_in_shengji_and_fiftyk_has_no_declarations(server: LiveServer) -> None:
+    table = shengji_table(server)
+    hand = table.platform.start_hand(table.table_id).hand
+    seat: RefereeClient = table.seats[0]
+    assert _refusal(lambda: seat.pass_turn(table.table_id, hand.hand_id)) == (
+        grpc.StatusCode.FAILED_PRECONDITION, "PASS_NOT_ALLOWED")
+    fiftyk = server.platform().create_table("classic", PLAYERS).table
+    tokens = [server.platform().join_table(fiftyk.table_id, f"fk-{fiftyk.table_id[:8]}-{s}",
+                                           s).seat_token for s in range(PLAYERS)]
+    dealt = server.platform().start_hand(fiftyk.table_id).hand
+    player = server.client(token=tokens[dealt.turn_seat])
+    code, reason = _refusal(lambda: player.declare(fiftyk.table_id, dealt.hand_id, ["2S"]))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ACTION")
