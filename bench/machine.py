@@ -174,8 +174,10 @@ class ServerProcess:
     """
 
     def __init__(self, arguments: Sequence[str], log_path: Path) -> None:
+        # No rate limits: the lab measures the referee's capacity, which floods of tables
+        # and bots at full speed would otherwise meet as RATE_LIMITED refusals.
         self.argv = [*fiftyk_command(), "serve", "--host", "127.0.0.1", "--port", "0",
-                     "--metrics-port", "0", *arguments]
+                     "--metrics-port", "0", "--rate-limits", "off", *arguments]
         self.log_path = log_path
         self._process: subprocess.Popen[str] | None = None
         self._log: IO[str] | None = None

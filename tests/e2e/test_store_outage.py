@@ -158,7 +158,9 @@ def test_an_outage_under_load_fails_only_unavailable_and_loses_no_acknowledged_c
         time.sleep(1.0)
         own_postgres.pause()
         _wait_for_health(live.target, "", NOT_SERVING)
-        time.sleep(1.0)
+        # Longer than a call's wait for the store: calls begun before the probe noticed the
+        # outage cannot ride it out.
+        time.sleep(2 * STORE_TIMEOUT_SECONDS)
         own_postgres.resume()
         _wait_for_health(live.target, "", SERVING)
         time.sleep(1.0)
