@@ -7,9 +7,11 @@ return clients sharing the channel with other credentials. Failures raise `grpc.
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import grpc
 from google.protobuf import struct_pb2
@@ -27,6 +29,48 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 # the connections of many clients spread over the processes of `fiftyk serve --processes N`.
 CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
 Metadata = tuple[tuple[str, str], ...]
+
+
+class TlsClient(NamedTuple):
+    """How a client speaks TLS: the CA to trust, an optional client certificate and key, and
+    the name the server's certificate must carry when the address is not it."""
+
+    ca: Path
+    cert: Path | None = None
+    key: Path | None = None
+    server_name: str | None = None
+
+
+def open_channel(target: str, tls: TlsClient | None = None,
+                 options: Iterable[tuple[str, Any]] = CHANNEL_OPTIONS) -> grpc.Channel:
+    """A channel to `target`: plaintext, or TLS when `tls` is given (files read now)."""
+    if tls is None:
+        return grpc.insecure_channel(target, options=list(options))
+    credentials = grpc.ssl_channel_credentials(
+        tls.ca.read_bytes(), tls.key.read_bytes() if tls.key else None,
+        tls.cert.read_bytes() if tls.cert else None)
+    extra = [("grpc.ssl_target_name_override", tls.server_name)] if tls.server_name else []
+    return grpc.secure_channel(target, credentials, options=[*options, *extra])
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """The client TLS flags of the CLI commands that call a server."""
+    parser.add_argument("--tls-ca", metavar="PEM",
+                        help="connect over TLS, trusting this CA (default: plaintext)")
+    parser.add_argument("--tls-cert", metavar="PEM",
+                        help="client certificate, for a server that requires one")
+    parser.add_argument("--tls-key", metavar="PEM", help="the client certificate's key")
+    parser.add_argument("--tls-server-name", metavar="NAME",
+                        help="the name the server's certificate must carry, when the address"
+                             " is not it (e.g. dialing 127.0.0.1 inside the container)")
+
+
+def tls_from_args(args: argparse.Namespace) -> TlsClient | None:
+    """The TLS settings `add_tls_arguments` parsed (None: plaintext)."""
+    if not args.tls_ca:
+        return None
+    return TlsClient(Path(args.tls_ca), Path(args.tls_cert) if args.tls_cert else None,
+                     Path(args.tls_key) if args.tls_key else None, args.tls_server_name)
 
 
 def _options(options: Mapping[str, Any] | None) -> dict[str, struct_pb2.Value]:
@@ -50,9 +94,9 @@ class RefereeClient:
 
     def __init__(self, target: str | grpc.Channel, *, token: str | None = None,
                  audit_key: str | None = None, platform_key: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
-        self.channel = (grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
-                        if isinstance(target, str) else target)
+                 timeout: float = DEFAULT_TIMEOUT_SECONDS, tls: TlsClient | None = None
+                 ) -> None:
+        self.channel = open_channel(target, tls) if isinstance(target, str) else target
         self._owns_channel = isinstance(target, str)
         self.stub = pb_grpc.RefereeServiceStub(self.channel)
         self.timeout = timeout
@@ -66,8 +110,10 @@ class RefereeClient:
             pairs.append((PLATFORM_KEY_HEADER, platform_key))
         self.metadata: Metadata = tuple(pairs)
 
-    def _derived(self, **credentials: str | None) -> RefereeClient:
-        return RefereeClient(self.channel, timeout=self.timeout, **credentials)
+    def _derived(self, *, token: str | None = None, audit_key: str | None = None,
+                 platform_key: str | None = None) -> RefereeClient:
+        return RefereeClient(self.channel, timeout=self.timeout, token=token,
+                             audit_key=audit_key, platform_key=platform_key)
 
     def as_seat(self, token: str) -> RefereeClient:
         """A client acting with a seat token."""
@@ -260,4 +306,5 @@ class RefereeClient:
         return stream
 
 
-__all__ = ["RefereeClient"]
+__all__ = ["RefereeClient", "TlsClient", "add_tls_arguments", "open_channel",
+           "tls_from_args"]

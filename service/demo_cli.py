@@ -18,7 +18,12 @@ import grpc
 
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.service import config_keys as keys
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.client import (
+    RefereeClient,
+    TlsClient,
+    add_tls_arguments,
+    tls_from_args,
+)
 from fiftyk_referee.service.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
@@ -117,10 +122,10 @@ def play_hand(bots: Bots, number: int, rng: random.Random) -> pb.HandView:
 
 
 def run_demo(server: str, preset: str, players: int, hands: int, platform_key: str,
-             seed: int | None) -> int:
+             seed: int | None, tls: TlsClient | None = None) -> int:
     """Play `hands` hands; 0 when every hand completed."""
     rng = random.Random(seed)
-    client = RefereeClient(server, timeout=CALL_TIMEOUT_SECONDS)
+    client = RefereeClient(server, timeout=CALL_TIMEOUT_SECONDS, tls=tls)
     completed = 0
     try:
         bots = seat_bots(client.as_platform(platform_key), preset, players)
@@ -165,6 +170,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--platform-key",
                         help=f"platform credential (default ${keys.PLATFORM_KEY}, else the"
                              " development key a loopback server accepts)")
+    add_tls_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -175,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     players = args.players or default_players(args.preset)
     key = args.platform_key or os.environ.get(keys.PLATFORM_KEY) or DEV_PLATFORM_KEY
-    return run_demo(args.server, args.preset, players, args.hands, key, args.seed)
+    return run_demo(args.server, args.preset, players, args.hands, key, args.seed,
+                    tls_from_args(args))
 
 
 __all__ = ["add_parser", "run", "run_demo"]

@@ -15,7 +15,7 @@ import sys
 import grpc
 
 from fiftyk_referee.service import config_keys as keys
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
 from fiftyk_referee.service.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
@@ -82,13 +82,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--audit-key",
                         help=f"audit credential (default ${keys.AUDIT_KEY}, else the"
                              " development key a loopback server accepts)")
+    add_tls_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the account; 0 on success, 1 when the server refused."""
     key = args.audit_key or os.environ.get(keys.AUDIT_KEY) or DEV_AUDIT_KEY
-    client = RefereeClient(args.server, audit_key=key, timeout=CALL_TIMEOUT_SECONDS)
+    client = RefereeClient(args.server, audit_key=key, timeout=CALL_TIMEOUT_SECONDS,
+                           tls=tls_from_args(args))
     try:
         if args.version is None:
             lines = account(client, args.hand_id)

@@ -173,3 +173,22 @@ def test_fiftyk_health_checks_a_tls_server_with_a_client_certificate(
         assert no_cert.returncode == 2
     finally:
         live.stop()
+
+
+def test_fiftyk_demo_plays_against_a_tls_server(ca: TestCA, tmp_path: Path) -> None:
+    cert, key = ca.issue("referee", hosts=HOSTS).write(tmp_path / "tls.pem",
+                                                       tmp_path / "tls.key")
+    (tmp_path / "ca.pem").write_bytes(ca.pem)
+    live = LiveServer(server_config(tmp_path, tls_cert_file=cert, tls_key_file=key))
+    try:
+        base = [sys.executable, "-m", "fiftyk_referee.service.cli", "demo", "--server",
+                f"localhost:{live.running.port}", "--seed", "3"]
+        played = subprocess.run([*base, "--tls-ca", str(tmp_path / "ca.pem")],
+                                capture_output=True, text=True, timeout=120, check=False)
+        assert played.returncode == 0, played.stderr
+        assert "1/1 hands completed" in played.stdout
+        plaintext = subprocess.run(base, capture_output=True, text=True, timeout=120,
+                                   check=False)
+        assert plaintext.returncode == 1 and "UNAVAILABLE" in plaintext.stderr
+    finally:
+        live.stop()
