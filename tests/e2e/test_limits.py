@@ -5,14 +5,19 @@ refusal metrics, and a refusal's log line naming its reason code."""
 from __future__ import annotations
 
 import logging
+import random
+import statistics
 import time
+from collections import Counter
 from pathlib import Path
 
 import grpc
 import pytest
 
 from fiftyk_referee.service.grpc.errors import error_details
-from tests.e2e.harness import LiveServer, seat_bots, server_config
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.limits import WatchLimits
+from tests.e2e.harness import COMPLETED, LiveServer, Seated, seat_bots, server_config
 
 
 def _metric(live: LiveServer, prefix: str) -> float:
@@ -104,5 +109,61 @@ def test_open_watch_streams_are_limited_per_credential_table_and_server(
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
+    finally:
+        live.stop()
+
+
+# The abuse of the hardening review: one seat token opened 600 WatchTable streams with views
+# (server memory 67 -> 512 MB, Play p99 6 ms -> 4.9 s at every table).
+ABUSIVE_WATCHES = 600
+PROBE_COMMANDS = 150
+# Latency on a shared test machine is noisy: the bound is 3x the baseline plus this.
+LATENCY_SLACK_SECONDS = 0.05
+
+
+def _probe_p99(seated: Seated, rng: random.Random, view: pb.HandView | None
+               ) -> tuple[float, pb.HandView]:
+    """Commands on the probe table (new hands as needed): the 99th percentile latency, and
+    the hand as it was left."""
+    latencies: list[float] = []
+    if view is None:
+        view = seated.platform.start_hand(seated.table_id).hand
+    while len(latencies) < PROBE_COMMANDS:
+        if view.status == COMPLETED:
+            view = seated.platform.start_hand(seated.table_id).hand
+        client = seated.seats[view.turn_seat]
+        legal = client.legal_plays(seated.table_id, view.hand_id)
+        started = time.perf_counter()
+        if legal.may_pass and (not legal.plays or rng.random() < 0.3):
+            view = client.pass_turn(seated.table_id, view.hand_id).hand
+        else:
+            view = client.play(seated.table_id, view.hand_id,
+                               list(rng.choice(legal.plays).cards)).hand
+        latencies.append(time.perf_counter() - started)
+    return statistics.quantiles(latencies, n=100)[98], view
+
+
+def test_six_hundred_watch_streams_from_one_token_leave_a_probe_table_unharmed(
+    tmp_path: Path,
+) -> None:
+    live = LiveServer(server_config(tmp_path))  # the default limits
+    rng = random.Random(11)
+    try:
+        probe = seat_bots(live, "classic", 4, prefix="probe")
+        baseline, view = _probe_p99(probe, rng, None)
+        abuser = seat_bots(live, "classic", 4, prefix="abuser")
+        abuser.platform.start_hand(abuser.table_id)
+        streams, refused = [], Counter[str]()
+        for _ in range(ABUSIVE_WATCHES):
+            stream = abuser.seats[0].watch(abuser.table_id, include_views=True)
+            try:
+                next(iter(stream))
+                streams.append(stream)
+            except grpc.RpcError as error:
+                refused[str(error_details(error).reason)] += 1
+        assert len(streams) == WatchLimits().seat
+        assert set(refused) <= {"LIMIT_EXCEEDED", "RATE_LIMITED"}
+        under_abuse, _ = _probe_p99(probe, rng, view)
+        assert under_abuse <= 3 * baseline + LATENCY_SLACK_SECONDS, (baseline, under_abuse)
     finally:
         live.stop()
