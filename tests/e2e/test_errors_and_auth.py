@@ -13,6 +13,7 @@ import base64
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from fiftyk_referee.domain.cards import parse_cards
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.fiftyk.combinations import beats, classify
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.config import DEV_TOKEN_SECRET
 from fiftyk_referee.service.errors import ServiceReason
@@ -33,17 +35,11 @@ from fiftyk_referee.service.grpc.auth import issue_seat_token
 from fiftyk_referee.service.grpc.errors import ERROR_DOMAIN, error_details, error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, Seated, seat_bots, seeded_deck
+from tests.unit.shengji.helpers import deck_for
 
 Code = grpc.StatusCode
 
 # Reason codes no RPC can return, and why (the coverage check below holds the list to this).
-# Shengji's rule codes reach clients once Shengji tables are served over gRPC (issue 12);
-# until then the domain tests provoke them (tests/unit/shengji).
-SHENGJI_NOT_SERVED_YET = {str(r) for r in (
-    Reason.NOT_DECLARATION_PHASE, Reason.MUST_BURY, Reason.PASS_NOT_ALLOWED,
-    Reason.INVALID_DECLARATION, Reason.WRONG_BURY_COUNT, Reason.WRONG_CARD_COUNT,
-    Reason.DECLARATION_TOO_WEAK, Reason.BURY_POINTS_FORBIDDEN, Reason.MUST_FOLLOW_SUIT,
-    Reason.MUST_FOLLOW_TRACTOR, Reason.MUST_FOLLOW_TRIPLE, Reason.MUST_FOLLOW_PAIR)}
 UNREACHABLE: dict[str, str] = {
     Reason.INVALID_ACTION: "Adjudicate rules on a malformed action (result.rejected.reason),"
                            " checked in test_a_malformed_transcript_action_is_a_ruling",
@@ -62,6 +58,36 @@ STATUS_CODES = {Code.INVALID_ARGUMENT, Code.FAILED_PRECONDITION, Code.NOT_FOUND,
                 Code.ALREADY_EXISTS, Code.UNAUTHENTICATED, Code.PERMISSION_DENIED,
                 Code.RESOURCE_EXHAUSTED}
 RULES = Ruleset.from_spec("classic")
+SHENGJI = "shengji"
+ONE_WINDOW = {"declare_pacing": "final"}  # one declaration window: fewer setup commands
+
+
+@dataclass
+class ShengjiTable:
+    """A Shengji table (four bots, preset decks allowed) and its first hand's id."""
+
+    seated: Seated
+    hand_id: str
+
+    def act(self, seat: int) -> tuple[RefereeClient, str, str]:
+        """A seat's client, the table id and the hand id (for one command)."""
+        return self.seated.seats[seat], self.seated.table_id, self.hand_id
+
+    def cards(self, seat: int) -> list[str]:
+        """The cards a seat holds now."""
+        client, table_id, hand_id = self.act(seat)
+        return list(client.hand_view(table_id, hand_id).own_cards)
+
+
+@dataclass
+class ShengjiTables:
+    """Shengji hands in the states the Shengji reason codes need (the dealer is seat 0)."""
+
+    declaring: ShengjiTable  # round 1 dealt: seat 0 declared 2S, seat 1 holds 2H, seat 2 3S
+    burying: ShengjiTable  # `bury_points=false`: seat 0 took the kitty, holds 5S
+    tractor_led: ShengjiTable  # seat 0 led 3S3S4S4S; seat 1 holds 7S7S8S8S9S10S and 5H
+    pair_led: ShengjiTable  # seat 0 led 3S3S; seat 1 holds 7S7S9S
+    triple_led: ShengjiTable  # titanic: seat 0 led 3S3S3S; seat 1 holds 7S7S7S9S
 
 
 @dataclass
@@ -81,6 +107,7 @@ class Arena:
     idle: Seated  # full, no hand yet, no preset decks
     over: Seated  # `hands: 1`, its hand ended by resignations; seat 2 left afterwards
     over_hand_id: str
+    sj: ShengjiTables
 
     def seat(self, table: Seated, hand: pb.HandView, offset: int = 0) -> RefereeClient:
         """The client of the seat `offset` places after the seat to act."""
@@ -93,6 +120,55 @@ class Arena:
 
 def _rank(card: str) -> int:
     return classify(parse_cards([card]), RULES).rank
+
+
+def _shengji_hand(server: LiveServer, preset: str, options: dict[str, Any],
+                  hands: dict[int, str], prefix: str) -> ShengjiTable:
+    """A first Shengji hand dealt from a deck giving `hands` their cards first."""
+    platform = server.platform()
+    table = platform.create_table(preset, 4, options=options, allow_preset_deck=True,
+                                  game=SHENGJI).table
+    tokens = [platform.join_table(table.table_id, f"{prefix}-{seat}", seat).seat_token
+              for seat in range(4)]
+    seated = Seated(table.table_id, 4, tokens, [server.client(token=t) for t in tokens],
+                    platform)
+    deck = deck_for(ShengjiRules.from_spec(preset, options), hands)
+    return ShengjiTable(seated, platform.start_hand(table.table_id, deck=deck).hand.hand_id)
+
+
+def _to_burying(table: ShengjiTable) -> ShengjiTable:
+    """Every seat declares nothing in the one window: seat 0 deals and takes the kitty."""
+    for seat in range(4):
+        client, table_id, hand_id = table.act(seat)
+        client.declare(table_id, hand_id)
+    return table
+
+
+def _led(server: LiveServer, preset: str, dealer_cards: str, follower_cards: str,
+         prefix: str) -> ShengjiTable:
+    """Seat 0 buried cards it does not lead and led `dealer_cards`; seat 1 is to follow."""
+    table = _to_burying(_shengji_hand(server, preset, ONE_WINDOW,
+                                      {0: dealer_cards, 1: follower_cards}, prefix))
+    rest = Counter(table.cards(0))
+    rest.subtract(dealer_cards.split())
+    dealer, table_id, hand_id = table.act(0)
+    kitty = ShengjiRules.from_spec(preset, ONE_WINDOW).kitty_size
+    dealer.bury(table_id, hand_id, list(rest.elements())[:kitty])
+    dealer.play(table_id, hand_id, dealer_cards.split())
+    return table
+
+
+def _shengji_tables(server: LiveServer) -> ShengjiTables:
+    declaring = _shengji_hand(server, "tractor", {}, {0: "2S", 1: "2H", 2: "3S"}, "sj-declare")
+    client, table_id, hand_id = declaring.act(0)
+    client.declare(table_id, hand_id, ["2S"])
+    burying = _to_burying(_shengji_hand(server, "tractor", {**ONE_WINDOW, "bury_points": False},
+                                        {0: "5S"}, "sj-bury"))
+    return ShengjiTables(
+        declaring, burying,
+        _led(server, "tractor", "3S 3S 4S 4S", "7S 7S 8S 8S 9S 10S 5H", "sj-tractor"),
+        _led(server, "tractor", "3S 3S", "7S 7S 9S", "sj-pair"),
+        _led(server, "titanic", "3S 3S 3S", "7S 7S 7S 9S", "sj-triple"))
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +193,8 @@ def arena(server: LiveServer) -> Arena:
         over.seats[seat].resign(over.table_id, over_hand.hand_id)
     platform.leave_table(over.table_id, 2)
     return Arena(server, platform, server.audit(), server.client(), fresh, fresh_hand, led,
-                 led_hand, spare, partial, idle, over, over_hand.hand_id)
+                 led_hand, spare, partial, idle, over, over_hand.hand_id,
+                 _shengji_tables(server))
 
 
 @dataclass(frozen=True)
@@ -207,6 +284,65 @@ def _left_player(a: Arena) -> Any:
 def _seat_taken_by_other(a: Arena) -> Any:
     return a.platform.join_table(a.partial.table_id, "intruder", 0)
 
+
+def _declare(table: ShengjiTable, seat: int, cards: list[str]) -> Any:
+    client, table_id, hand_id = table.act(seat)
+    return client.declare(table_id, hand_id, cards)
+
+
+def _bury(table: ShengjiTable, cards: list[str]) -> Any:
+    client, table_id, hand_id = table.act(0)
+    return client.bury(table_id, hand_id, cards)
+
+
+def _bury_a_point_card(a: Arena) -> Any:
+    held = a.sj.burying.cards(0)
+    held.remove("5S")
+    kitty = ShengjiRules.from_spec("tractor").kitty_size
+    return _bury(a.sj.burying, ["5S", *held[:kitty - 1]])
+
+
+def _pass(table: ShengjiTable, seat: int) -> Any:
+    client, table_id, hand_id = table.act(seat)
+    return client.pass_turn(table_id, hand_id)
+
+
+def _play(table: ShengjiTable, seat: int, cards: list[str]) -> Any:
+    client, table_id, hand_id = table.act(seat)
+    return client.play(table_id, hand_id, cards)
+
+
+def _follow(table: ShengjiTable, cards: str) -> Any:
+    return _play(table, 1, cards.split())
+
+
+SHENGJI_CASES = [
+    Case("Shengji pass", Code.FAILED_PRECONDITION, Reason.PASS_NOT_ALLOWED,
+         lambda a: _pass(a.sj.declaring, 1)),
+    Case("Shengji declaration of a card not of the trump rank", Code.FAILED_PRECONDITION,
+         Reason.INVALID_DECLARATION, lambda a: _declare(a.sj.declaring, 2, ["3S"])),
+    Case("Shengji declaration that does not overcall", Code.FAILED_PRECONDITION,
+         Reason.DECLARATION_TOO_WEAK, lambda a: _declare(a.sj.declaring, 1, ["2H"])),
+    Case("Shengji declaration after the windows closed", Code.FAILED_PRECONDITION,
+         Reason.NOT_DECLARATION_PHASE,
+         lambda a: _declare(a.sj.burying, 1, a.sj.burying.cards(1)[:1])),
+    Case("Shengji dealer plays before burying", Code.FAILED_PRECONDITION, Reason.MUST_BURY,
+         lambda a: _play(a.sj.burying, 0, a.sj.burying.cards(0)[:1])),
+    Case("Shengji bury of too few cards", Code.FAILED_PRECONDITION, Reason.WRONG_BURY_COUNT,
+         lambda a: _bury(a.sj.burying, a.sj.burying.cards(0)[:1])),
+    Case("Shengji bury of a point card under bury_points=false", Code.FAILED_PRECONDITION,
+         Reason.BURY_POINTS_FORBIDDEN, _bury_a_point_card),
+    Case("Shengji follow of another size than the lead", Code.FAILED_PRECONDITION,
+         Reason.WRONG_CARD_COUNT, lambda a: _follow(a.sj.tractor_led, "7S 7S 8S")),
+    Case("Shengji follow off suit while holding the suit", Code.FAILED_PRECONDITION,
+         Reason.MUST_FOLLOW_SUIT, lambda a: _follow(a.sj.tractor_led, "7S 7S 8S 5H")),
+    Case("Shengji singles on a tractor while holding one", Code.FAILED_PRECONDITION,
+         Reason.MUST_FOLLOW_TRACTOR, lambda a: _follow(a.sj.tractor_led, "7S 8S 9S 10S")),
+    Case("Shengji singles on a pair while holding one", Code.FAILED_PRECONDITION,
+         Reason.MUST_FOLLOW_PAIR, lambda a: _follow(a.sj.pair_led, "7S 9S")),
+    Case("Shengji a pair on a triple while holding one", Code.FAILED_PRECONDITION,
+         Reason.MUST_FOLLOW_TRIPLE, lambda a: _follow(a.sj.triple_led, "7S 7S 9S")),
+]
 
 CASES = [
     # INVALID_ARGUMENT: malformed input
@@ -363,6 +499,7 @@ CASES = [
          lambda a: a.idle.seats[0].read_events()),
     Case("audit creates a table", Code.PERMISSION_DENIED, ServiceReason.PLATFORM_REQUIRED,
          lambda a: a.audit.create_table("classic", 4)),
+    *SHENGJI_CASES,
 ]
 
 
@@ -385,7 +522,7 @@ def test_each_error_carries_its_status_code_and_one_error_info_with_its_reason(
 def test_the_cases_provoke_every_reason_and_status_code_but_the_unreachable_ones() -> None:
     every = {str(r) for r in Reason} | {str(r) for r in ServiceReason}
     provoked = {str(case.reason) for case in CASES}
-    assert every - provoked == set(UNREACHABLE) | SHENGJI_NOT_SERVED_YET
+    assert every - provoked == set(UNREACHABLE)
     assert {case.code for case in CASES} == STATUS_CODES
 
 
