@@ -3,7 +3,8 @@
 The platform key creates the table and seats one bot per seat; each bot then acts only with
 its own seat token, asking the server for its legal plays and choosing one (or passing).
 The account is built from the bots' own responses: the cards each was dealt, every trick,
-who went out, the hand's scoring and the running scores.
+who went out, the hand's scoring and the running scores. `--game shengji` plays 升级/拖拉机
+hands instead (`service/demo_shengji.py`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,13 @@ from dataclasses import dataclass
 
 import grpc
 
-from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.errors import RuleError
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS as FIFTYK_PRESETS
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.games import DEFAULT_GAME, GAMES, game_named
+from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
 from fiftyk_referee.service import config_keys as keys
+from fiftyk_referee.service import demo_shengji
 from fiftyk_referee.service.client import (
     RefereeClient,
     TlsClient,
@@ -36,11 +42,14 @@ from fiftyk_referee.service.hand_text import (
     totals_text,
     trick_text,
 )
+from fiftyk_referee.service.shengji_text import match_text
 
 PASS_PROBABILITY = 0.3
 MAX_COMMANDS_PER_HAND = 10_000
 DEFAULT_PLAYERS = 4
 CALL_TIMEOUT_SECONDS = 30.0
+SHENGJI = "shengji"
+DEFAULT_PRESETS = {DEFAULT_GAME: "classic", SHENGJI: "tractor"}
 
 
 @dataclass
@@ -52,15 +61,19 @@ class Bots:
     seats: list[RefereeClient]
 
 
-def default_players(preset: str) -> int:
+def default_players(preset: str, game: str = DEFAULT_GAME) -> int:
     """Four seats where the preset allows them, else its first player count."""
+    if game != DEFAULT_GAME:
+        return DEFAULT_PLAYERS  # Shengji is played by four
     counts = Ruleset.from_spec(preset).player_counts()
     return DEFAULT_PLAYERS if DEFAULT_PLAYERS in counts else counts[0]
 
 
-def seat_bots(platform: RefereeClient, preset: str, players: int) -> Bots:
+def seat_bots(platform: RefereeClient, preset: str, players: int,
+              game: str = DEFAULT_GAME) -> Bots:
     """Create the table and seat one bot per seat."""
-    table = platform.create_table(preset, players, name="fiftyk demo").table
+    table = platform.create_table(preset, players, name="fiftyk demo",
+                                  game="" if game == DEFAULT_GAME else game).table
     seats: list[RefereeClient] = []
     for seat in range(players):
         joined = platform.join_table(table.table_id, f"bot-{seat}", seat)
@@ -121,27 +134,48 @@ def play_hand(bots: Bots, number: int, rng: random.Random) -> pb.HandView:
     return view
 
 
+def _shengji_match(bots: Bots, view: pb.HandView) -> str:
+    """The Shengji match after a hand (levels, next dealer, or how it ended)."""
+    table = bots.platform.get_table(bots.table_id)
+    result = view.shengji.result
+    return match_text(table, list(result.levels_after), result.next_dealer)
+
+
 def run_demo(server: str, preset: str, players: int, hands: int, platform_key: str,
-             seed: int | None, tls: TlsClient | None = None) -> int:
-    """Play `hands` hands; 0 when every hand completed."""
+             seed: int | None, tls: TlsClient | None = None, game: str = DEFAULT_GAME) -> int:
+    """Play `hands` hands of `game`; 0 when every hand completed."""
     rng = random.Random(seed)
     client = RefereeClient(server, timeout=CALL_TIMEOUT_SECONDS, tls=tls)
     completed = 0
     try:
-        bots = seat_bots(client.as_platform(platform_key), preset, players)
+        bots = seat_bots(client.as_platform(platform_key), preset, players, game)
         table = bots.platform.get_table(bots.table_id)
-        print(f"fiftyk demo: table {bots.table_id} at {server}: preset {preset},"
+        shengji = game == SHENGJI
+        named = f"game {game}, " if shengji else ""
+        print(f"fiftyk demo: table {bots.table_id} at {server}: {named}preset {preset},"
               f" {players} players, ruleset {table.ruleset.fingerprint[:12]}")
+        match = ""
         for number in range(1, hands + 1):
-            view = play_hand(bots, number, rng)
+            if shengji:
+                view = demo_shengji.play_hand(bots.platform, bots.table_id, bots.seats,
+                                              number, rng)
+            else:
+                view = play_hand(bots, number, rng)
             if view.status != pb.HAND_STATUS_COMPLETED:
                 print(f"fiftyk demo: hand {number} did not end", file=sys.stderr)
                 break
             completed += 1
+            if shengji:
+                match = _shengji_match(bots, view)
+                print(match)
+                continue
             sheet = bots.platform.scores(bots.table_id)
             print(f"scores after {completed} hand(s): {totals_text(sheet.totals)}")
-        sheet = bots.platform.scores(bots.table_id)
-        print(f"\nfinal scores after {completed} hand(s): {totals_text(sheet.totals)}")
+        if shengji:
+            print(f"\nfinal {match or 'match: no hand completed'}")
+        else:
+            sheet = bots.platform.scores(bots.table_id)
+            print(f"\nfinal scores after {completed} hand(s): {totals_text(sheet.totals)}")
     except grpc.RpcError as error:
         code, reason, message = error_reason(error)
         print(f"fiftyk demo: {code.name} {reason or ''} {message}".rstrip(), file=sys.stderr)
@@ -157,12 +191,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "demo", help="bots play complete hands against a running referee",
         description="Create a table with the platform key, seat one bot per seat and play"
         " complete hands through the gRPC API, printing the deal, every trick, points and"
-        " scores. Exits 0 when every hand completed.",
+        " scores (Shengji: the declarations, dealer and trump, how many cards were buried,"
+        " every trick, points and the levels). Exits 0 when every hand completed.",
     )
     parser.add_argument("--server", required=True, metavar="HOST:PORT",
                         help="the referee's gRPC address, e.g. 127.0.0.1:50051")
-    parser.add_argument("--preset", default="classic", choices=list(PRESETS),
-                        help="ruleset preset (default classic)")
+    parser.add_argument("--game", default=DEFAULT_GAME, choices=sorted(GAMES),
+                        help=f"the game (default {DEFAULT_GAME})")
+    parser.add_argument("--preset", choices=[*FIFTYK_PRESETS, *SHENGJI_PRESETS],
+                        help="ruleset preset of the game (default classic; shengji: tractor)")
     parser.add_argument("--players", type=int,
                         help="seats (default 4 where the preset allows, else its smallest)")
     parser.add_argument("--hands", type=int, default=1, help="hands to play (default 1)")
@@ -179,10 +216,16 @@ def run(args: argparse.Namespace) -> int:
     if args.hands < 1:
         print("fiftyk demo: --hands must be at least 1", file=sys.stderr)
         return 2
-    players = args.players or default_players(args.preset)
+    preset = args.preset or DEFAULT_PRESETS[args.game]
+    try:
+        game_named(args.game).rules(preset)
+    except RuleError as error:
+        print(f"fiftyk demo: {args.game}: {error.message}", file=sys.stderr)
+        return 2
+    players = args.players or default_players(preset, args.game)
     key = args.platform_key or os.environ.get(keys.PLATFORM_KEY) or DEV_PLATFORM_KEY
-    return run_demo(args.server, args.preset, players, args.hands, key, args.seed,
-                    tls_from_args(args))
+    return run_demo(args.server, preset, players, args.hands, key, args.seed,
+                    tls_from_args(args), args.game)
 
 
 __all__ = ["add_parser", "run", "run_demo"]

@@ -24,6 +24,10 @@ STOP_TIMEOUT = 15
 TABLE_LINE = re.compile(r"^fiftyk demo: table (\S+) at ")
 HAND_LINE = re.compile(r"^hand (\d+) (\S+): dealer seat \d+, seat \d+ leads$", re.MULTILINE)
 TRICK_LINE = re.compile(r"^  trick \d+: .* → seat \d+ takes \d+ points$", re.MULTILINE)
+SHENGJI_HAND = re.compile(r"^hand (\d+) (\S+): team 0\+2 at \w+, team 1\+3 at \w+; ",
+                          re.MULTILINE)
+SHENGJI_TRICK = re.compile(r"^  trick \d+: .* → seat \d+ takes \d+ points$", re.MULTILINE)
+SHENGJI_BURY = re.compile(r"^  seat (\d) takes the kitty and buries (.*)$", re.MULTILINE)
 REPLAYED_TRICK = re.compile(r"^  \[v\d+-v\d+\] trick \d+: .* → seat \d+ takes \d+ points$",
                             re.MULTILINE)
 
@@ -60,6 +64,51 @@ def test_demo_plays_every_hand_to_the_end_and_prints_tricks_and_scores(
     sheet = server.platform().scores(match.group(1))
     assert [h.hand_id for h in sheet.hands] == [hand_id for _, hand_id in hands]
     assert f"final scores after 2 hand(s): {totals_text(sheet.totals)}" in out
+
+
+def test_shengji_demo_tells_declarations_trump_burial_tricks_levels_and_the_match(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--server", server.target, "--game", "shengji", "--preset", "tractor",
+                 "--hands", "2", "--seed", "4"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.rstrip().endswith("fiftyk demo: 2/2 hands completed")
+    match = TABLE_LINE.match(out)
+    assert match is not None and "game shengji, preset tractor" in out.splitlines()[0]
+    hands = SHENGJI_HAND.findall(out)
+    assert [number for number, _ in hands] == ["1", "2"]
+    audit = server.audit()
+    sections = re.split(SHENGJI_HAND, out)[3::3]
+    for (_, hand_id), section in zip(hands, sections, strict=True):
+        final = audit.hand_view(match.group(1), hand_id).shengji
+        assert len(SHENGJI_TRICK.findall(section)) == final.tricks_played
+        transcript = audit.export_transcript(hand_id)
+        for action in transcript["actions"]:
+            if "declare" in action:
+                declared = " ".join(action["declare"])
+                assert (f"  round {action['round']}: seat {action['seat']} declares"
+                        f" {declared}\n") in section
+        # The burial is told by its size only: the buried cards are the dealer's secret.
+        assert SHENGJI_BURY.findall(section) == [(str(final.dealer), "8 cards")]
+        assert f"dealer seat {final.dealer}, trump: rank {final.trump_rank}," in section
+        result = final.result
+        changes = ", ".join(f"team {t} {before} → {after}" for t, before, after in
+                            zip(("0+2", "1+3"), final.levels, result.levels_after,
+                                strict=True))
+        assert f"    levels: {changes}; next dealer seat {result.next_dealer}\n" in section
+        assert f"= {result.attacker_points} points\n" in section
+    table = server.platform().get_table(match.group(1))
+    assert table.game == "shengji" and table.hands_played == 2
+    team0, team1 = final.result.levels_after  # the last hand's levels are the match's
+    assert (f"final match after 2 hand(s): team 0+2 at {team0}, team 1+3 at {team1}"
+            in out)
+
+
+def test_demo_refuses_a_preset_of_another_game(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--server", server.target, "--game", "shengji", "--preset", "classic"])
+    assert code == 2
+    assert "unknown preset 'classic'" in capsys.readouterr().err
 
 
 def test_replay_tells_a_stored_hand_trick_by_trick(

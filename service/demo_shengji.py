@@ -1,0 +1,106 @@
+"""`fiftyk demo --game shengji`: bots play 升级/拖拉机 hands through the real API.
+
+Each bot acts only with its own seat token and asks the server what it may do
+(`ListLegalPlays`: its declarations while the deal is paced out, a bury for the dealer,
+example leads and follows). The account tells what a spectator may see: every declaration,
+the dealer and trump, how many cards the dealer buried (never which), every trick with its
+points, failed throws, the scoring and the levels.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.hand_text import play_text, trick_text
+from fiftyk_referee.service.shengji_text import (
+    declaration_text,
+    levels_text,
+    result_lines,
+    trump_text,
+)
+
+DECLARE_PROBABILITY = 0.3
+MAX_COMMANDS_PER_HAND = 3_000
+DECLARING, BURYING, PLAYING = "declaring", "burying", "playing"
+
+
+def _collected(view: pb.HandView) -> int:
+    return sum(state.collected for state in view.seats)
+
+
+def _declare(bot: RefereeClient, table_id: str, hand_id: str, rng: random.Random
+             ) -> tuple[pb.HandView, list[str]]:
+    """The seat to act in a window declares a listed set now and then, else nothing."""
+    legal = bot.legal_plays(table_id, hand_id)
+    if legal.plays and rng.random() < DECLARE_PROBABILITY:
+        cards = list(rng.choice(list(legal.plays)).cards)
+        return bot.declare(table_id, hand_id, cards).hand, cards
+    return bot.declare(table_id, hand_id).hand, []
+
+
+def _last_winner(view: pb.HandView) -> int:
+    """Who won the last trick (the hand is over: nobody leads a next one)."""
+    detail = json.loads(view.shengji.result.result_json)
+    return int(detail["last_trick"]["winner"])
+
+
+def play_hand(platform: RefereeClient, table_id: str, seats: Sequence[RefereeClient],
+              number: int, rng: random.Random) -> pb.HandView:
+    """Deal one Shengji hand, let the bots play it out, and print it; returns the last view."""
+    view = platform.start_hand(table_id).hand
+    hand_id = view.hand_id
+    state = view.shengji
+    dealer = (f"dealer seat {state.dealer}" if state.HasField("dealer")
+              else "the dealer comes from the declarations")
+    print(f"\nhand {number} {hand_id}: {levels_text(list(state.levels))}; {dealer};"
+          f" {state.kitty_size} cards in the kitty")
+    levels_before = list(state.levels)
+    tricks = 0
+    actions: list[str] = []
+    for _ in range(MAX_COMMANDS_PER_HAND):
+        if view.status == pb.HAND_STATUS_COMPLETED:
+            break
+        seat = view.turn_seat
+        bot = seats[seat]
+        phase = view.shengji.phase
+        if phase == DECLARING:
+            after, declared = _declare(bot, table_id, hand_id, rng)
+            if declared:
+                print(f"  {declaration_text(seat, declared, view.shengji.round)}")
+            if after.shengji.phase != DECLARING:
+                print(f"  the deal ends after round {view.shengji.round}:"
+                      f" dealer seat {after.shengji.dealer}, {trump_text(after.shengji)}")
+        elif phase == BURYING:
+            legal = bot.legal_plays(table_id, hand_id)
+            after = bot.bury(table_id, hand_id, legal.plays[0].cards).hand
+            print(f"  seat {seat} takes the kitty and buries {len(legal.plays[0].cards)} cards")
+        else:
+            choice = rng.choice(list(bot.legal_plays(table_id, hand_id).plays))
+            after = bot.play(table_id, hand_id, choice.cards).hand
+            failed = after.shengji.failed_throws[len(view.shengji.failed_throws):]
+            if failed:
+                actions.append(play_text(seat, "throw", list(choice.cards))
+                               + f" (fails: plays {' '.join(failed[0].forced)})")
+            else:
+                actions.append(play_text(seat, choice.combination_type, list(choice.cards)))
+            if not after.trick:  # the fourth play: the trick was won in the same command
+                tricks += 1
+                winner = (after.leader if after.HasField("leader") else _last_winner(after))
+                points = _collected(after) - _collected(view)
+                print(f"  {trick_text(tricks, actions, winner, points)}")
+                actions = []
+        view = after
+    if actions:
+        print("  " + trick_text(tricks + 1, actions, None, None) + " (unfinished)")
+    if view.status == pb.HAND_STATUS_COMPLETED and view.shengji.HasField("result"):
+        print(f"  hand {number} result:")
+        for line in result_lines(view.shengji.result, levels_before):
+            print(f"    {line}")
+    return view
+
+
+__all__ = ["play_hand"]
