@@ -27,6 +27,7 @@ CARDS_PER_PACK = 54
 KITTY_BY_PACKS = {1: 6, 2: 8, 3: 6}
 BAND_BY_PACKS = {1: 20, 2: 40, 3: 60}
 POINT_STEP = 5  # every point total is a multiple of 5
+POINT_CARDS_PER_PACK = 12  # four each of 5, 10 and K
 MAX_TIMEOUT_SECONDS = 86_400
 MAX_HANDS = 10_000
 MAX_ROOM_POINTS = 1_000_000
@@ -203,6 +204,11 @@ class ShengjiRules:
             problems.append("throw_penalty must be a multiple of 5")
         if self.band % POINT_STEP:
             problems.append("band must be a multiple of 5")
+        if not self.bury_points and self.hand_size < POINT_CARDS_PER_PACK * self.packs:
+            # A dealer holding every point card must still find kitty_size others to bury.
+            least = POINT_CARDS_PER_PACK * self.packs
+            problems.append(f"bury_points=false needs at least {least} cards per hand"
+                            " (kitty_size too large)")
         if self.qq_double_at >= self.qq_triple_at:
             problems.append("qq_double_at must be below qq_triple_at")
         if problems:

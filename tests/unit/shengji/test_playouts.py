@@ -26,6 +26,7 @@ from fiftyk_referee.domain.shengji.cards import POINTS
 from fiftyk_referee.domain.shengji.hand import BURYING, DECLARING, ShengjiHand
 from fiftyk_referee.domain.shengji.play import follow_error
 from fiftyk_referee.domain.shengji.rulesets import PRESETS
+from fiftyk_referee.domain.shengji.scoring import kitty_multiplier
 from tests.unit.shengji.helpers import (
     NOTHING,
     assert_adjudication_reproduces,
@@ -130,6 +131,15 @@ def play_out(hand: ShengjiHand, rng: random.Random, check_views: bool,
     result = hand.result
     assert result is not None
     assert sum(result["collected"]) + result["kitty"]["points"] == hand.rules.total_points
+    attackers = result["attackers"]
+    assert attackers["trick_points"] == sum(result["collected"][s] for s in attackers["seats"])
+    last = result["last_trick"]
+    won_by_attackers = last["winner"] in attackers["seats"]
+    assert (last["side"] == "attackers") == won_by_attackers
+    expected = kitty_multiplier(hand.rules, hand.last_lead_largest) if won_by_attackers else 0
+    assert last["multiplier"] == expected
+    assert attackers["kitty_bonus"] == result["kitty"]["points"] * expected
+    assert result["levels"]["before"] == list(hand.levels)
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

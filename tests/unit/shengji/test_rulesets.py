@@ -47,6 +47,7 @@ def test_by_packs_defaults_follow_the_final_pack_count() -> None:
     {"packs": 4}, {"kitty_size": 7}, {"kitty_size": 13}, {"throw_penalty": 7},
     {"band": 42}, {"qq_double_at": 300, "qq_triple_at": 300}, {"start_level": "1"},
     {"declare_pacing": "never"}, {"kitty_cap": 128}, {"nonsense": 1}, {"bury_points": 1},
+    {"packs": 1, "kitty_size": 10, "bury_points": False},
 ])
 def test_bad_options_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(InvalidRuleset) as error:
