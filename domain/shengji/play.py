@@ -7,7 +7,8 @@
   **match vector** of the play against that of the follower's whole holding in the suit.
 - `play_key` is §6.4: whether a play has the lead's shape in a winning suit group, and its
   key (compared by `strength`; equal keeps the earlier play).
-- `legal_actions_for` answers `ListLegalPlays` in bounded size — see "Legal actions" below.
+- `follow_constraint`, `follow_examples` and `lead_examples` answer `ListLegalPlays`
+  (through `ShengjiHand.legal_actions`) in bounded size — see "Legal actions" below.
 
 Match vector (§6.3). The lead offers **bins** (its tractors and titanics: `length` adjacent
 slots of their width) and lone slots (its pairs and triples). The follower's tuples (2 or 3
@@ -32,8 +33,9 @@ may discard any n of its cards), so the answer is **constraints plus a bounded l
   gives the same in words, one line per constraint.
 - `plays`: at most `EXAMPLE_LIMIT` distinct example plays, every one checked legal by
   `follow_error` before it is listed (the lowest-ranked fills first, then variations, and a
-  void seat's shaped trump plays). `truncated` says when other legal plays exist; the list
-  is complete only when the seat has exactly one legal play, or a single is led.
+  void seat's shaped trump plays). `truncated` says when other legal plays may exist; the
+  list is complete when the seat has exactly one legal play, or when a single is led and
+  the seat's distinct legal cards fit in the list.
 - Leading: any cards of one suit group; the examples list the seat's single, pair, triple,
   tractor and titanic components (a throw is always allowed, and checked when played).
 """
@@ -515,6 +517,11 @@ def follow_examples(hand: Sequence[Card], lead: Lead,
     candidates: list[list[Card]] = []
     if len(in_group) == n:
         return [in_group], False
+    if n == 1:
+        # A single led: every distinct card of the suit (or of the hand, when void) is legal.
+        distinct = dict.fromkeys(in_group or sorted(hand, key=order.sort_key))
+        singles = [[card] for card in distinct]
+        return singles[:EXAMPLE_LIMIT], len(singles) > EXAMPLE_LIMIT
     if len(in_group) > n:
         _, base = match_vector(Counter(in_group), lead, order, witness=True)
         pool = list((Counter(in_group) - Counter(base)).elements())
@@ -539,8 +546,7 @@ def follow_examples(hand: Sequence[Card], lead: Lead,
         plays.append(list(key))
         if len(plays) == EXAMPLE_LIMIT:
             break
-    complete = n == 1 and len(plays) < EXAMPLE_LIMIT
-    return plays, not complete
+    return plays, True
 
 
 def _trump_shapes(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> list[list[Card]]:

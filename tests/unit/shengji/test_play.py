@@ -207,3 +207,13 @@ def test_lead_examples_hold_every_component() -> None:
     assert found[("7C", "7C", "8C", "8C")] == "tractor"
     assert found[("7C", "7C")] == "pair"
     assert found[("9C",)] == "single"
+
+
+def test_a_single_lead_lists_every_distinct_legal_card_completely() -> None:
+    lead = make_lead(cards("AC"), HEARTS)
+    hand = cards("3C 3C 4C 5D 6D")
+    plays, truncated = follow_examples(hand, lead, HEARTS)
+    assert sorted(map(tuple, plays)) == sorted([tuple(cards("3C")), tuple(cards("4C"))])
+    assert not truncated
+    void, truncated = follow_examples(cards("5D 5D 6D 3H"), lead, HEARTS)
+    assert len(void) == 3 and not truncated
