@@ -17,6 +17,9 @@ Decisions where SHENGJI.md leaves the live protocol open:
   so `to_act` names the first seat (from the seat dealt first) that has not yet spoken.
 - `time_out` during a window is the table's timer: the window closes (every seat that has
   not spoken declares nothing), recorded as `WindowClosed` with `by="timer"`.
+- `legal_actions` in a window lists the card sets the seat may declare (plays of kind
+  `declaration`, sent as DECLARE actions); while burying, the dealer's lowest allowed cards
+  (kind `bury`); while playing, `play.py`'s bounded answer (constraints plus examples).
 - The `dealer` argument of a deal is not Shengji's: a first hand (no `dealer` in the carry)
   takes its dealer from the declarations (§4), later hands from the rotation carried by the
   previous hand. Until a first hand's dealer is fixed, `dealer` holds seat 0 (the §4 default)
