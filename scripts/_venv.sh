@@ -1,5 +1,6 @@
 # Sourced by scripts/test and scripts/serve: cd to the repo root and make sure .venv is current.
-# (Re)installs the project with its dev extra only when pyproject.toml or the Python changed.
+# (Re)installs the project with its dev extra (which includes the server extra) only when
+# pyproject.toml or the Python changed.
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -16,7 +17,7 @@ fi
 
 wanted="$( { cat pyproject.toml; "$VENV/bin/python" --version; } | sha256sum | cut -d' ' -f1)"
 if [[ "$(cat "$STAMP" 2>/dev/null)" != "$wanted" ]]; then
-    echo "scripts: installing fiftyk-referee[dev] into .venv" >&2
+    echo "scripts: installing fiftyk-referee[dev] (server and dev tools) into .venv" >&2
     if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
             -e '.[dev]' >"$LOG" 2>&1; then
         cat "$LOG" >&2

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from fiftyk_referee.domain.errors import RuleError
-from fiftyk_referee.domain.games import adjudicate
 
 EXIT_UNREADABLE = 1
 
@@ -33,6 +32,9 @@ def _read(path: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Print the ruling; a message on stderr and a non-zero exit for an unreadable file."""
+    # Imported here: the hands it replays are event-sourced aggregates (the server extra).
+    from fiftyk_referee.domain.games import adjudicate
+
     try:
         data = _read(args.file)
     except OSError as error:

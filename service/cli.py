@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
@@ -17,6 +18,13 @@ from fiftyk_referee.service import (
 )
 
 DISTRIBUTION = "fiftyk-referee"
+SERVER_EXTRA = f"{DISTRIBUTION}[server]"
+# Top-level modules that only the `server` extra installs (a base install is the client side).
+SERVER_EXTRA_MODULES = frozenset({
+    "eventsourcing", "psycopg", "psycopg_pool", "prometheus_client", "grpc_health",
+    "grpc_reflection",
+})
+EXIT_MISSING_EXTRA = 2
 
 # Each entry adds one subcommand to the parser and sets `handler` (args -> exit code) on it.
 # Extend by writing `_add_<name>_parser(sub)` and listing it here.
@@ -54,7 +62,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
-    return handler(args)
+    try:
+        return handler(args)
+    except ModuleNotFoundError as error:
+        missing = (error.name or "").partition(".")[0]
+        if missing not in SERVER_EXTRA_MODULES:
+            raise
+        print(f"fiftyk {args.command}: needs the server extra ({missing} is not installed):"
+              f" pip install '{SERVER_EXTRA}'", file=sys.stderr)
+        return EXIT_MISSING_EXTRA
 
 
 if __name__ == "__main__":

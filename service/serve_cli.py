@@ -7,10 +7,6 @@ import asyncio
 import sys
 
 from fiftyk_referee.service.config import Config, ConfigError, add_arguments
-from fiftyk_referee.service.server import ListenError, serve
-from fiftyk_referee.service.store import DatabaseUnreachable
-from fiftyk_referee.service.supervisor import supervise
-from fiftyk_referee.service.tls import TlsError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,6 +22,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Load the configuration and serve until interrupted."""
+    # Imported here so that `fiftyk --help` and the client commands work without the server
+    # extra; `cli.main` turns a missing server package into a one-line install hint.
+    from fiftyk_referee.service.server import ListenError, serve
+    from fiftyk_referee.service.store import DatabaseUnreachable
+    from fiftyk_referee.service.supervisor import supervise
+    from fiftyk_referee.service.tls import TlsError
+
     try:
         config = Config.load(args=args)
     except ConfigError as error:

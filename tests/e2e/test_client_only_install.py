@@ -1,0 +1,152 @@
+"""The client side installs and works without the server extra, in a fresh virtualenv.
+
+The checkout's sources (what `deploy/Dockerfile` copies) are installed with pip and their
+real dependency set into a new virtualenv; the client then talks to a referee this test
+process runs. Slow (a wheel build and a dependency install): marked `slow_install`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fiftyk_referee.service.config import DEV_PLATFORM_KEY
+from tests.e2e.harness import LiveServer, server_config
+
+pytestmark = pytest.mark.slow_install
+
+ROOT = Path(__file__).resolve().parents[2]
+# What a build needs from the checkout (the same list deploy/Dockerfile copies).
+SOURCES = ("pyproject.toml", "README.md", "fiftyk_referee", "domain", "service")
+SERVER_ONLY_MODULES = ("eventsourcing", "psycopg", "prometheus_client", "grpc_health",
+                       "grpc_reflection")
+INSTALL_TIMEOUT_SECONDS = 600
+RUN_TIMEOUT_SECONDS = 120
+
+# Runs inside the client-only virtualenv: create a table, then decode a refused call.
+CLIENT_SCRIPT = """
+import json, sys
+import grpc
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.auth import (
+    AUDIT_KEY_HEADER, AUTHORIZATION_HEADER, PLATFORM_KEY_HEADER)
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+
+target, platform_key = sys.argv[1], sys.argv[2]
+platform = RefereeClient(target, platform_key=platform_key)
+table = platform.create_table("classic", 4).table
+seen = platform.get_table(table.table_id)
+try:
+    platform.get_table("00000000-0000-4000-8000-000000000000")
+    refused = None
+except grpc.RpcError as error:
+    code, reason, _ = error_reason(error)
+    refused = [code.name, reason]
+platform.close()
+print(json.dumps({
+    "table_id": table.table_id, "seen_id": seen.table_id, "players": seen.players,
+    "refused": refused,
+    "headers": [AUTHORIZATION_HEADER, AUDIT_KEY_HEADER, PLATFORM_KEY_HEADER],
+    "loaded": sorted(m.split(".")[0] for m in sys.modules),
+}))
+"""
+
+
+def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          check=False, cwd="/")
+
+
+@pytest.fixture(scope="module")
+def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a fresh virtualenv holding `pip install <checkout>` (no extras)."""
+    base = tmp_path_factory.mktemp("client-only")
+    source = base / "source"
+    source.mkdir()
+    for name in SOURCES:
+        origin = ROOT / name
+        if origin.is_dir():
+            # symlinks=True keeps fiftyk_referee/domain and /service as links, as in a clone.
+            shutil.copytree(origin, source / name, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(origin, source / name)
+    env_dir = base / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    done = _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                 str(source)], INSTALL_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return python
+
+
+@pytest.fixture(scope="module")
+def referee(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A referee of this checkout, run by the test process (which has the server extra)."""
+    live = LiveServer(server_config(tmp_path_factory.mktemp("client-only-server")))
+    yield live
+    live.stop()
+
+
+def test_the_client_install_holds_none_of_the_server_packages(client_python: Path) -> None:
+    probe = ("import importlib.util, json, sys; print(json.dumps([m for m in sys.argv[1:]"
+             " if importlib.util.find_spec(m) is not None]))")
+    done = _run([str(client_python), "-c", probe, *SERVER_ONLY_MODULES], RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_the_client_install_has_the_client_dependency_set(client_python: Path) -> None:
+    probe = ("import importlib.metadata as m, json;"
+             " print(json.dumps(m.requires('fiftyk-referee')))")
+    done = _run([str(client_python), "-c", probe], RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stderr
+    base = {requirement.split(">")[0] for requirement in json.loads(done.stdout)
+            if "extra ==" not in requirement}
+    assert base == {"grpcio", "grpcio-status", "protobuf", "googleapis-common-protos"}
+
+
+def test_the_client_creates_a_table_and_decodes_an_error_reason(
+    client_python: Path, referee: LiveServer
+) -> None:
+    done = _run([str(client_python), "-c", CLIENT_SCRIPT, referee.target, DEV_PLATFORM_KEY],
+                RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["table_id"] and result["seen_id"] == result["table_id"]
+    assert result["players"] == 4
+    assert result["refused"] == ["NOT_FOUND", "TABLE_NOT_FOUND"]
+    assert result["headers"] == ["authorization", "x-fiftyk-audit-key", "x-fiftyk-platform-key"]
+    assert not set(result["loaded"]) & set(SERVER_ONLY_MODULES)
+    # The server really recorded the table the client-only install created.
+    assert referee.platform().get_table(result["table_id"]).players == 4
+
+
+def test_fiftyk_serve_without_the_server_extra_says_what_to_install(
+    client_python: Path,
+) -> None:
+    fiftyk = client_python.parent / "fiftyk"
+    done = _run([str(fiftyk), "serve", "--port", "0"], RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "pip install 'fiftyk-referee[server]'" in lines[0]
+    assert lines[0].startswith("fiftyk serve: needs the server extra")
+
+
+def test_the_client_commands_run_without_the_server_extra(client_python: Path) -> None:
+    fiftyk = str(client_python.parent / "fiftyk")
+    assert _run([fiftyk, "--help"], RUN_TIMEOUT_SECONDS).returncode == 0
+    done = _run([fiftyk, "rules", "classify", "--preset", "classic", "5H", "5S"],
+                RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["type"] == "pair"
+
