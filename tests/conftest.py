@@ -1,10 +1,15 @@
-"""Shared fixtures: a throwaway PostgreSQL 15 server for the whole test session."""
+"""Shared fixtures: a throwaway PostgreSQL 15 server for the whole test session.
+
+Also the rule that keeps tests where they belong: a test that needs PostgreSQL or promtool
+carries its marker, and `tests/unit` holds none of them (nor benchmark or install tests).
+"""
 
 from __future__ import annotations
 
 import atexit
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +20,30 @@ from tests.support.pgserver import (
     create_database,
     drop_database,
 )
+
+# A fixture that needs something besides Python, and the marker its tests must carry.
+FIXTURE_MARKERS = {"postgres_server": "postgres", "promtool": "promtool"}
+# Markers of tests that need a server, a tool or the network: never in tests/unit.
+NOT_UNIT_MARKERS = frozenset({"postgres", "promtool", "bench", "slow_install"})
+UNIT_TESTS = Path(__file__).resolve().parent / "unit"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a PostgreSQL or promtool test without its marker, and any such test in unit/."""
+    problems: list[str] = []
+    for item in items:
+        marks = {mark.name for mark in item.iter_markers()}
+        needed = getattr(item, "fixturenames", ())
+        problems.extend(
+            f"{item.nodeid}: uses the {fixture} fixture but is not marked `{marker}`"
+            for fixture, marker in FIXTURE_MARKERS.items()
+            if fixture in needed and marker not in marks
+        )
+        if item.path.is_relative_to(UNIT_TESTS) and marks & NOT_UNIT_MARKERS:
+            problems.append(f"{item.nodeid}: marked {sorted(marks & NOT_UNIT_MARKERS)}, so it"
+                            " belongs in tests/integration, tests/e2e or tests/bench")
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
 
 
 @pytest.fixture(scope="session")

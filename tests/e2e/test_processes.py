@@ -36,6 +36,7 @@ CLIENTS = 24  # connections: the chance that all land on one process is 2 ** -23
 SEED = 77
 
 
+@pytest.mark.postgres
 def test_several_processes_share_the_port_and_play_one_hand_together(
     postgres_server: ThrowawayPostgres, tmp_path: Path,
 ) -> None:

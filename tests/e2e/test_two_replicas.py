@@ -46,6 +46,8 @@ from tests.e2e.live import (
 )
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 
+pytestmark = pytest.mark.postgres
+
 TABLES = 3
 REPLICAS = 2
 A, B = 0, 1

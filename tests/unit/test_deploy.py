@@ -1,22 +1,19 @@
 """deploy/: what can be checked without Docker or a cluster.
 
 Compose, manifests and provisioning parse and agree with each other; only real configuration
-keys are used; probes and health checks target the gRPC port; promtool accepts the
-Prometheus config and rules and their unit tests pass; every metric the dashboard and the
-alerts query is one `service.metrics.Metrics` exports.
+keys are used; probes and health checks target the gRPC port; every metric the dashboard and
+the alerts query is one `service.metrics.Metrics` exports. promtool's checks of the same
+files are in tests/integration/test_deploy_promtool.py.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 import yaml
 
 from fiftyk_referee.service.cli import build_parser
@@ -33,9 +30,6 @@ REFEREES = ("referee-1", "referee-2")
 PROMETHEUS_SERIES = frozenset({"up"})
 PROMQL_WORDS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right",
                           "bool", "and", "or", "unless", "offset", "inf", "nan"})
-PROMTOOL_MISSING = (
-    "promtool is not installed: run scripts/install-promtool (Debian package `prometheus`)"
-)
 
 
 def yaml_documents(path: Path) -> list[Any]:
@@ -134,15 +128,6 @@ def dashboard_expressions() -> list[str]:
         assert selector is not None, variable["definition"]
         exprs.append(selector.group(1))
     return exprs
-
-
-@pytest.fixture(scope="module")
-def promtool() -> str:
-    """The promtool executable; the tests fail (never skip) without it."""
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.fail(PROMTOOL_MISSING)
-    return path
 
 
 # Configuration keys.
@@ -361,27 +346,6 @@ def test_pods_run_as_the_images_non_root_user() -> None:
     [user] = [args for keyword, args in dockerfile_instructions() if keyword == "USER"]
     assert security["runAsNonRoot"] is True
     assert str(security["runAsUser"]) == user.split(":")[0]
-
-
-# Prometheus rules, checked by promtool.
-
-
-def test_promtool_accepts_the_prometheus_config_and_its_rule_files(promtool: str) -> None:
-    result = subprocess.run([promtool, "check", "config", "prometheus.yml"], cwd=PROMETHEUS,
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_promtool_accepts_the_alert_rules(promtool: str) -> None:
-    result = subprocess.run([promtool, "check", "rules", "alerts.yml"], cwd=PROMETHEUS,
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_alert_rule_unit_tests_pass(promtool: str) -> None:
-    result = subprocess.run([promtool, "test", "rules", "alerts.test.yml"], cwd=PROMETHEUS,
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_alerts_cover_error_ratio_latency_conflicts_and_projection_lag() -> None:

@@ -12,6 +12,8 @@ from bench import hand as bench
 from bench.__main__ import main
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
+pytestmark = pytest.mark.bench
+
 
 def test_bench_hand_prints_a_table_and_writes_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

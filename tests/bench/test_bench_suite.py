@@ -23,6 +23,8 @@ from fiftyk_referee.service.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
 from tests.support.pgserver import ThrowawayPostgres
 
+pytestmark = [pytest.mark.bench, pytest.mark.postgres]
+
 FIGURES = {
     "rules.classify_beats_typical_play", "rules.legal_plays_lead",
     "hand.classic_hand_dealt_and_played_out_at_random",

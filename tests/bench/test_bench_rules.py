@@ -14,6 +14,8 @@ from fiftyk_referee.domain.cards import make_deck, parse_cards
 from fiftyk_referee.domain.fiftyk.legal import legal_plays
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
+pytestmark = pytest.mark.bench
+
 ROWS = [
     "classify+beats: typical play",
     "legal plays: lead",

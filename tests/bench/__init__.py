@@ -1,0 +1,1 @@
+"""Tests of the benchmark lab (bench/): marked `bench`; the suite also starts PostgreSQL."""
