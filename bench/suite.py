@@ -359,16 +359,13 @@ class CpuProbe:
 
     meters: dict[str, Callable[[], float]]
     used: dict[str, float] = field(default_factory=dict)
-    wall: float = 0.0
 
     def start(self) -> None:
         """Take the first reading."""
         self._first = {name: read() for name, read in self.meters.items()}
-        self._started = time.perf_counter()
 
     def stop(self) -> None:
         """Take the second reading."""
-        self.wall = time.perf_counter() - self._started
         self.used = {name: read() - self._first[name] for name, read in self.meters.items()}
 
 

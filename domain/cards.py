@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from fiftyk_referee.domain.errors import UnknownCard
@@ -12,7 +12,6 @@ JACK, QUEEN, KING, ACE, TWO = 11, 12, 13, 14, 15
 SMALL_JOKER, BIG_JOKER = 16, 17
 THREE, FIVE, TEN = 3, 5, 10
 NORMAL_RANKS: tuple[int, ...] = tuple(range(THREE, TWO + 1))
-JOKER_RANKS: tuple[int, ...] = (SMALL_JOKER, BIG_JOKER)
 
 SUITS = "SHCD"  # spades, hearts, clubs, diamonds: also the pure-50K suit order, high to low
 JOKER_SUIT = ""
@@ -121,19 +120,9 @@ def card_points(card: Card, *, joker_points: bool = False) -> int:
     return 0
 
 
-def points(cards: Iterable[Card], *, joker_points: bool = False) -> int:
-    """Total point value of cards."""
-    return sum(card_points(card, joker_points=joker_points) for card in cards)
-
-
 def make_deck(packs: int, *, jokers: bool) -> list[Card]:
     """The full deck as a multiset in canonical order: 108, 104, 54 or 52 cards."""
     one_pack = [Card(rank, suit) for rank in NORMAL_RANKS for suit in SUITS]
     if jokers:
         one_pack += [SJ, BJ]
     return sort_cards(one_pack * packs)
-
-
-def to_strings(cards: Sequence[Card]) -> list[str]:
-    """Notation of cards, keeping their order."""
-    return [str(card) for card in cards]

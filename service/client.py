@@ -100,7 +100,6 @@ class RefereeClient:
         self._owns_channel = isinstance(target, str)
         self.stub = pb_grpc.RefereeServiceStub(self.channel)
         self.timeout = timeout
-        self._credentials = (token, audit_key, platform_key)
         pairs: list[tuple[str, str]] = []
         if token:
             pairs.append((AUTHORIZATION_HEADER, f"Bearer {token}"))

@@ -2,9 +2,9 @@
 
 Ids come from context variables (bound per RPC by the request-context interceptor and by the
 application with `bind`) or from a call's `extra`, which wins. A hidden hand's cards may only
-be logged at DEBUG: use `log_cards` for them; above DEBUG the formatter masks every card token
-(`3S`, `10H`, `BJ`, `Card(...)`) in the message, the exception text and string `extra` values,
-and drops the card fields (`CARD_FIELDS`) altogether.
+be logged at DEBUG (e.g. as the `cards` field of `extra`); above DEBUG the formatter masks
+every card token (`3S`, `10H`, `BJ`, `Card(...)`) in the message, the exception text and
+string `extra` values, and drops the card fields (`CARD_FIELDS`) altogether.
 """
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TextIO
-
-from fiftyk_referee.domain.cards import Card, format_cards
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "request_id", default=None
@@ -132,12 +130,3 @@ def bind(
     finally:
         for var, token in reversed(tokens):
             var.reset(token)
-
-
-def log_cards(
-    logger: logging.Logger, message: str, cards: Iterable[Card | str], **fields: Any
-) -> None:
-    """Log a (possibly hidden) set of cards: always at DEBUG, never above."""
-    if logger.isEnabledFor(logging.DEBUG):
-        shown = [card if isinstance(card, str) else format_cards([card])[0] for card in cards]
-        logger.debug(message, extra={"cards": shown, **fields})

@@ -384,10 +384,6 @@ class Metrics:
 
     # Gauges.
 
-    def set_active_tables(self, count: int) -> None:
-        """Set the number of active tables (see `service.activity`)."""
-        self._active_tables.set(count)
-
     def count_active_tables_with(self, count: Callable[[], int]) -> None:
         """Read the active tables from `count` at every scrape (it may run on any thread)."""
         self._active_tables.set_function(lambda: float(count()))

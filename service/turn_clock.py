@@ -45,11 +45,6 @@ class TurnClock:
         self._clocked: dict[str, str] = {}  # hand id -> table id
         self._task: asyncio.Task[None] | None = None
 
-    @property
-    def clocked_hands(self) -> int:
-        """How many hands in progress have a turn clock."""
-        return len(self._clocked)
-
     def _observe(self, events: list[FeedEvent]) -> None:
         for event in events:
             if event.name == DEALT and event.topic == _topic(DEALT):

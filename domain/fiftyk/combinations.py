@@ -79,7 +79,6 @@ JOKER_RUNGS = {
 }
 # Pure 50K suit strength under pure_fifty_k_suit_order: spades > hearts > clubs > diamonds.
 SUIT_STRENGTH = {suit: len(SUITS) - i for i, suit in enumerate(SUITS)}
-FIFTY_K_RANKS = (FIVE, TEN, KING)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,6 @@ from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 # Section 6, bomb bonus (福州): card count of an unbeaten `bomb` -> extra points / multiplier.
 BOMB_EXTRA_POINTS = {5: 50, 6: 100, 7: 300, 8: 1000}
 BOMB_MULTIPLIERS = {6: 2, 7: 4, 8: 8}
-FINAL_DIVISOR = 10  # diff_tenth
 # Section 7 (QQ rules).
 QQ_FIRST_OUT_BONUS = 20
 QQ_STILL_IN_PENALTY = 20

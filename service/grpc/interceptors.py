@@ -263,11 +263,6 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         return self._wrapped.get(handler, wrap)
 
 
-def request_id_from(metadata: Any) -> str:
-    """Return the client's `x-request-id` when it is a plain short token, else a new id."""
-    return _header_request_id(metadata) or new_request_id()
-
-
 def _header_request_id(metadata: Any) -> str | None:
     for key, value in metadata or ():
         if key == REQUEST_ID_HEADER and _is_plain(value):

@@ -33,8 +33,8 @@ def rpc_labels(method: str, grpc_type: str = "unary") -> dict[str, str]:
 
 def test_each_metrics_object_serves_its_own_scrape_endpoint_on_a_free_port() -> None:
     first, second = Metrics(), Metrics()
-    first.set_active_tables(3)
-    second.set_active_tables(4)
+    first.count_active_tables_with(lambda: 3)
+    second.count_active_tables_with(lambda: 4)
     ports = [first.start_http_server(0, "127.0.0.1"), second.start_http_server(0, "127.0.0.1")]
     try:
         assert ports[0] != ports[1] and all(port > 0 for port in ports)

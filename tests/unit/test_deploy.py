@@ -100,7 +100,7 @@ def exported_series() -> set[str]:
     metrics.retry()
     metrics.idempotent_replay()
     metrics.observe_rebuild(0.01)
-    metrics.set_active_tables(1)
+    metrics.count_active_tables_with(lambda: 1)
     metrics.watch_opened()
     metrics.set_projection_lag(1)
     text = metrics.render().decode()

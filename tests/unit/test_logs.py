@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.cards import parse_cards
-from fiftyk_referee.service.logs import bind, configure_logging, log_cards
+from fiftyk_referee.service.logs import bind, configure_logging
 
 HIDDEN = "3S 10H QC BJ"
 
@@ -76,17 +76,11 @@ def test_unknown_level_is_refused() -> None:
         configure_logging("chatty")
 
 
-def test_log_cards_shows_the_cards_at_debug(output: io.StringIO) -> None:
+def test_card_fields_are_kept_at_debug(output: io.StringIO) -> None:
     configure_logging("DEBUG", output)
-    log_cards(logging.getLogger("fiftyk.test"), "dealt", parse_cards(HIDDEN), seat=1)
+    logging.getLogger("fiftyk.test").debug("dealt", extra={"cards": HIDDEN.split(), "seat": 1})
     [entry] = lines(output)
     assert (entry["level"], entry["cards"], entry["seat"]) == ("DEBUG", HIDDEN.split(), 1)
-
-
-def test_log_cards_writes_nothing_above_debug(output: io.StringIO) -> None:
-    configure_logging("INFO", output)
-    log_cards(logging.getLogger("fiftyk.test"), "dealt", parse_cards(HIDDEN))
-    assert output.getvalue() == ""
 
 
 def test_cards_never_appear_above_debug_however_they_are_logged(output: io.StringIO) -> None:

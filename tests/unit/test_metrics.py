@@ -80,7 +80,7 @@ def test_game_and_store_metrics_move_by_the_observed_amounts() -> None:
     metrics.retry()
     metrics.idempotent_replay()
     metrics.observe_rebuild(0.03)
-    metrics.set_active_tables(7)
+    metrics.count_active_tables_with(lambda: 7)
     metrics.watch_opened()
     metrics.watch_opened()
     metrics.watch_closed()
