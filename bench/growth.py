@@ -12,19 +12,16 @@ The measurements of `scripts/bench suite` figures 3 (memory) and 4:
   in-process (the client's move choice is not timed) — on a small and a large store.
 - `rebuild_by_length`: a long hand replayed from the store at increasing versions.
 - `projection_catch_up`: the standings projection rebuilt from the whole feed.
-- `LagSampler`: samples `feed head - projection position` while a load runs elsewhere.
 """
 
 from __future__ import annotations
 
 import random
 import statistics
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from uuid import UUID, uuid4
 
 from eventsourcing.persistence import StoredEvent
@@ -33,9 +30,7 @@ from bench.store import TablePlayer, fiftyk_hand, store_env
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import parse_database_url
 from fiftyk_referee.service.projections import StandingsProjector
-from fiftyk_referee.service.store import persistence_env
 
 PRESET = "classic"
 PLAYERS = 4
@@ -47,7 +42,6 @@ INSERT_BATCH_EVENTS = 5_000
 MEMORY_WARMUP_TABLES = 20
 MEMORY_CHECKPOINTS = 4
 MEMORY_CLIENT_THREADS = 4
-LAG_SAMPLE_SECONDS = 0.1
 PERCENT_95 = 0.95
 REBUILD_VERSIONS = (25, 50, 100, 200, 400, 800)
 
@@ -355,89 +349,12 @@ def projection_catch_up(app: Referee, repeats: int) -> list[CatchUp]:
         projector.close()
 
 
-@dataclass
-class LagSummary:
-    """`head - position` of the standings projection, sampled while a load ran."""
-
-    samples: int
-    median: float
-    p95: float
-    max: int
-    head_growth: int  # events recorded while sampling
-
-
-@dataclass
-class LagSampler:
-    """Samples the standings projection's lag of a running server from its database.
-
-    Use as a `service.bench.e2e.WindowProbe`: sampling runs between `start` and `stop`.
-    """
-
-    database_url: str
-    data_dir: Path
-    interval: float = LAG_SAMPLE_SECONDS
-    lags: list[int] = field(default_factory=list)
-    heads: list[int] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        database = parse_database_url(self.database_url, self.data_dir)
-        env = persistence_env(database, pool_size=2, create_schema=False, cache_size=0)
-        self._app = Referee(env)
-        self._projector = StandingsProjector(self._app)
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def sample(self) -> None:
-        """One reading: position first, so the lag is never understated."""
-        position = self._projector.position()
-        head = self._app.head_position()
-        self.heads.append(head)
-        self.lags.append(max(0, head - position))
-
-    def _run(self) -> None:
-        while not self._stopping.is_set():
-            self.sample()
-            self._stopping.wait(self.interval)
-
-    def start(self) -> None:
-        """Start sampling on a thread."""
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name="lag-sampler", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop sampling (one last reading is taken)."""
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self.sample()
-
-    def summary(self) -> LagSummary:
-        """What the samples say."""
-        ordered = sorted(self.lags) or [0]
-        return LagSummary(samples=len(self.lags), median=statistics.median(ordered),
-                          p95=ordered[min(len(ordered) - 1, int(PERCENT_95 * len(ordered)))],
-                          max=ordered[-1],
-                          head_growth=self.heads[-1] - self.heads[0] if self.heads else 0)
-
-    def reset(self) -> None:
-        """Forget the samples (before the next window)."""
-        self.lags.clear()
-        self.heads.clear()
-
-    def close(self) -> None:
-        """Release the connections."""
-        self._projector.close()
-        self._app.close()
-
-
 def application(database_url: str, *, cache: bool = True) -> Referee:
     """An in-process application on a database, sized for one thread."""
     return Referee(store_env(database_url, 1, cache=cache))
 
 
-__all__ = ["CatchUp", "Filled", "LagSampler", "LagSummary", "MemoryGrowth", "RebuildPoint",
+__all__ = ["CatchUp", "Filled", "MemoryGrowth", "RebuildPoint",
            "SizeSample", "application", "command_latency", "copy_table", "fill_store",
            "idle_table_memory", "latency_by_store_size",
            "linear_fit",

@@ -4,7 +4,7 @@ Sections (issue 7): 1. the rules engine (with RLCard's Dou Dizhu as the baseline
 playouts), 2. the event store on PostgreSQL (with `pgbench` single-row inserts at the same
 client counts), 3. end to end through gRPC on SQLite and PostgreSQL (with a trivial echo
 service on the same server stack as the ceiling) and memory per idle table, 4. how costs
-grow (store size, hand length, the standings projection and its lag under load).
+grow (store size, hand length, the standings projection's catch-up).
 
 Every figure is the median over repeats; a baseline runs in the same invocation, and the
 ratio is given next to it. PostgreSQL is a throwaway server started for the run
@@ -34,7 +34,6 @@ from typing import Any
 
 from bench import e2e, growth, hand, machine, rules, store
 from fiftyk_referee.service.config import DEV_PLATFORM_KEY
-from fiftyk_referee.service.projections import DEFAULT_POLL_SECONDS
 from fiftyk_referee.service.store import DEFAULT_CACHE_SIZE
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 
@@ -194,7 +193,6 @@ class Context:
     postmaster: int | None = None
     databases: list[str] = field(default_factory=list)
     e2e_postgres_url: str | None = None
-    lag: dict[str, list[growth.LagSummary]] = field(default_factory=dict)
 
     def database(self, purpose: str) -> str:
         """A new empty database on the PostgreSQL server; returns its URL."""
@@ -395,12 +393,10 @@ def _server(ctx: Context, name: str, arguments: list[str]
 
 
 def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[], float]],
-              sampler: growth.LagSampler | None, seed: int) -> dict[str, Any]:
+              seed: int) -> dict[str, Any]:
     s = ctx.settings
     cpu = CpuProbe(meters)
-    probes: list[e2e.WindowProbe] = [cpu] + ([sampler] if sampler is not None else [])
-    if sampler is not None:
-        sampler.reset()
+    probes: list[e2e.WindowProbe] = [cpu]
     if kind == "echo":
         result = e2e.run_echo_load(target, loops=s.tables, seconds=s.seconds,
                                    processes=s.processes, warmup=s.warmup,
@@ -415,10 +411,6 @@ def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[
     result["cpu_seconds"]["load clients"] = result["client_cpu_seconds"]
     result["cpu_ms_per_command"] = {k: round(v * 1000 / commands, 3)
                                     for k, v in result["cpu_seconds"].items()}
-    if sampler is not None:
-        lag = sampler.summary()
-        ctx.lag.setdefault(kind, []).append(lag)
-        result["projection_lag"] = asdict(lag)
     return result
 
 
@@ -443,28 +435,19 @@ def section_e2e(ctx: Context) -> Section:
                                 str(SCALED_PROCESSES)]) as (multi, multi_at),
           echo_server as echo_target):
         echo_pid = echo_server.pid
-        samplers = {"sqlite": growth.LagSampler("", sqlite_dir),
-                    "postgresql": growth.LagSampler(pg_url, ctx.scratch)}
-        try:
-            for repeat in range(s.repeats):
-                # Interleaved, so the three see the same machine load.
-                runs["echo"].append(_run_once(
-                    ctx, "echo", echo_target,
-                    {"server": lambda: machine.process_cpu_seconds(echo_pid)}, None, 0))
-                runs["sqlite"].append(_run_once(
-                    ctx, "sqlite", lite_at.target, {"server": lite.cpu_seconds},
-                    samplers["sqlite"], 1 + 10 * repeat))
-                runs["postgresql"].append(_run_once(
-                    ctx, "postgresql", pg_at.target,
-                    {"server": pg.cpu_seconds, "postgres": ctx.postgres_cpu},
-                    samplers["postgresql"], 2 + 10 * repeat))
-                runs[SCALED].append(_run_once(
-                    ctx, SCALED, multi_at.target,
-                    {"server": multi.cpu_seconds, "postgres": ctx.postgres_cpu},
-                    None, 3 + 10 * repeat))
-        finally:
-            for sampler in samplers.values():
-                sampler.close()
+        for repeat in range(s.repeats):
+            # Interleaved, so the three see the same machine load.
+            runs["echo"].append(_run_once(
+                ctx, "echo", echo_target,
+                {"server": lambda: machine.process_cpu_seconds(echo_pid)}, 0))
+            runs["sqlite"].append(_run_once(
+                ctx, "sqlite", lite_at.target, {"server": lite.cpu_seconds}, 1 + 10 * repeat))
+            runs["postgresql"].append(_run_once(
+                ctx, "postgresql", pg_at.target,
+                {"server": pg.cpu_seconds, "postgres": ctx.postgres_cpu}, 2 + 10 * repeat))
+            runs[SCALED].append(_run_once(
+                ctx, SCALED, multi_at.target,
+                {"server": multi.cpu_seconds, "postgres": ctx.postgres_cpu}, 3 + 10 * repeat))
         server_argv = {"sqlite": lite.argv, "postgresql": pg.argv, SCALED: multi.argv}
     echo = _e2e_figures(section, "echo", "echo service (the ceiling)", runs["echo"], None)
     for kind, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"),
@@ -579,7 +562,7 @@ def _memory(ctx: Context, section: Section) -> None:
 
 
 def section_growth(ctx: Context) -> Section:
-    """Latency vs store size, rebuild vs hand length, projection throughput and lag."""
+    """Latency vs store size, rebuild vs hand length, projection throughput."""
     s = ctx.settings
     section = Section("growth", TITLES["growth"])
     big_app = growth.application(ctx.database("big"))
@@ -639,24 +622,10 @@ def section_growth(ctx: Context) -> Section:
         _catch_up_figures(section, "e2e", "the e2e PostgreSQL store", catch)
     section.notes.append("Projection: the standings view dropped and rebuilt from the whole"
                          " feed (`StandingsProjector.rebuild`); it reads only its own topics,"
-                         " so feed events/s counts every position passed. Lag: the server's"
-                         " projector polls the feed every"
-                         f" {DEFAULT_POLL_SECONDS:g} s, so a lag of up to that many seconds of"
-                         " events is by design.")
-    for kind, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
-        lags = ctx.lag.get(kind, [])
-        if not lags:
-            continue
-        figure = measured(f"growth.lag_{kind}_median", f"projection lag under e2e load, {label}",
-                          [x.median for x in lags], "events")
-        figure.note = (f"p95 {median([x.p95 for x in lags]) or 0:.0f}, max"
-                       f" {max(x.max for x in lags)} events; {sum(x.samples for x in lags)}"
-                       f" samples of head − position every {growth.LAG_SAMPLE_SECONDS:g} s;"
-                       f" the feed grew {median([x.head_growth for x in lags]) or 0:.0f}"
-                       " events per run")
-        section.add(figure)
-    section.details = {"big": asdict(big), "latency": [asdict(x) for x in samples],
-                       "lag": {k: [asdict(x) for x in v] for k, v in ctx.lag.items()}}
+                         " so feed events/s counts every position passed. The server does not"
+                         " run the projection (nothing reads it yet), so there is no lag under"
+                         " load to measure.")
+    section.details = {"big": asdict(big), "latency": [asdict(x) for x in samples]}
     return section
 
 

@@ -268,7 +268,7 @@ class Metrics:
             registry=registry,
         )
         self._rebuild_seconds = Histogram(
-            "fiftyk_rebuild_seconds", "Time to rebuild an aggregate or projection from events.",
+            "fiftyk_rebuild_seconds", "Time to rebuild an aggregate from events.",
             buckets=REBUILD_BUCKETS, registry=registry,
         )
         self._active_tables = Gauge(
@@ -279,11 +279,6 @@ class Metrics:
         )
         self._watch_streams = Gauge(
             "fiftyk_watch_streams_open", "Open WatchTable streams.", registry=registry
-        )
-        self._projection_lag = Gauge(
-            "fiftyk_projection_lag_events",
-            "Events in the global feed not yet processed by the projection (head minus position).",
-            registry=registry,
         )
         self._store_up = Gauge(
             "fiftyk_event_store_up",
@@ -395,10 +390,6 @@ class Metrics:
     def watch_closed(self) -> None:
         """Count a WatchTable stream that closed."""
         self._watch_streams.dec()
-
-    def set_projection_lag(self, events: int) -> None:
-        """Set the projection lag: feed head position minus the projection's tracked position."""
-        self._projection_lag.set(events)
 
     def rate_limited(self, role: str, rpc_class: str) -> None:
         """Count a call refused by its credential's rate limit."""

@@ -1,14 +1,14 @@
 """The composition root: the one place that wires the referee together.
 
 `create_server(config)` builds the application on the configured event store, the gRPC
-server with its interceptors, health and reflection services, the feed hub, the turn clock,
-the standings projector and the metrics endpoint. Nothing opens a connection at import time.
+server with its interceptors, health and reflection services, the feed hub, the turn clock
+and the metrics endpoint. Nothing opens a connection at import time. (The standings
+projection, `service.projections`, is not started: nothing reads it yet.)
 
 Metrics wiring: the interceptors count every RPC; the application counts commands, hands,
 tricks, bombs, appends, conflicts, retries, idempotent replays and rebuilds (`hand_at`,
 `rebuild_table`); the feed hub feeds the active-tables tracker (`service.activity`), read at
-each scrape; watch streams open and close the watch gauge in the servicer; the standings
-projector reports its lag behind the feed head.
+each scrape; watch streams open and close the watch gauge in the servicer.
 
 Health: the service names `""` and `fiftyk.referee.v1.RefereeService` are readiness — on a
 PostgreSQL store a background probe (`StoreHealth`) turns them NOT_SERVING while the database
@@ -45,7 +45,6 @@ from fiftyk_referee.service.grpc.servicer import RefereeServicer
 from fiftyk_referee.service.limits import RateLimiter, WatchLimiter
 from fiftyk_referee.service.logs import configure_logging
 from fiftyk_referee.service.metrics import Metrics
-from fiftyk_referee.service.projections import StandingsProjector
 from fiftyk_referee.service.store import (
     OneCallPostgresRecorder,
     StoreAvailability,
@@ -144,7 +143,6 @@ class RunningServer:
     health: health.aio.HealthServicer
     hub: FeedHub
     clock: TurnClock
-    projector: StandingsProjector
     executor: ThreadPoolExecutor
     store_health: StoreHealth | None = None
     certificates: asyncio.Task[None] | None = None
@@ -158,7 +156,6 @@ class RunningServer:
         await self.clock.stop()
         await self.server.stop(grace)
         await self.hub.stop()
-        self.projector.close()
         self.metrics.stop_http_server()
         self.executor.shutdown(wait=True)
         self.app.close()
@@ -233,9 +230,6 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     clock = TurnClock(app, executor, hub, sweep_seconds=config.turn_sweep_seconds,
                       on_change=hub.poke)
     await clock.start()
-    projector = await loop.run_in_executor(
-        executor, lambda: StandingsProjector(app, metrics=metrics))
-    projector.start()
     wanted_metrics_port = config.metrics_port if metrics_port is None else metrics_port
     bound_metrics = None
     if wanted_metrics_port >= 0:
@@ -261,7 +255,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         certificates = asyncio.create_task(_follow_certificates(tls, metrics),
                                            name="tls-reload")
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
-                         clock, projector, executor, store_health, certificates)
+                         clock, executor, store_health, certificates)
 
 
 async def _follow_certificates(tls: CertificateReloader, metrics: Metrics) -> None:

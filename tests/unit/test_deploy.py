@@ -102,7 +102,6 @@ def exported_series() -> set[str]:
     metrics.observe_rebuild(0.01)
     metrics.count_active_tables_with(lambda: 1)
     metrics.watch_opened()
-    metrics.set_projection_lag(1)
     text = metrics.render().decode()
     return {re.split(r"[{ ]", line, maxsplit=1)[0]
             for line in text.splitlines() if line and not line.startswith("#")}
@@ -348,10 +347,10 @@ def test_pods_run_as_the_images_non_root_user() -> None:
     assert str(security["runAsUser"]) == user.split(":")[0]
 
 
-def test_alerts_cover_error_ratio_latency_conflicts_and_projection_lag() -> None:
+def test_alerts_cover_error_ratio_latency_and_conflicts() -> None:
     names = set().union(*(metric_names(expr) for expr in alert_expressions()))
     assert {"grpc_server_handled_total", "grpc_server_handling_seconds_bucket",
-            "fiftyk_event_store_conflicts_total", "fiftyk_projection_lag_events"} <= names
+            "fiftyk_event_store_conflicts_total"} <= names
 
 
 # Metric names queried by the dashboard and the alerts.

@@ -84,7 +84,6 @@ def test_game_and_store_metrics_move_by_the_observed_amounts() -> None:
     metrics.watch_opened()
     metrics.watch_opened()
     metrics.watch_closed()
-    metrics.set_projection_lag(12)
     assert value(metrics, "fiftyk_hands_started_total", game="fiftyk", preset="classic") == 2
     assert value(metrics, "fiftyk_hands_completed_total", game="fiftyk", preset="classic") == 1
     assert value(metrics, "fiftyk_tricks_total", game="fiftyk", preset="jinzhou") == 5
@@ -98,7 +97,6 @@ def test_game_and_store_metrics_move_by_the_observed_amounts() -> None:
     assert value(metrics, "fiftyk_rebuild_seconds_count") == 1
     assert value(metrics, "fiftyk_active_tables") == 7
     assert value(metrics, "fiftyk_watch_streams_open") == 1
-    assert value(metrics, "fiftyk_projection_lag_events") == 12
 
 
 def test_latency_buckets_run_from_half_a_millisecond_to_ten_seconds() -> None:
