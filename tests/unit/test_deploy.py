@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 import yaml
 
 from fiftyk_referee.service.cli import build_parser

@@ -10,6 +10,8 @@ import pytest
 from bench.__main__ import main
 from bench.shengji import LEADS
 
+pytestmark = pytest.mark.bench
+
 
 def test_bench_shengji_prints_a_table_and_writes_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
