@@ -1,10 +1,11 @@
-"""`fiftyk migrate`: create the event store's tables and the projection's, then exit.
+"""`fiftyk migrate`: create the event store's tables, then exit.
 
 One run per release, before the servers start (a Kubernetes Job, `deploy/k8s/migrate-job.yaml`),
 so server pods run with `FIFTYK_CREATE_SCHEMA=false` and a database user without DDL rights,
 and replicas never race to create the schema. Creating is idempotent: a second run changes
 nothing. It reads the same configuration as `fiftyk serve` and waits as long for the database
-(`FIFTYK_DB_STARTUP_WAIT_SECONDS`).
+(`FIFTYK_DB_STARTUP_WAIT_SECONDS`). The standings projection's tables are not among them: the
+server does not run the projection until something reads it.
 """
 
 from __future__ import annotations
@@ -13,23 +14,15 @@ import argparse
 import dataclasses
 import sys
 
-from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.config import Config, ConfigError, add_arguments
-from fiftyk_referee.service.projections import StandingsProjector
-from fiftyk_referee.service.store import (
-    DatabaseUnreachable,
-    describe,
-    persistence_env,
-    wait_for_database,
-)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `migrate`."""
     parser = sub.add_parser(
         "migrate", help="create the database tables, then exit",
-        description="Create the event store's and the projection's tables (idempotent), for a"
-        " deployment whose servers run with FIFTYK_CREATE_SCHEMA=false.",
+        description="Create the event store's tables (idempotent), for a deployment whose"
+        " servers run with FIFTYK_CREATE_SCHEMA=false.",
     )
     add_arguments(parser)
     parser.set_defaults(handler=run)
@@ -37,15 +30,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def migrate(config: Config) -> str:
     """Create every table the server needs in the configured store; return where."""
+    # Imported here (as by `fiftyk serve`): the store needs the server extra, and `cli.main`
+    # turns its absence into a one-line install hint.
+    from fiftyk_referee.service.application import Referee
+    from fiftyk_referee.service.store import describe, persistence_env, wait_for_database
+
     database = config.database
     wait_for_database(database, wait_seconds=config.db_startup_wait_seconds,
                       timeout_seconds=config.db_timeout_seconds)
-    app = Referee(persistence_env(database, pool_size=1, create_schema=True,
-                                  timeout_seconds=config.db_timeout_seconds))
-    try:
-        StandingsProjector(app).close()  # constructing it creates the projection's tables
-    finally:
-        app.close()
+    # Constructing the application creates the event store's tables.
+    Referee(persistence_env(database, pool_size=1, create_schema=True,
+                            timeout_seconds=config.db_timeout_seconds)).close()
     return (describe(database) if database.kind == "postgresql"
             else f"SQLite file {database.sqlite_path}")
 
@@ -58,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"fiftyk migrate: {error}", file=sys.stderr)
         return 2
+    from fiftyk_referee.service.store import DatabaseUnreachable
+
     try:
         where = migrate(config)
     except DatabaseUnreachable as error:
