@@ -32,7 +32,7 @@ PG_SETTINGS = ("fsync", "synchronous_commit", "full_page_writes", "shared_buffer
 # command name they are the 12th and 13th.
 STAT_UTIME_AFTER_COMM = 11
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _read(path: Path) -> str:
