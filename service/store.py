@@ -106,11 +106,13 @@ class StoreAvailability:
         whether it answered."""
         with self._lock:
             try:
-                if self._connection is None or self._connection.closed:
-                    self._connection = psycopg.connect(
-                        **self._connect_kwargs, autocommit=True,
-                        connect_timeout=max(1, math.ceil(self.timeout_seconds)))
-                self._connection.execute("SELECT 1")
+                try:
+                    self._select_one()
+                except psycopg.Error:
+                    # The kept connection may have been dropped by an idle timeout or a
+                    # proxy while the database is fine: one fresh try before saying down.
+                    self._close()
+                    self._select_one()
             except psycopg.Error as error:
                 self._close()
                 if self.up:
@@ -122,6 +124,13 @@ class StoreAvailability:
                 log.warning("event store reachable again (%s)", self.where)
             self.up = True
             return True
+
+    def _select_one(self) -> None:
+        if self._connection is None or self._connection.closed:
+            self._connection = psycopg.connect(
+                **self._connect_kwargs, autocommit=True,
+                connect_timeout=max(1, math.ceil(self.timeout_seconds)))
+        self._connection.execute("SELECT 1")
 
     def mark_down(self) -> None:
         """Record that the database stopped answering (a probe that ran out of time)."""
