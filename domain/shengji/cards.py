@@ -10,7 +10,6 @@ tier) and its `strength` across groups (any trump above any plain card).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -24,7 +23,6 @@ from fiftyk_referee.domain.cards import (
     card_points,
     make_deck,
 )
-from fiftyk_referee.domain.errors import Reason, RuleError
 
 TRUMP = "T"  # the suit group of every trump card
 # Shengji's natural rank order, low to high: 2 3 4 ... K A (2 is the lowest card here).
@@ -36,20 +34,6 @@ TRUMP_STRENGTH = 1_000  # added to a trump card's tier so every trump outranks e
 POINTS_PER_PACK = 100
 DISTINCT_CARDS: tuple[Card, ...] = tuple(make_deck(1, jokers=True))
 POINTS: dict[Card, int] = {card: card_points(card) for card in DISTINCT_CARDS}
-
-
-def level_index(level: str) -> int:
-    """The index 0 (2) … 12 (A) of a level written in notation."""
-    try:
-        return LEVELS.index(level)
-    except ValueError:
-        raise RuleError(Reason.INVALID_ACTION,
-                        f"unknown level {level!r}; levels are {' '.join(LEVELS)}") from None
-
-
-def points_of(cards: Iterable[Card]) -> int:
-    """Card points: 5 is worth 5, 10 and K 10 each."""
-    return sum(POINTS[c] for c in cards)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +119,5 @@ def _trump_order(rank: int, suit: str | None, permanent_two: bool) -> TrumpOrder
 
 __all__ = [
     "DISTINCT_CARDS", "LEVELS", "LEVEL_RANK", "POINTS", "POINTS_PER_PACK", "RANKS_LOW_TO_HIGH",
-    "TOP_LEVEL", "TRUMP", "TRUMP_STRENGTH", "CardInfo", "TrumpOrder", "level_index",
-    "points_of", "trump_order",
+    "TOP_LEVEL", "TRUMP", "TRUMP_STRENGTH", "CardInfo", "TrumpOrder", "trump_order",
 ]

@@ -8,7 +8,7 @@ import pytest
 
 from fiftyk_referee.domain.errors import InvalidRuleset, Reason
 from fiftyk_referee.domain.game import Rules
-from fiftyk_referee.domain.shengji.rulesets import PRESETS, ShengjiRules
+from fiftyk_referee.domain.shengji.rulesets import PRESETS, ShengjiRules, describe_options
 
 EXPECTED = {
     "shengji_one_pack": (1, 6, 20, 12, False, False, False),
@@ -62,3 +62,10 @@ def test_unknown_preset_and_players() -> None:
     assert rules.check_players(4) == 4
     with pytest.raises(InvalidRuleset):
         rules.check_players(3)
+
+
+def test_every_option_is_described_with_its_default_and_allowed_values() -> None:
+    described = {row["name"]: row for row in describe_options()}
+    assert set(described) == set(ShengjiRules.from_spec("tractor").options())
+    assert described["packs"]["allowed"] == "1, 2, 3"
+    assert described["kitty_size"]["default"] is None  # by packs
