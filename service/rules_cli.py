@@ -1,24 +1,30 @@
-"""`fiftyk rules classify|beats`: ask the rules engine about cards, for integrators.
+"""`fiftyk rules classify|beats|ask`: ask the rules engine about cards, for integrators.
 
-Each command prints one JSON object on stdout and exits 0, also for a negative ruling
-(cards that form no combination, unknown cards, cards the deck does not have). Only an
-unusable command line (unknown preset or option, bad option value) exits 2, with the
-message on stderr.
+`classify` and `beats` (五十K) print one JSON object on stdout and exit 0, also for a
+negative ruling (cards that form no combination, unknown cards, cards the deck does not
+have). Only an unusable command line (unknown preset or option, bad option value) exits 2,
+with the message on stderr.
+
+`ask` is the rules oracle of ORACLE.md (`service/oracle.py`): JSON questions of either game
+on standard input, one answer line each on standard output; exit 0 unless standard input
+cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from fiftyk_referee.domain.cards import Card, make_deck, parse_cards, sort_key
-from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
+from fiftyk_referee.domain.cards import Card, make_deck, parse_cards
+from fiftyk_referee.domain.errors import InvalidRuleset, RuleError
 from fiftyk_referee.domain.fiftyk.combinations import Combination, beats, classify
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.service import oracle
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -26,9 +32,10 @@ EXIT_OK, EXIT_USAGE = 0, 2
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `rules` with its `classify` and `beats` commands."""
     parser = sub.add_parser(
-        "rules", help="classify cards or compare two plays under a ruleset (JSON out)",
-        description="Ask the rules engine. Prints one JSON object and exits 0, also for a"
-        " negative ruling; exits 2 only for an unusable command line.",
+        "rules", help="ask the rules engine: classify, compare, or the JSON oracle (ask)",
+        description="Ask the rules engine. classify and beats print one JSON object and exit"
+        " 0, also for a negative ruling; exit 2 only for an unusable command line. ask reads"
+        " JSON questions line by line (ORACLE.md).",
     )
     commands = parser.add_subparsers(dest="rules_command", metavar="COMMAND", required=True)
 
@@ -51,6 +58,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     beats_parser.add_argument("--play", nargs="+", required=True, metavar="CARD",
                               help="the play to judge")
     beats_parser.set_defaults(handler=run_beats)
+
+    ask_parser = commands.add_parser(
+        "ask", help="the rules oracle: JSON questions of either game on stdin, answers on stdout",
+        description="Read one JSON question per line on standard input (ORACLE.md, e.g."
+        ' {"game": "shengji", "kind": "classify", "preset": "tractor", "options": {},'
+        ' "input": {"level": "10", "trump": "H", "cards": ["KS", "KS", "QS", "QS"]}})'
+        " and write one JSON answer per line, in order; a question it cannot answer gets"
+        ' {"error", "message"}. Exits 0 unless standard input cannot be read.',
+    )
+    ask_parser.set_defaults(handler=run_ask)
 
 
 def _add_ruleset_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +112,23 @@ def run_beats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_ask(args: argparse.Namespace) -> int:
+    """Run `fiftyk rules ask` on the process's standard input and output."""
+    del args
+    try:
+        return oracle.run(sys.stdin.buffer, sys.stdout.buffer)
+    except oracle.UnreadableInput as error:
+        print(f"fiftyk rules ask: cannot read standard input: {error}", file=sys.stderr)
+        return oracle.EXIT_UNREADABLE
+    except BrokenPipeError:
+        # The reader went away: nobody is left to answer. Point stdout at /dev/null so the
+        # interpreter's final flush does not fail a second time.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print("fiftyk rules ask: standard output was closed", file=sys.stderr)
+        return oracle.EXIT_UNREADABLE
+
+
 def describe(combination: Combination, ruleset: Ruleset) -> dict[str, Any]:
     """The classification as JSON: type code, canonical cards and points (joker_points)."""
     return {
@@ -106,19 +140,8 @@ def describe(combination: Combination, ruleset: Ruleset) -> dict[str, Any]:
 
 def check_in_deck(cards: Sequence[Card], ruleset: Ruleset) -> None:
     """Refuse (CARD_NOT_IN_DECK) cards the ruleset's deck does not hold that many times."""
-    deck = Counter(make_deck(ruleset.packs, jokers=ruleset.jokers))
-    extra = Counter(cards) - deck
-    if not extra:
-        return
-    problems = ", ".join(
-        f"{card} ×{count + deck[card]} (the deck has {deck[card]})" if deck[card]
-        else f"{card} (the deck has none)"
-        for card, count in sorted(extra.items(), key=lambda item: sort_key(item[0]))
-    )
-    raise RuleError(
-        Reason.CARD_NOT_IN_DECK,
-        f"not in the {ruleset.deck_size}-card deck of preset {ruleset.preset!r}: {problems}",
-    )
+    oracle.cards_beyond_deck(cards, Counter(make_deck(ruleset.packs, jokers=ruleset.jokers)),
+                             f"{ruleset.deck_size}-card deck of preset {ruleset.preset!r}")
 
 
 def _classify_tokens(tokens: Sequence[str], ruleset: Ruleset) -> Combination:

@@ -134,13 +134,6 @@ def declaration_rung(cards: Sequence[Card], rank: int, packs: int) -> tuple[int,
     return RUNGS[(len(cards), "R")], card.suit
 
 
-_RANK_NAMES = {rank: name for name, rank in LEVEL_RANK.items()}
-
-
-def _rank_name(rank: int) -> str:
-    return _RANK_NAMES[rank]
-
-
 @dataclass(frozen=True)
 class Declaration:
     """The standing declaration: who, which cards, after which round, its rung and suit."""
@@ -150,6 +143,82 @@ class Declaration:
     round: int
     rung: int
     suit: str | None
+
+
+def overcall(cards: Sequence[Card], rank: int, packs: int,
+             standing: Declaration | None) -> tuple[int, str | None]:
+    """(rung, suit) of a declaration strictly stronger than `standing` (§4).
+
+    `INVALID_DECLARATION` when the cards are no form of the ladder, `DECLARATION_TOO_WEAK`
+    when they do not overcall the standing declaration (among equals the first stands).
+    """
+    rung, suit = declaration_rung(cards, rank, packs)
+    if standing is not None and rung <= standing.rung:
+        raise RuleError(Reason.DECLARATION_TOO_WEAK,
+                        f"{' '.join(map(str, cards))} does not overcall"
+                        f" {' '.join(standing.cards)}")
+    return rung, suit
+
+
+def first_hand_dealer(rules: ShengjiRules, first_declarer: int | None,
+                      standing: Declaration | None) -> int:
+    """The dealer of a match's first hand once the windows close (§4, `first_hand_dealer`)."""
+    if rules.first_hand_dealer == "first_declarer" and first_declarer is not None:
+        return first_declarer
+    if standing is not None:
+        return standing.seat
+    return DEFAULT_FIRST_DEALER
+
+
+@dataclass(frozen=True)
+class DeclarationOutcome:
+    """A sequence of declarations judged in order: each one's fate, the trump, the dealer."""
+
+    results: tuple[RuleError | None, ...]  # None: accepted
+    standing: Declaration | None  # the declaration that fixes the trump suit
+    dealer: int
+
+
+def judge_declarations(rules: ShengjiRules, rank: int, dealer: int | None,
+                       declarations: Sequence[tuple[int, Sequence[Card]]]) -> DeclarationOutcome:
+    """Judge (seat, cards) declarations in the referee's order of acceptance, cards as held.
+
+    The same checks as a live hand's `declare` (form, then strength) without the deal: every
+    declaration is taken as made in one window with cards the seat holds. `dealer` None is a
+    match's first hand, whose dealer then follows `first_hand_dealer`.
+    """
+    standing: Declaration | None = None
+    first_declarer: int | None = None
+    results: list[RuleError | None] = []
+    for seat, cards in declarations:
+        try:
+            rung, suit = overcall(cards, rank, rules.packs, standing)
+        except RuleError as refused:
+            results.append(refused)
+            continue
+        # Round 0: the sequence is judged outside a deal, so no round is named.
+        standing = Declaration(seat, tuple(map(str, cards)), 0, rung, suit)
+        if first_declarer is None:
+            first_declarer = seat
+        results.append(None)
+    if dealer is None:
+        dealer = first_hand_dealer(rules, first_declarer, standing)
+    return DeclarationOutcome(tuple(results), standing, dealer)
+
+
+def check_bury(cards: Sequence[Card], kitty_size: int, bury_points: bool) -> None:
+    """Refuse a bury of the wrong size (`WRONG_BURY_COUNT`) or with forbidden points (§5)."""
+    if len(cards) != kitty_size:
+        raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
+    if not bury_points and any(POINTS[c] for c in cards):
+        raise RuleError(Reason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
+
+
+_RANK_NAMES = {rank: name for name, rank in LEVEL_RANK.items()}
+
+
+def _rank_name(rank: int) -> str:
+    return _RANK_NAMES[rank]
 
 
 @dataclass(frozen=True)
@@ -376,12 +445,7 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.CARDS_NOT_IN_HAND,
                             f"seat {seat} does not hold {' '.join(map(str, missing))}"
                             f" after round {self.round}")
-        rung, suit = declaration_rung(cards, self.rank, self.rules.packs)
-        standing = self.declaration
-        if standing is not None and rung <= standing.rung:
-            raise RuleError(Reason.DECLARATION_TOO_WEAK,
-                            f"{' '.join(map(str, cards))} does not overcall"
-                            f" {' '.join(standing.cards)}")
+        rung, suit = overcall(cards, self.rank, self.rules.packs, self.declaration)
         self._declared(seat=seat, cards=[str(c) for c in cards], round=self.round, rung=rung,
                        suit=suit)
 
@@ -421,12 +485,7 @@ class ShengjiHand(Aggregate):
         standing = self.declaration
         dealer = self.dealer
         if not self.dealer_fixed:
-            if self.rules.first_hand_dealer == "first_declarer" and self.first_declarer is not None:
-                dealer = self.first_declarer
-            elif standing is not None:
-                dealer = standing.seat
-            else:
-                dealer = DEFAULT_FIRST_DEALER
+            dealer = first_hand_dealer(self.rules, self.first_declarer, standing)
         self._kitty_taken(dealer=dealer, suit=standing.suit if standing else None,
                           kitty=[str(c) for c in self.kitty_dealt])
 
@@ -441,11 +500,7 @@ class ShengjiHand(Aggregate):
         if missing:
             raise RuleError(Reason.CARDS_NOT_IN_HAND,
                             f"seat {seat} does not hold {' '.join(map(str, missing))}")
-        size = self.rules.kitty_size
-        if len(cards) != size:
-            raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {size} cards")
-        if not self.rules.bury_points and any(POINTS[c] for c in cards):
-            raise RuleError(Reason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
+        check_bury(cards, self.rules.kitty_size, self.rules.bury_points)
         self._buried(seat=seat, cards=[str(c) for c in cards], timeout=timeout)
 
     def play(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
@@ -638,7 +693,7 @@ class ShengjiHand(Aggregate):
         self.collected[seat] += points
         self.tricks_played += 1
         self.last_winner = seat
-        self.last_lead_largest = self.lead.components[0].size if self.lead else 0
+        self.last_lead_largest = self.lead.largest if self.lead else 0
         self.trick = []
         self.lead = None
         self.best_seat = None
@@ -775,6 +830,8 @@ class ShengjiHand(Aggregate):
 
 
 __all__ = [
-    "BURYING", "DECLARING", "NEXT_DEALER", "OVER", "PLAYING", "Declaration", "ShengjiHand",
-    "ShengjiView", "check_deck", "declaration_rung", "hand_id_for", "rules_of",
+    "BURYING", "DECLARING", "NEXT_DEALER", "OVER", "PLAYING", "Declaration",
+    "DeclarationOutcome", "ShengjiHand", "ShengjiView", "check_bury", "check_deck",
+    "declaration_rung", "first_hand_dealer", "hand_id_for", "judge_declarations", "overcall",
+    "rules_of",
 ]

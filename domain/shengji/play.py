@@ -90,6 +90,11 @@ class Lead:
         return len(self.cards)
 
     @property
+    def largest(self) -> int:
+        """Cards of the largest component (what the 抠底 multiplier of §7.2 reads)."""
+        return self.components[0].size
+
+    @property
     def has_tuples(self) -> bool:
         """Whether the lead has any slot of width ≥ 2 (else only the suit is owed)."""
         return bool(self.bins) or self.triples > 0 or self.pairs > 0
@@ -401,6 +406,21 @@ def play_key(play: Sequence[Card], lead: Lead, order: TrumpOrder) -> int | None:
     return _throw_key(Counter(play), lead.components, order)
 
 
+def trick_winner(plays: Sequence[Sequence[Card]], order: TrumpOrder) -> int:
+    """The index of the winning play of a trick of legal plays, `plays[0]` the lead (§6.4).
+
+    The lead stands until a later play's key is strictly higher (equal keeps the earlier),
+    as the hand aggregate decides trick by trick.
+    """
+    lead = make_lead(plays[0], order)
+    best, best_key = 0, play_key(plays[0], lead, order)
+    for index, play in enumerate(plays[1:], start=1):
+        key = play_key(play, lead, order)
+        if key is not None and (best_key is None or key > best_key):
+            best, best_key = index, key
+    return best
+
+
 def _placements(counts: Counter[Card], width: int, length: int,
                 order: TrumpOrder) -> Iterator[tuple[int, list[Card]]]:
     """Every way to take `length` tuples of `width` on consecutive tiers: (top strength, cards)."""
@@ -564,5 +584,5 @@ def _trump_shapes(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> list[l
 __all__ = [
     "EXAMPLE_LIMIT", "FollowConstraint", "Lead", "failed_throw", "follow_constraint",
     "follow_error", "follow_examples", "lead_examples", "lead_of", "make_lead",
-    "match_vector", "play_key",
+    "match_vector", "play_key", "trick_winner",
 ]

@@ -71,6 +71,26 @@ def qq_base(rules: ShengjiRules, side: str, levels: int, attackers_points: int) 
     return min(base, rules.qq_max)
 
 
+def kitty_bonus(rules: ShengjiRules, kitty_points: int, last_lead_largest: int,
+                attackers_won_last: bool) -> tuple[int | None, int]:
+    """(抠底 multiplier or None, bonus): the kitty scores only when attackers win the last trick."""
+    if not attackers_won_last:
+        return None, 0
+    multiplier = kitty_multiplier(rules, last_lead_largest)
+    return multiplier, kitty_points * multiplier
+
+
+def room_points_moved(rules: ShengjiRules, totals: Sequence[int], dealer: int,
+                      attackers_points: int) -> dict[str, Any]:
+    """A hand's QQ room points (§7.6): `{"multiplier", "base", "delta"}` for the four seats."""
+    side, gained = level_outcome(attackers_points, rules.band)
+    winner_team = team_of(dealer) if side == DEALER else 1 - team_of(dealer)
+    mult = qq_multiplier(rules, totals)
+    base = qq_base(rules, side, gained, attackers_points)
+    delta = [base * mult if team_of(s) == winner_team else -base * mult for s in range(PLAYERS)]
+    return {"multiplier": mult, "base": base, "delta": delta}
+
+
 @dataclass(frozen=True)
 class HandFacts:
     """What scoring needs of a finished hand."""
@@ -90,11 +110,12 @@ def score_hand(rules: ShengjiRules, facts: HandFacts) -> dict[str, Any]:
     dealer_team = team_of(facts.dealer)
     attack_team = 1 - dealer_team
     attackers_won_last = team_of(facts.last_winner) == attack_team
-    multiplier = kitty_multiplier(rules, facts.last_lead_largest) if attackers_won_last else 0
-    kitty_bonus = facts.kitty_points * multiplier
+    won_with, bonus = kitty_bonus(rules, facts.kitty_points, facts.last_lead_largest,
+                                  attackers_won_last)
+    multiplier = won_with or 0  # the result's last_trick.multiplier is 0 when it scored nothing
     penalty = sum(rules.throw_penalty if team_of(s) == dealer_team else -rules.throw_penalty
                   for s in facts.failed_throws)
-    points = max(0, facts.trick_points + kitty_bonus + penalty)
+    points = max(0, facts.trick_points + bonus + penalty)
     side, gained = level_outcome(points, rules.band)
     winner_team = dealer_team if side == DEALER else attack_team
     before = [LEVELS.index(level) for level in facts.levels]
@@ -112,18 +133,14 @@ def score_hand(rules: ShengjiRules, facts: HandFacts) -> dict[str, Any]:
     next_dealer = (facts.dealer + 2) % PLAYERS if side == DEALER else (facts.dealer + 1) % PLAYERS
     room: dict[str, Any] | None = None
     if rules.qq_points:
-        mult = qq_multiplier(rules, facts.room_points)
-        base = qq_base(rules, side, gained, points)
-        delta = [base * mult if team_of(s) == winner_team else -base * mult
-                 for s in range(PLAYERS)]
-        room = {"multiplier": mult, "base": base, "delta": delta,
-                "after": [t + d for t, d in zip(facts.room_points, delta, strict=True)]}
+        room = room_points_moved(rules, facts.room_points, facts.dealer, points)
+        room["after"] = [t + d for t, d in zip(facts.room_points, room["delta"], strict=True)]
     return {
         "last_trick": {"winner": facts.last_winner,
                        "side": ATTACKERS if attackers_won_last else DEALER,
                        "multiplier": multiplier},
         "attackers": {"seats": seats_of(attack_team), "trick_points": facts.trick_points,
-                      "kitty_bonus": kitty_bonus, "penalty": penalty, "points": points},
+                      "kitty_bonus": bonus, "penalty": penalty, "points": points},
         "outcome": {"side": side, "levels": gained},
         "levels": {"before": list(facts.levels), "after": [LEVELS[i] for i in after]},
         "next_dealer": next_dealer,
@@ -148,6 +165,7 @@ def level_progress(result: dict[str, Any]) -> list[int]:
 
 
 __all__ = [
-    "ATTACKERS", "DEALER", "HandFacts", "kitty_multiplier", "level_outcome", "level_progress",
-    "qq_base", "qq_multiplier", "score_hand", "seats_of", "team_of",
+    "ATTACKERS", "DEALER", "HandFacts", "kitty_bonus", "kitty_multiplier", "level_outcome",
+    "level_progress", "qq_base", "qq_multiplier", "room_points_moved", "score_hand", "seats_of",
+    "team_of",
 ]
