@@ -115,6 +115,9 @@ def run_beats(args: argparse.Namespace) -> int:
 def run_ask(args: argparse.Namespace) -> int:
     """Run `fiftyk rules ask` on the process's standard input and output."""
     del args
+    if sys.stdin is None:  # started with standard input closed
+        print("fiftyk rules ask: cannot read standard input: it is closed", file=sys.stderr)
+        return oracle.EXIT_UNREADABLE
     try:
         return oracle.run(sys.stdin.buffer, sys.stdout.buffer)
     except oracle.UnreadableInput as error:

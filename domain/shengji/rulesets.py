@@ -128,7 +128,8 @@ class ShengjiRules:
         values: dict[str, Any] = {**DEFAULTS, **PRESETS[preset], **given}
         for name, table in _BY_PACKS.items():
             set_by_caller = given.get(name) is not None
-            set_by_preset = name in PRESETS[preset] and "packs" not in given
+            # An explicit null asks for the "by packs" default, also over the preset's value.
+            set_by_preset = name in PRESETS[preset] and "packs" not in given and name not in given
             if not set_by_caller and not set_by_preset:
                 values[name] = table[values["packs"]]
         rules = cls(preset=preset, **values)

@@ -43,6 +43,13 @@ def test_by_packs_defaults_follow_the_final_pack_count() -> None:
     assert ShengjiRules.from_spec("tractor", {"packs": 1}).hand_size == 12
 
 
+def test_an_explicit_null_by_packs_option_takes_the_pack_default() -> None:
+    rules = ShengjiRules.from_spec("tractor", {"kitty_size": None, "band": None})
+    assert (rules.kitty_size, rules.band) == (8, 40)
+    rules = ShengjiRules.from_spec("titanic", {"kitty_size": None})
+    assert rules.kitty_size == 6
+
+
 @pytest.mark.parametrize("options", [
     {"packs": 4}, {"kitty_size": 7}, {"kitty_size": 13}, {"throw_penalty": 7},
     {"band": 42}, {"qq_double_at": 300, "qq_triple_at": 300}, {"start_level": "1"},
