@@ -113,6 +113,22 @@ def test_the_copied_examples_are_those_of_oracle_md() -> None:
     assert examples_of(path.read_text(encoding="utf-8")) == EXAMPLES
 
 
+DOC_EXAMPLES = examples_of((REPO / "docs" / "oracle.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("question", "expected"), DOC_EXAMPLES,
+                         ids=[f"{q.get('game', 'fiftyk')}-{q['kind']}" for q, _ in DOC_EXAMPLES])
+def test_every_example_of_docs_oracle_md_answers_as_written(question: Any, expected: Any) -> None:
+    assert oracle.answer(question) == expected
+
+
+def test_docs_oracle_md_shows_every_kind_of_both_games() -> None:
+    shown = {(q.get("game") or "fiftyk", q["kind"]) for q, _ in DOC_EXAMPLES}
+    every = {("fiftyk", kind) for kind in oracle.FIFTYK_KINDS} | \
+        {("shengji", kind) for kind in oracle.SHENGJI_KINDS}
+    assert every <= shown
+
+
 # -- 五十K (RULES.md §3–4) ---------------------------------------------------------------------
 
 

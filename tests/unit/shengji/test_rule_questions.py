@@ -44,9 +44,9 @@ def declare_live(options: dict[str, Any]) -> tuple[list[Reason | None], ShengjiH
                 fates.append(None)
             except RuleError as refused:
                 fates.append(refused.reason)
-        seat = hand.to_act
-        assert seat is not None
-        hand.act(seat, NOTHING)
+        waiting = hand.to_act
+        assert waiting is not None
+        hand.act(waiting, NOTHING)
     return fates, hand
 
 
