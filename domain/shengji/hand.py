@@ -134,6 +134,13 @@ def declaration_rung(cards: Sequence[Card], rank: int, packs: int) -> tuple[int,
     return RUNGS[(len(cards), "R")], card.suit
 
 
+_RANK_NAMES = {rank: name for name, rank in LEVEL_RANK.items()}
+
+
+def _rank_name(rank: int) -> str:
+    return _RANK_NAMES[rank]
+
+
 @dataclass(frozen=True)
 class Declaration:
     """The standing declaration: who, which cards, after which round, its rung and suit."""
@@ -212,13 +219,6 @@ def check_bury(cards: Sequence[Card], kitty_size: int, bury_points: bool) -> Non
         raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
     if not bury_points and any(POINTS[c] for c in cards):
         raise RuleError(Reason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
-
-
-_RANK_NAMES = {rank: name for name, rank in LEVEL_RANK.items()}
-
-
-def _rank_name(rank: int) -> str:
-    return _RANK_NAMES[rank]
 
 
 @dataclass(frozen=True)
