@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import grpc
 import pytest
@@ -14,6 +15,7 @@ from tests.e2e.harness import LiveServer
 
 SERVICE = "/fiftyk.referee.v1.RefereeService/"
 # A field tag with wire type 7 does not exist; a length running past the end is truncated.
+COUNT_WAIT_SECONDS = 5
 GARBAGE = [b"\xff", b"\x0f", b"\x0a\x7f", b"\x12\xff\xff\xff\xff\x0f"]
 
 
@@ -60,4 +62,8 @@ def test_undecodable_requests_are_counted_as_invalid_arguments(server: LiveServe
             b"\xff", metadata=((PLATFORM_KEY_HEADER, DEV_PLATFORM_KEY),), timeout=10)
     channel.close()
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # The server counts a call when it finishes, just after the client has its answer.
+    deadline = time.monotonic() + COUNT_WAIT_SECONDS
+    while invalid_count() < before + 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert invalid_count() == before + 1

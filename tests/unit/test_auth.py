@@ -280,7 +280,7 @@ def test_a_player_may_not_act_at_another_table() -> None:
 def test_roles_without_a_seat_token_may_not_act_for_a_seat(principal: Principal) -> None:
     with pytest.raises(PermissionDenied) as raised:
         require_seat(principal, TABLE, 0)
-    assert reason_of(raised) == ServiceReason.WRONG_SEAT
+    assert reason_of(raised) == ServiceReason.SEAT_TOKEN_REQUIRED
 
 
 def test_anonymous_callers_are_unauthenticated_not_denied() -> None:
