@@ -10,8 +10,14 @@ from typing import Any
 
 from fiftyk_referee.domain.fiftyk.rulesets import DEFAULTS, OPTION_SPECS, PRESETS, Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.shengji import rulesets as shengji_rulesets
+from fiftyk_referee.domain.shengji.play import EXAMPLE_LIMIT
+from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
+from tests.unit.shengji.helpers import close_windows, new_hand, play
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 JSON_BLOCK = re.compile(r"^```json\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 TABLE_ROW = re.compile(r"^\| (.+) \|$", re.MULTILINE)
 CODE = re.compile(r"`([^`]+)`")
@@ -117,3 +123,67 @@ def test_rules_page_presets_match_the_presets_in_the_code() -> None:
         assert {**DEFAULTS, **documented[name]} == {**DEFAULTS, **PRESETS[name]}, name
     assert list(documented) == list(PRESETS)
 
+
+
+# -- shengji.md -----------------------------------------------------------------------------
+
+SHENGJI_COLUMNS = {"packs": "packs", "kitty_size": "kitty", "band": "band"}  # option: column
+CONSTRAINT_BLOCK = re.compile(r"^constraints: (.*?)^plays: +(.*?) \(follow\)$",
+                              re.MULTILINE | re.DOTALL)
+
+
+def test_shengji_page_lists_every_option_with_its_default_and_allowed_values() -> None:
+    rows = _rows(_page("shengji.md"), "option")
+    documented = {_code(name): (default, allowed) for name, default, allowed, _ in rows}
+    assert list(documented) == list(shengji_rulesets.OPTION_SPECS)
+    for name, (default, allowed) in documented.items():
+        spec = shengji_rulesets.OPTION_SPECS[name]
+        assert default == f"`{json.dumps(spec.default)}`", name
+        assert allowed == spec.allowed().removeprefix("an integer from "), name
+
+
+def test_shengji_page_presets_match_the_presets_in_the_code() -> None:
+    text = _page("shengji.md")
+    header = text[text.index("| preset |"):].splitlines()[0]
+    columns = [cell.strip() for cell in header.strip("|").split("|")]
+    specs = shengji_rulesets.OPTION_SPECS
+    names = []
+    for row in _rows(text, "preset"):
+        cells = dict(zip(columns, row, strict=True))
+        name = _code(cells["preset"])
+        names.append(name)
+        rules = ShengjiRules.from_spec(name)
+        assert int(cells["cards"]) == rules.deck_size, name
+        assert int(cells["hand"]) == rules.hand_size, name
+        documented: dict[str, Any] = {option: int(cells[column])
+                                      for option, column in SHENGJI_COLUMNS.items()}
+        for token in CODE.findall(cells["what else it changes"]):
+            option, _, value = token.partition("=")
+            documented[option] = specs[option].parse(value)
+        assert documented == shengji_rulesets.PRESETS[name], name
+        assert {k: rules.options()[k] for k in documented} == documented, name
+    assert names == list(shengji_rulesets.PRESETS)
+
+
+def test_shengji_page_follow_example_is_what_the_referee_answers() -> None:
+    block = CONSTRAINT_BLOCK.search(_page("shengji.md"))
+    assert block is not None
+    shown = [line.strip() for line in block.group(1).splitlines()]
+    lead = "3S 3S 4S 4S"
+    hand = new_hand("tractor", {"declare_pacing": "final"}, dealer=None,
+                    hands={0: lead, 1: "7S 7S 8S 8S 9S 10S 5H"})
+    close_windows(hand)
+    kept = list(map(str, hand.hands[0]))
+    for card in lead.split():
+        kept.remove(card)
+    hand.act(0, Action(ActionKind.BURY, tuple(kept[:hand.rules.kitty_size])))
+    play(hand, 0, lead)
+    answer = hand.legal_actions(1, EXAMPLE_LIMIT)
+    assert shown == list(answer.constraints)
+    assert block.group(2) == " ".join(answer.plays[0].cards)
+
+
+def test_the_shengji_page_is_linked_from_the_readme_and_the_rules_page() -> None:
+    assert "[docs/shengji.md](docs/shengji.md)" in (ROOT / "README.md").read_text("utf-8")
+    assert "](shengji.md)" in _page("rules.md")
+    assert "](shengji.md#legal-plays)" in _page("integrating.md")
