@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-
-from fiftyk_referee.service import (
-    adjudicate_cli,
-    demo_cli,
-    health_cli,
-    migrate_cli,
-    replay_cli,
-    rules_cli,
-    serve_cli,
-)
 
 DISTRIBUTION = "fiftyk-referee"
 SERVER_EXTRA = f"{DISTRIBUTION}[server]"
@@ -26,13 +17,44 @@ SERVER_EXTRA_MODULES = frozenset({
 })
 EXIT_MISSING_EXTRA = 2
 
-# Each entry adds one subcommand to the parser and sets `handler` (args -> exit code) on it.
-# Extend by writing `_add_<name>_parser(sub)` and listing it here.
+# Each module's `add_parser(sub)` adds one subcommand and sets `handler` (args -> exit code)
+# on it. Extend by writing such a module and listing it here. They are imported when the
+# parser is built: a command whose module needs the server extra is left out without it.
+SUBCOMMAND_MODULES = ("adjudicate_cli", "health_cli", "rules_cli", "serve_cli", "demo_cli",
+                      "replay_cli", "migrate_cli")
 SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
-SUBCOMMANDS: list[SubcommandRegistrar] = [adjudicate_cli.add_parser, health_cli.add_parser,
-                                          rules_cli.add_parser,
-                                          serve_cli.add_parser, demo_cli.add_parser,
-                                          replay_cli.add_parser, migrate_cli.add_parser]
+
+
+def _missing_server_module(error: ModuleNotFoundError) -> str | None:
+    missing = (error.name or "").partition(".")[0]
+    return missing if missing in SERVER_EXTRA_MODULES else None
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict[str, str]]:
+    """The parser, and the commands left out for a missing server package (-> that package)."""
+    registrars: list[SubcommandRegistrar] = []
+    left_out: dict[str, str] = {}
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"fiftyk_referee.service.{name}")
+        except ModuleNotFoundError as error:
+            missing = _missing_server_module(error)
+            if missing is None:
+                raise
+            left_out[name.removesuffix("_cli")] = missing
+            continue
+        registrars.append(module.add_parser)
+    epilog = (f"Not installed: {', '.join(left_out)} (pip install '{SERVER_EXTRA}')"
+              if left_out else None)
+    parser = argparse.ArgumentParser(prog="fiftyk", description="五十K referee service",
+                                     epilog=epilog)
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {_distribution_version()}"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in registrars:
+        register(sub)
+    return parser, left_out
 
 
 def _distribution_version() -> str:
@@ -43,21 +65,23 @@ def _distribution_version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every registered subcommand."""
-    parser = argparse.ArgumentParser(prog="fiftyk", description="五十K referee service")
-    parser.add_argument(
-        "--version", action="version", version=f"%(prog)s {_distribution_version()}"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for register in SUBCOMMANDS:
-        register(sub)
-    return parser
+    """Build the top-level parser with every subcommand this installation can run."""
+    return _build()[0]
+
+
+def _needs_server_extra(command: str, missing: str) -> int:
+    print(f"fiftyk {command}: needs the server extra ({missing} is not installed):"
+          f" pip install '{SERVER_EXTRA}'", file=sys.stderr)
+    return EXIT_MISSING_EXTRA
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and run the chosen subcommand; return the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser, left_out = _build()
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] in left_out:
+        return _needs_server_extra(words[0], left_out[words[0]])
+    args = parser.parse_args(words)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -65,12 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except ModuleNotFoundError as error:
-        missing = (error.name or "").partition(".")[0]
-        if missing not in SERVER_EXTRA_MODULES:
+        missing = _missing_server_module(error)
+        if missing is None:
             raise
-        print(f"fiftyk {args.command}: needs the server extra ({missing} is not installed):"
-              f" pip install '{SERVER_EXTRA}'", file=sys.stderr)
-        return EXIT_MISSING_EXTRA
+        return _needs_server_extra(args.command, missing)
 
 
 if __name__ == "__main__":

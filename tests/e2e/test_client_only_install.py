@@ -144,9 +144,20 @@ def test_fiftyk_serve_without_the_server_extra_says_what_to_install(
 
 def test_the_client_commands_run_without_the_server_extra(client_python: Path) -> None:
     fiftyk = str(client_python.parent / "fiftyk")
-    assert _run([fiftyk, "--help"], RUN_TIMEOUT_SECONDS).returncode == 0
+    shown = _run([fiftyk, "--help"], RUN_TIMEOUT_SECONDS)
+    assert shown.returncode == 0, shown.stderr
+    assert "pip install 'fiftyk-referee[server]'" in shown.stdout  # names what is left out
     done = _run([fiftyk, "rules", "classify", "--preset", "classic", "5H", "5S"],
                 RUN_TIMEOUT_SECONDS)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["type"] == "pair"
 
+
+def test_a_command_left_out_without_the_server_extra_says_what_to_install(
+    client_python: Path,
+) -> None:
+    fiftyk = client_python.parent / "fiftyk"
+    done = _run([str(fiftyk), "demo", "--server", "127.0.0.1:1"], RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [done.stderr.strip()]
+    assert done.stderr.startswith("fiftyk demo: needs the server extra")
