@@ -30,9 +30,9 @@ from fiftyk_referee.domain.shengji import combinations as shengji_combinations
 from fiftyk_referee.domain.shengji.cards import (
     LEVEL_RANK,
     LEVELS,
+    POINTS,
     TRUMP,
     TrumpOrder,
-    points_of,
     trump_order,
 )
 from fiftyk_referee.domain.shengji.hand import check_bury, judge_declarations
@@ -273,6 +273,11 @@ def _standing_lead(cards: Sequence[Card], order: TrumpOrder, where: str) -> Lead
         raise InvalidCombination(f"{where} is not a lead: {error.message}") from error
 
 
+def _card_points(cards: Iterable[Card]) -> int:
+    """Card points, counted as the hand counts its kitty and its tricks."""
+    return sum(POINTS[c] for c in cards)
+
+
 def _points(value: Any, where: str) -> int:
     """A point total: a non-negative multiple of 5 (every total of SHENGJI.md §7 is)."""
     return _integer(value, where, minimum=0, step=POINT_STEP)
@@ -367,7 +372,7 @@ def _shengji_kitty(rules: ShengjiRules, given: _Input) -> JSON:
     _shengji_deck(rules, last_lead, kitty)
     lead = _standing_lead(last_lead, order, "input.last_lead")
     side = _side(given["last_winner_side"], "input.last_winner_side")
-    kitty_points = points_of(kitty)
+    kitty_points = _card_points(kitty)
     multiplier, bonus = kitty_bonus(rules, kitty_points, lead.largest, side == ATTACKERS)
     return {"multiplier": multiplier, "kitty_points": kitty_points, "kitty_bonus": bonus}
 
@@ -389,7 +394,7 @@ def _shengji_hand_outcome(rules: ShengjiRules, given: _Input) -> JSON:
     last_lead, kitty = _held(rules, given, "last_lead"), _held(rules, given, "kitty")
     _shengji_deck(rules, last_lead, kitty)
     lead = _standing_lead(last_lead, order, "input.last_lead")
-    kitty_points = points_of(kitty)
+    kitty_points = _card_points(kitty)
     trick_points = _points(given["trick_points"], "input.trick_points")
     if trick_points + kitty_points > rules.total_points:
         raise _malformed(f"input.trick_points {trick_points} and the kitty's {kitty_points}"
