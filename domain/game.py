@@ -7,7 +7,8 @@ new package, its proto messages and one line in that registry: nothing in the co
 
 The API is small and fixed, in the spirit of OpenSpiel's: who acts, which actions are legal,
 apply one, is it over, the result; plus a view for one viewer (`domain/observer.py`) that
-holds nothing that viewer may not see, and the hand's transcript. A hand is an
+holds nothing that viewer may not see, the hand's transcript, and its public events
+(`domain/events.py`: stable names and per-viewer payloads of what its hands record). A hand is an
 event-sourced aggregate: commands validate and decide, then record events that only mutate,
 so replaying the events rebuilds the hand exactly.
 """
@@ -22,6 +23,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 from uuid import UUID
 
+from fiftyk_referee.domain.events import EventCatalog, PublicEvent
 from fiftyk_referee.domain.observer import Viewer
 
 
@@ -193,6 +195,13 @@ class Game(Protocol):
 
     def owns(self, hand: object) -> bool:
         """Whether `hand` is a hand of this game."""
+
+    @property
+    def events(self) -> EventCatalog:
+        """The game's public hand events (`<game>.*`): names, stored classes, payloads."""
+
+    def public_event(self, stored: object, viewer: Viewer) -> PublicEvent | None:
+        """A stored hand event as `viewer` may see it (None: not one of this game's)."""
 
 
 __all__ = [

@@ -1,7 +1,8 @@
 """Active tables: the tables with a hand being played, as the global feed shows them.
 
-A table is active while it has a hand in progress — between the table's `HandStarted` and
-the hand's `HandEnded` (or the table's `HandRecorded`) — that had an event within the last
+A table is active while it has a hand in progress — between the table's
+`table.hand_started` and its `table.hand_recorded` (written in the same transaction as the
+hand's last event, whatever the game) — that had an event within the last
 `ACTIVE_WINDOW_SECONDS`. A hand nobody has touched for that long (players gone, no turn
 clock) no longer counts. The tracker follows the feed hub, which every server process runs
 over the whole shared store, so every replica reports the same, global count (dashboards
@@ -20,16 +21,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
-from eventsourcing.utils import get_topic
-
-from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.observer import SPECTATOR
+from fiftyk_referee.domain.table_events import TABLE_EVENTS, HandRecorded, HandStarted
 from fiftyk_referee.service.application import FeedEvent
 
 ACTIVE_WINDOW_SECONDS = 15 * 60.0
-HAND_STARTED = "HandStarted"  # a table event; the payload names the hand
-HAND_RECORDED = "HandRecorded"  # a table event; the payload names the hand
-HAND_ENDED = "HandEnded"  # the hand's own last event
-_HAND_TOPIC_PREFIX = f"{get_topic(Hand)}."
 
 
 class ActiveTables:
@@ -52,7 +48,7 @@ class ActiveTables:
                 hand_id = self._hand_in_progress(event)
                 if hand_id is None:
                     continue
-                if event.name in (HAND_ENDED, HAND_RECORDED):
+                if event.name == HandRecorded.NAME:
                     self._last_seen.pop(hand_id, None)
                 else:
                     self._last_seen[hand_id] = now
@@ -68,11 +64,11 @@ class ActiveTables:
     @staticmethod
     def _hand_in_progress(event: FeedEvent) -> str | None:
         """The hand an event is about, if it starts, continues or ends a hand."""
-        if event.topic.startswith(_HAND_TOPIC_PREFIX):
-            return event.originator_id
-        if event.name in (HAND_STARTED, HAND_RECORDED):
-            hand_id = event.payload.get("hand_id")
-            return str(hand_id) if hand_id else None
+        if event.name in (HandStarted.NAME, HandRecorded.NAME):
+            public = event.public(SPECTATOR)
+            return public.hand_id if isinstance(public, HandStarted | HandRecorded) else None
+        if TABLE_EVENTS.kind_named(event.name) is None:  # not a table's: a hand's own event
+            return event.aggregate_id
         return None
 
     def _expire(self, now: float) -> None:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate, DomainEventProtocol
+from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import JSONTranscoder, Transcoder
 from eventsourcing.utils import EnvType
 
@@ -45,7 +45,13 @@ from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.cache import AggregateCache, replay
 from fiftyk_referee.service.errors import InvalidArgument, NotFound, PermissionDenied, ServiceReason
 from fiftyk_referee.service.metrics import game_event_metrics
-from fiftyk_referee.service.plain import plain_json
+from fiftyk_referee.service.public_events import (
+    PUBLIC_EVENTS,
+    FeedEvent,
+    FeedPage,
+    HistoryPage,
+    feed_event,
+)
 from fiftyk_referee.service.runner import (
     DEFAULT_MAX_ATTEMPTS,
     CommandRunner,
@@ -60,9 +66,6 @@ TABLE_SNAPSHOT_INTERVAL = 50
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1_000
 CREATE_SCOPE = "tables"
-# Attributes every stored event has; the rest of an event's attributes is its payload.
-EVENT_ENVELOPE = frozenset({"originator_id", "originator_version", "timestamp",
-                            "originator_topic"})
 
 
 class MetricsHook(RunnerMetrics, Protocol):
@@ -84,18 +87,6 @@ class MetricsHook(RunnerMetrics, Protocol):
         """Count a bomb played."""
 
 
-def event_name(domain_event: object) -> str:
-    """An event's name: its class name (`Dealt`, `CardsPlayed`, `SeatTaken`, ...)."""
-    return type(domain_event).__name__
-
-
-def event_payload(domain_event: object) -> dict[str, Any]:
-    """An event's attributes without the envelope, as plain JSON."""
-    state = {k: v for k, v in vars(domain_event).items() if k not in EVENT_ENVELOPE}
-    result: dict[str, Any] = plain_json(state)
-    return result
-
-
 @dataclass(frozen=True)
 class HandScoreRow:
     """One completed hand on a table's score sheet."""
@@ -113,46 +104,6 @@ class ScoreSheet:
     totals: dict[str, Decimal]
     match_over: bool
     version: int
-
-
-@dataclass(frozen=True)
-class HandEventRecord:
-    """One stored event of a hand, for histories."""
-
-    version: int
-    name: str
-    timestamp: datetime
-    payload: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class HistoryPage:
-    """A page of a hand's events."""
-
-    events: list[HandEventRecord]
-    has_more: bool
-
-
-@dataclass(frozen=True)
-class FeedEvent:
-    """One event of the global feed (the notification log)."""
-
-    position: int
-    originator_id: str
-    originator_version: int
-    topic: str
-    name: str
-    timestamp: datetime
-    payload: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class FeedPage:
-    """A page of the global feed."""
-
-    events: list[FeedEvent]
-    last_position: int
-    has_more: bool
 
 
 def parse_id(text: str | UUID, what: str) -> UUID:
@@ -438,15 +389,11 @@ class Referee(Application[UUID]):
 
     def hand_history(self, hand_id: str | UUID, *, after_version: int = 0,
                      limit: int = DEFAULT_PAGE_SIZE) -> HistoryPage:
-        """A hand's stored events in order: version, event name, timestamp, payload."""
+        """A hand's events in version order, each with its public name (no viewer yet)."""
         hand = self.get_hand(hand_id)
         size = _page_size(limit)
         selected = list(self.events.get(hand.id, gt=after_version or None, limit=size + 1))
-        records = [
-            HandEventRecord(version=e.originator_version, name=event_name(e),
-                            timestamp=_timestamp_of(e), payload=event_payload(e))
-            for e in selected[:size]
-        ]
+        records = [record for e in selected[:size] if (record := feed_event(e)) is not None]
         return HistoryPage(events=records, has_more=len(selected) > size)
 
     def hand_at(self, hand_id: str | UUID, version: int) -> GameHand:
@@ -484,25 +431,19 @@ class Referee(Application[UUID]):
     # -- the global feed --------------------------------------------------------------------
 
     def read_events(self, after_position: int = 0, limit: int = DEFAULT_PAGE_SIZE,
-                    topics: Sequence[str] = ()) -> FeedPage:
-        """Events of every aggregate in the order they were recorded, after a position."""
+                    names: Sequence[str] = ()) -> FeedPage:
+        """Published events of every aggregate in the order they were recorded, after a
+        position; `names` keeps only events with these public names (all when empty)."""
         size = _page_size(limit)
         notifications = self.recorder.select_notifications(
-            start=after_position or None, limit=size + 1, topics=list(topics),
+            start=after_position or None, limit=size + 1, topics=PUBLIC_EVENTS.topics(names),
             inclusive_of_start=False,
         )
         events = []
         for notification in notifications[:size]:
-            domain_event = self.mapper.to_domain_event(notification)
-            events.append(FeedEvent(
-                position=notification.id,
-                originator_id=str(notification.originator_id),
-                originator_version=notification.originator_version,
-                topic=notification.topic,
-                name=event_name(domain_event),
-                timestamp=_timestamp_of(domain_event),
-                payload=event_payload(domain_event),
-            ))
+            event = feed_event(self.mapper.to_domain_event(notification), notification.id)
+            if event is not None:  # pragma: no branch - the topics select published events
+                events.append(event)
         last = events[-1].position if events else after_position
         return FeedPage(events=events, last_position=last, has_more=len(notifications) > size)
 
@@ -519,13 +460,6 @@ def _check_seat_holder(hand: GameHand, seat: int, player_id: str) -> None:
                                "the seat token's player does not hold that seat in this hand")
 
 
-def _timestamp_of(domain_event: DomainEventProtocol[UUID]) -> datetime:
-    stamp = getattr(domain_event, "timestamp", None)
-    if not isinstance(stamp, datetime):  # pragma: no cover - every stored event has one
-        raise TypeError(f"event {event_name(domain_event)} has no timestamp")
-    return stamp
-
-
 def _page_size(limit: int) -> int:
     if limit <= 0:
         return DEFAULT_PAGE_SIZE
@@ -537,15 +471,12 @@ __all__ = [
     "TABLE_SNAPSHOT_INTERVAL",
     "FeedEvent",
     "FeedPage",
-    "HandEventRecord",
     "HandScoreRow",
     "HistoryPage",
     "MetricsHook",
     "Outcome",
     "Referee",
     "ScoreSheet",
-    "event_name",
-    "event_payload",
     "parse_id",
     "replay",
 ]

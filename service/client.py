@@ -249,11 +249,11 @@ class RefereeClient:
             **self._kw())
         return response
 
-    def all_hand_events(self, hand_id: str) -> list[pb.HandEvent]:
+    def all_hand_events(self, hand_id: str) -> list[pb.Event]:
         """Every event of a hand, paging through the history (audit)."""
-        events: list[pb.HandEvent] = []
+        events: list[pb.Event] = []
         while True:
-            after = events[-1].version if events else 0
+            after = events[-1].aggregate_version if events else 0
             page = self.hand_history(hand_id, after_version=after)
             events.extend(page.events)
             if not page.has_more:
@@ -282,7 +282,7 @@ class RefereeClient:
 
     def read_events(self, after_position: int = 0, limit: int = 0,
                     topics: Iterable[str] = ()) -> pb.ReadEventsResponse:
-        """The global feed after a position (platform)."""
+        """The global feed after a position (platform; `topics`: public event names)."""
         response: pb.ReadEventsResponse = self.stub.ReadEvents(
             pb.ReadEventsRequest(after_position=after_position, limit=limit,
                                  topics=list(topics)), **self._kw())

@@ -1,18 +1,16 @@
 """Plain-text accounts of hands for the command line (`fiftyk demo`, `fiftyk replay`).
 
-Everything here formats fiftyk.referee.v1 messages or stored event payloads; nothing calls
-the server.
+Everything here formats fiftyk.referee.v1 messages (views and public events); nothing
+calls the server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 ORDINALS = {1: "1st", 2: "2nd", 3: "3rd"}
-TIMEOUT = "timeout"
 
 
 def place_text(place: int) -> str:
@@ -118,7 +116,8 @@ def state_lines(view: pb.HandView) -> list[str]:
 
 
 class TrickAccount:
-    """Turns a hand's stored events, in order, into a trick-by-trick account.
+    """Turns a hand's public events (fiftyk.referee.v1.Event), in order, into a
+    trick-by-trick account.
 
     Each trick is one line tagged with the event versions it spans; what happened during a
     trick (a seat going out, an announcement, a resignation) follows its trick's line, tagged
@@ -131,22 +130,24 @@ class TrickAccount:
         self._notes: list[str] = []
         self._first = 0
 
-    def lines(self, version: int, name: str, payload: Mapping[str, Any]) -> list[str]:
-        """The lines event `version` completes (most events only extend the current trick)."""
-        if name in ("CardsPlayed", "Passed"):
+    def lines(self, event: pb.Event) -> list[str]:
+        """The lines this event completes (most events only extend the current trick)."""
+        version = event.aggregate_version
+        kind = event.WhichOneof("payload")
+        if kind in ("fiftyk_cards_played", "fiftyk_passed"):
             if not self._actions:
                 self._first = version
-            self._actions.append(self._action(name, payload))
+            self._actions.append(self._action(event))
             return []
-        if name == "TrickWon":
+        if kind == "fiftyk_trick_won":
             self.tricks += 1
-            return self._close(version, trick_text(self.tricks, self._actions,
-                                                   int(payload["seat"]),
-                                                   int(payload["points"])))
-        if name == "HandEnded" and self._actions:
+            won = event.fiftyk_trick_won
+            return self._close(version, trick_text(self.tricks, self._actions, won.seat,
+                                                   won.points))
+        if kind == "fiftyk_hand_ended" and self._actions:
             return self._close(version, trick_text(self.tricks + 1, self._actions, None, None)
                                + " (unfinished)")
-        note = self._note(name, payload)
+        note = self._note(event)
         if note is None:
             return []
         tagged = f"[v{version}] {note}"
@@ -161,26 +162,30 @@ class TrickAccount:
         return lines
 
     @staticmethod
-    def _action(name: str, payload: Mapping[str, Any]) -> str:
-        seat = int(payload["seat"])
-        if name == "Passed":
-            return pass_text(seat, by_referee=payload.get("why") == TIMEOUT)
-        return play_text(seat, str(payload["type"]), list(payload["cards"]),
-                         by_referee=bool(payload.get(TIMEOUT)))
+    def _action(event: pb.Event) -> str:
+        if event.HasField("fiftyk_passed"):
+            passed = event.fiftyk_passed
+            return pass_text(passed.seat,
+                             by_referee=passed.reason == pb.FIFTYK_PASS_REASON_TIMEOUT)
+        played = event.fiftyk_cards_played
+        return play_text(played.seat, played.combination_type, list(played.cards),
+                         by_referee=played.by_referee)
 
     @staticmethod
-    def _note(name: str, payload: Mapping[str, Any]) -> str | None:
-        seat = payload.get("seat")
-        if name == "CardsDrawn":
-            drawn = payload.get("cards")
-            what = cards_text(drawn) if drawn is not None else f"{payload.get('count')} cards"
-            return f"seat {seat} draws {what}"
-        if name == "Announced":
-            return f"seat {seat} announces {payload['count']} cards left"
-        if name == "WentOut":
-            return f"seat {seat} goes out ({place_text(int(payload['place']))})"
-        if name == "Resigned":
-            return f"seat {seat} resigns"
+    def _note(event: pb.Event) -> str | None:
+        kind = event.WhichOneof("payload")
+        if kind == "fiftyk_cards_drawn":
+            drawn = event.fiftyk_cards_drawn
+            what = cards_text(drawn.cards) if drawn.cards else f"{drawn.count} cards"
+            return f"seat {drawn.seat} draws {what}"
+        if kind == "fiftyk_announced":
+            announced = event.fiftyk_announced
+            return f"seat {announced.seat} announces {announced.cards_left} cards left"
+        if kind == "fiftyk_went_out":
+            out = event.fiftyk_went_out
+            return f"seat {out.seat} goes out ({place_text(out.place)})"
+        if kind == "fiftyk_resigned":
+            return f"seat {event.fiftyk_resigned.seat} resigns"
         return None
 
 

@@ -53,8 +53,10 @@ from fiftyk_referee.domain.fiftyk.combinations import (
     PURE_FIFTY_K,
     SMALL_JOKER_PAIR,
 )
+from fiftyk_referee.domain.fiftyk.events import CardsPlayed, TrickWon
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
 from fiftyk_referee.domain.games import game_of
+from fiftyk_referee.domain.shengji.events import TrickWon as ShengjiTrickWon
 from fiftyk_referee.domain.shengji.hand import GAME_NAME as SHENGJI
 from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
 from fiftyk_referee.service.errors import ServiceReason
@@ -73,8 +75,8 @@ REBUILD_BUCKETS: tuple[float, ...] = (
 OTHER = "other"
 WATCH_SCOPES = frozenset({"credential", "table", "server"})
 OTHER_REASON = "OTHER"
-TRICK_WON, CARDS_PLAYED = "TrickWon", "CardsPlayed"  # the 五十K hand events counted
 ACCEPTED = "accepted"
+TRICKS_WON = frozenset({TrickWon.NAME, ShengjiTrickWon.NAME})  # counted for every game
 
 GRPC_TYPES = frozenset({"unary", "client_stream", "server_stream", "bidi_stream"})
 COMMAND_KINDS = frozenset({
@@ -147,15 +149,16 @@ def game_event_metrics(metrics: GameMetrics, hand: Any) -> Callable[[], None]:
 
     Read from the events the command recorded (taken now, before the save collects them).
     """
-    game, preset = game_of(hand).name, hand.rules.preset
+    catalog = game_of(hand).events
+    game, preset = catalog.namespace, hand.rules.preset
     events = list(hand.pending_events)
 
     def report() -> None:
         for domain_event in events:
-            name = type(domain_event).__name__
-            if name == TRICK_WON:
+            name = catalog.name_of(domain_event)
+            if name in TRICKS_WON:
                 metrics.trick(game, preset)
-            elif name == CARDS_PLAYED and getattr(domain_event, "rung", NORMAL) != NORMAL:
+            elif name == CardsPlayed.NAME and getattr(domain_event, "rung", NORMAL) != NORMAL:
                 metrics.bomb(bomb_size_label(domain_event.type, len(domain_event.cards)))
         if hand.is_over:
             metrics.hand_completed(game, preset)

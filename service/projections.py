@@ -46,13 +46,14 @@ from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRe
 from eventsourcing.utils import Environment
 from psycopg.sql import SQL, Identifier
 
-from fiftyk_referee.service.application import Referee, event_name
+from fiftyk_referee.domain.fiftyk.events import HandEnded
+from fiftyk_referee.domain.table_events import HandStarted, SeatLeft, SeatTaken
+from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.errors import Unavailable
+from fiftyk_referee.service.public_events import PUBLIC_EVENTS
 
-SEAT_TAKEN = "fiftyk_referee.domain.table:Table.SeatTaken"
-SEAT_LEFT = "fiftyk_referee.domain.table:Table.SeatLeft"
-HAND_STARTED = "fiftyk_referee.domain.table:Table.HandStarted"
-HAND_ENDED = "fiftyk_referee.domain.fiftyk.hand:Hand.HandEnded"
+# The public events that move the standings, and the stored topics (old versions' too).
+FOLLOWED = (SeatTaken.NAME, SeatLeft.NAME, HandStarted.NAME, HandEnded.NAME)
 PROJECTION_NAME = "standings"
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_POLL_SECONDS = 0.5
@@ -328,19 +329,19 @@ class StandingsProjection(Projection[StandingsView]):
     """Applies the table and hand events that move the standings."""
 
     name = PROJECTION_NAME
-    topics = (SEAT_TAKEN, SEAT_LEFT, HAND_STARTED, HAND_ENDED)
+    topics = tuple(PUBLIC_EVENTS.topics(FOLLOWED))
 
     def process_event(self, domain_event: Any, tracking: Tracking) -> None:
         """Apply one event and record its position, atomically."""
-        name = event_name(domain_event)
+        name = PUBLIC_EVENTS.name_of(domain_event)
         source = str(domain_event.originator_id)
-        if name == "SeatTaken":
+        if name == SeatTaken.NAME:
             self.view.seat_changed(source, domain_event.seat, domain_event.player_id, tracking)
-        elif name == "SeatLeft":
+        elif name == SeatLeft.NAME:
             self.view.seat_changed(source, domain_event.seat, None, tracking)
-        elif name == "HandStarted":
+        elif name == HandStarted.NAME:
             self.view.hand_started(source, domain_event.hand_id, tracking)
-        elif name == "HandEnded":
+        elif name == HandEnded.NAME:
             self.view.hand_ended(source, seat_results(domain_event.result), tracking)
         else:
             self.view.insert_tracking(tracking)
@@ -480,10 +481,7 @@ class StandingsProjector:
 
 
 __all__ = [
-    "HAND_ENDED",
-    "HAND_STARTED",
-    "SEAT_LEFT",
-    "SEAT_TAKEN",
+    "FOLLOWED",
     "PostgresStandingsView",
     "SQLiteStandingsView",
     "SeatResult",

@@ -8,7 +8,6 @@ disputed moment can be looked at with `--version N`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -38,16 +37,15 @@ def account(audit: RefereeClient, hand_id: str) -> list[str]:
     """The whole hand: the deal, every trick with its event versions, and the result."""
     events = audit.all_hand_events(hand_id)
     dealt = audit.hand_at(hand_id, 1)
-    preset = json.loads(events[0].payload_json)["ruleset"]["preset"]
+    preset = events[0].fiftyk_hand_dealt.ruleset.spec.preset
     lines = _header(dealt, preset, len(events))
     lines.extend("  " + seat_line(state) for state in dealt.seats)
     if dealt.stock:
         lines.append(f"  stock: {' '.join(dealt.stock)}")
     tricks = TrickAccount()
     for event in events[1:]:
-        lines.extend("  " + line for line in
-                     tricks.lines(event.version, event.type, json.loads(event.payload_json)))
-    final = audit.hand_at(hand_id, events[-1].version)
+        lines.extend("  " + line for line in tricks.lines(event))
+    final = audit.hand_at(hand_id, events[-1].aggregate_version)
     if final.status == pb.HAND_STATUS_COMPLETED and final.HasField("result"):
         lines.append("result:")
         lines.extend(f"  {line}" for line in result_lines(final.result))
@@ -60,7 +58,7 @@ def state_at(audit: RefereeClient, hand_id: str, version: int) -> list[str]:
     """The hand as it stood right after event `version`."""
     view = audit.hand_at(hand_id, version)
     last = audit.hand_history(hand_id, after_version=version - 1, limit=1).events
-    what = f" (after {last[0].type})" if last else ""
+    what = f" (after {last[0].name})" if last else ""
     lines = [f"hand {view.hand_id} (table {view.table_id}, hand {view.hand_number})"
              f" at version {version}{what}:"]
     lines.extend("  " + line for line in state_lines(view))

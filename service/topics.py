@@ -10,7 +10,7 @@ this list: a store keeps its events forever.
 
 from __future__ import annotations
 
-from eventsourcing.utils import register_topic
+from eventsourcing.utils import get_topic, register_topic
 
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.table import Table
@@ -27,3 +27,18 @@ def register_legacy_topics() -> None:
     """Make every topic of LEGACY_TOPICS resolve (idempotent)."""
     for topic, cls in LEGACY_TOPICS.items():
         register_topic(topic, cls)
+
+
+def stored_topics(event_class: type) -> list[str]:
+    """Every topic an event class may be stored under: today's, then those of old versions.
+
+    A stored event's topic is its aggregate's topic plus the event's name, so the old
+    aggregate topics of LEGACY_TOPICS give the old event topics.
+    """
+    current = get_topic(event_class)
+    aggregate_topic, _, event = current.rpartition(".")
+    topics = [current]
+    for old, cls in LEGACY_TOPICS.items():
+        if get_topic(cls) == aggregate_topic:
+            topics.append(f"{old}.{event}")
+    return topics

@@ -17,17 +17,15 @@ from concurrent.futures import Executor
 from datetime import UTC, datetime
 
 from fiftyk_referee.domain.errors import RuleError
+from fiftyk_referee.domain.fiftyk.events import HandDealt, HandEnded
 from fiftyk_referee.domain.fiftyk.hand import ruleset_of
+from fiftyk_referee.domain.observer import SPECTATOR
 from fiftyk_referee.service.application import FeedEvent, Referee
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.feed import PAGE, FeedHub, cancel
 
-DEALT, ENDED = "Dealt", "HandEnded"
+WATCHED = (HandDealt.NAME, HandEnded.NAME)
 log = logging.getLogger(__name__)
-
-
-def _topic(name: str) -> str:
-    return f"fiftyk_referee.domain.fiftyk.hand:Hand.{name}"
 
 
 class TurnClock:
@@ -47,18 +45,18 @@ class TurnClock:
 
     def _observe(self, events: list[FeedEvent]) -> None:
         for event in events:
-            if event.name == DEALT and event.topic == _topic(DEALT):
-                if ruleset_of(event.payload["ruleset"]).turn_timeout:
-                    self._clocked[event.originator_id] = event.payload["table_id"]
-            elif event.name == ENDED and event.topic == _topic(ENDED):
-                self._clocked.pop(event.originator_id, None)
+            if event.name == HandDealt.NAME:
+                dealt = event.public(SPECTATOR)
+                if isinstance(dealt, HandDealt) and ruleset_of(dict(dealt.ruleset)).turn_timeout:
+                    self._clocked[event.aggregate_id] = dealt.table_id
+            elif event.name == HandEnded.NAME:
+                self._clocked.pop(event.aggregate_id, None)
 
     def _scan(self) -> list[FeedEvent]:
         position = 0
-        topics = [_topic(DEALT), _topic(ENDED)]
         found: list[FeedEvent] = []
         while True:
-            page = self._app.read_events(position, PAGE, topics)
+            page = self._app.read_events(position, PAGE, WATCHED)
             found.extend(page.events)
             position = page.last_position
             if not page.has_more:

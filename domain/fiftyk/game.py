@@ -7,6 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.events import EventCatalog, PublicEvent
+from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS
 from fiftyk_referee.domain.fiftyk.hand import FIRST_OUT, Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.scoring import teams_of
@@ -16,6 +18,7 @@ from fiftyk_referee.domain.fiftyk.transcript import (
     export_transcript,
 )
 from fiftyk_referee.domain.game import Rules
+from fiftyk_referee.domain.observer import Viewer
 
 NAME = "fiftyk"
 
@@ -84,6 +87,15 @@ class FiftyK:
     def owns(self, hand: object) -> bool:
         """Whether `hand` is a 五十K hand."""
         return isinstance(hand, Hand)
+
+    @property
+    def events(self) -> EventCatalog:
+        """The `fiftyk.*` public events (`domain/fiftyk/events.py`)."""
+        return FIFTYK_EVENTS
+
+    def public_event(self, stored: object, viewer: Viewer) -> PublicEvent | None:
+        """A stored 五十K hand event as `viewer` may see it."""
+        return FIFTYK_EVENTS.public_event(stored, viewer)
 
 
 GAME = FiftyK()

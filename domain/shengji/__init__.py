@@ -18,9 +18,12 @@ from decimal import Decimal
 from typing import Any
 
 from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
+from fiftyk_referee.domain.events import EventCatalog, PublicEvent
 from fiftyk_referee.domain.fiftyk.transcript import TRANSCRIPT_FORMAT
 from fiftyk_referee.domain.game import Game, GameHand, Rules
+from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.shengji.cards import LEVELS, TOP_LEVEL
+from fiftyk_referee.domain.shengji.events import SHENGJI_EVENTS
 from fiftyk_referee.domain.shengji.hand import GAME_NAME, NEXT_DEALER, ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import seats_of
@@ -96,6 +99,15 @@ class ShengjiGame:
     def owns(self, hand: object) -> bool:
         """Whether `hand` is a Shengji hand."""
         return isinstance(hand, ShengjiHand)
+
+    @property
+    def events(self) -> EventCatalog:
+        """The `shengji.*` public events (`domain/shengji/events.py`)."""
+        return SHENGJI_EVENTS
+
+    def public_event(self, stored: object, viewer: Viewer) -> PublicEvent | None:
+        """A stored Shengji hand event as `viewer` may see it."""
+        return SHENGJI_EVENTS.public_event(stored, viewer)
 
 
 GAME = ShengjiGame()

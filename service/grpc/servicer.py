@@ -21,11 +21,12 @@ import grpc
 from google.protobuf import timestamp_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.fiftyk.visibility import redact_event
+from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.games import DEFAULT_GAME, adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer, seat_of
 from fiftyk_referee.domain.table import Table, TableView
-from fiftyk_referee.service.application import FeedEvent, Outcome, Referee
+from fiftyk_referee.domain.table_events import HandStarted, SeatLeft
+from fiftyk_referee.service.application import FeedEvent, FeedPage, Outcome, Referee
 from fiftyk_referee.service.config import Config
 from fiftyk_referee.service.errors import (
     FieldViolation,
@@ -46,6 +47,7 @@ from fiftyk_referee.service.grpc.convert import (
     table_to_proto,
 )
 from fiftyk_referee.service.grpc.errors import abort
+from fiftyk_referee.service.grpc.events import event_to_proto
 from fiftyk_referee.service.grpc.feed import FeedHub
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
@@ -375,13 +377,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         auth.require_audit(self._principal(context))
         page = await self._call(self._app.hand_history, request.hand_id,
                                 after_version=request.after_version, limit=request.limit)
-        events = []
-        for record in page.events:
-            stamp = timestamp_pb2.Timestamp()
-            stamp.FromDatetime(record.timestamp)
-            events.append(pb.HandEvent(version=record.version, type=record.name,
-                                       timestamp=stamp, payload_json=json.dumps(record.payload)))
-        return pb.GetHandHistoryResponse(events=events, has_more=page.has_more)
+        return pb.GetHandHistoryResponse(
+            events=[event_to_proto(e, e.public(AUDITOR)) for e in page.events],
+            has_more=page.has_more)
 
     @_rpc
     async def GetHandAt(self, request: pb.GetHandAtRequest, context: Context
@@ -425,11 +423,22 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     @_rpc
     async def ReadEvents(self, request: pb.ReadEventsRequest, context: Context
                          ) -> pb.ReadEventsResponse:
-        auth.require_platform(self._principal(context))
-        page = await self._call(self._app.read_events, request.after_position,
-                                request.limit, list(request.topics))
-        return pb.ReadEventsResponse(events=[_feed_message(e, e.payload) for e in page.events],
-                                     last_position=page.last_position, has_more=page.has_more)
+        principal = self._principal(context)
+        # The platform reads what a spectator sees; the audit role reads every card.
+        if principal.audit:
+            viewer: Viewer = AUDITOR
+        else:
+            auth.require_platform(principal)
+            viewer = SPECTATOR
+
+        def read() -> tuple[list[pb.Event], FeedPage]:
+            page = self._app.read_events(request.after_position, request.limit,
+                                         list(request.topics))
+            return [event_to_proto(e, e.public(viewer)) for e in page.events], page
+
+        events, page = await self._call(read)
+        return pb.ReadEventsResponse(events=events, last_position=page.last_position,
+                                     has_more=page.has_more)
 
     # -- streaming --------------------------------------------------------------------------
 
@@ -466,13 +475,15 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                     continue
                 for event in events:
                     position = event.position
-                    if event.originator_id not in ids:
+                    if event.aggregate_id not in ids:
                         continue
-                    if event.name == "HandStarted":
-                        ids.add(str(event.payload["hand_id"]))
-                    yield await self._watch_message(event, viewer, table_id,
+                    public = event.public(viewer)
+                    if isinstance(public, HandStarted):
+                        ids.add(public.hand_id)
+                    yield await self._watch_message(event, public, viewer, table_id,
                                                     request.include_views)
-                    if _seat_left(event, held_seat, table_id) and event.position > live_from:
+                    if (held_seat is not None and isinstance(public, SeatLeft)
+                            and public.seat == held_seat and event.position > live_from):
                         raise PermissionDenied(
                             ServiceReason.WRONG_SEAT,
                             f"seat {held_seat} was left: the seat token's player no longer"
@@ -483,13 +494,12 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             if self._metrics is not None:
                 self._metrics.watch_closed()
 
-    async def _watch_message(self, event: FeedEvent, viewer: Viewer, table_id: str,
-                             include_views: bool) -> pb.WatchTableResponse:
-        payload = redact_event(event.name, event.payload, viewer)
-        message = pb.WatchTableResponse(event=_feed_message(event, payload), type=event.name)
-        is_table_event = event.originator_id == table_id
+    async def _watch_message(self, event: FeedEvent, public: PublicEvent, viewer: Viewer,
+                             table_id: str, include_views: bool) -> pb.WatchTableResponse:
+        message = pb.WatchTableResponse(event=event_to_proto(event, public))
+        is_table_event = event.aggregate_id == table_id
         if not is_table_event:
-            message.hand_id = event.originator_id
+            message.hand_id = event.aggregate_id
         if include_views:
             await self._attach_view(message, event, viewer, is_table_event)
         return message
@@ -505,27 +515,13 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                            viewer: Viewer, is_table_event: bool) -> None:
         """The caller's view of the event's aggregate as it stood right after the event."""
         if is_table_event:
-            table = await self._call(self._table_at, event.originator_id,
-                                     event.originator_version)
+            table = await self._call(self._table_at, event.aggregate_id,
+                                     event.aggregate_version)
             message.table.CopyFrom(self._table_message(table.view()))
             return
-        hand = await self._call(self._app.hand_at, event.originator_id,
-                                event.originator_version)
+        hand = await self._call(self._app.hand_at, event.aggregate_id,
+                                event.aggregate_version)
         message.hand.CopyFrom(hand_to_proto(hand.view(viewer)))
-
-
-def _seat_left(event: FeedEvent, seat: int | None, table_id: str) -> bool:
-    """Whether the event is the player at `seat` (if any) leaving the table."""
-    return (seat is not None and event.originator_id == table_id
-            and event.name == "SeatLeft" and event.payload.get("seat") == seat)
-
-
-def _feed_message(event: FeedEvent, payload: dict[str, Any]) -> pb.FeedEvent:
-    stamp = timestamp_pb2.Timestamp()
-    stamp.FromDatetime(event.timestamp)
-    return pb.FeedEvent(position=event.position, originator_id=event.originator_id,
-                        originator_version=event.originator_version, topic=event.topic,
-                        timestamp=stamp, payload_json=json.dumps(payload))
 
 
 __all__ = ["RefereeServicer"]

@@ -18,6 +18,7 @@ import pytest
 from bench import growth
 from bench.__main__ import main
 from bench.suite import SECTIONS, TITLES
+from fiftyk_referee.domain.table_events import TableOpened
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
@@ -141,8 +142,8 @@ def test_filled_store_copies_tables_whose_hands_and_scores_replay(tmp_path: Path
         filled = growth.fill_store(app, 1_500, seed=3, template_hands=2)
         assert filled.events == app.head_position() >= 1_500
         assert filled.copies >= 1
-        opened = [e for e in app.read_events(limit=1_000).events if e.name == "Opened"]
-        template_id, copy_id = opened[0].originator_id, opened[-1].originator_id
+        opened = app.read_events(limit=1_000, names=[TableOpened.NAME]).events
+        template_id, copy_id = opened[0].aggregate_id, opened[-1].aggregate_id
         template, copy = app.get_table(template_id), app.get_table(copy_id)
         assert copy_id != template_id
         assert app.rebuild_scores(copy_id) == dict(template.scores)

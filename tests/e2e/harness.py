@@ -8,10 +8,9 @@ typed client, exactly as a remote client would.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import threading
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -240,34 +239,27 @@ class Watcher:
         return list(self.messages)
 
 
-def table_feed(platform: RefereeClient, table_id: str, hand_ids: set[str],
-               after: int = 0) -> list[pb.FeedEvent]:
-    """The table's and its hands' events from the global feed (ReadEvents, platform)."""
+def table_feed(client: RefereeClient, table_id: str, hand_ids: set[str],
+               after: int = 0, topics: Sequence[str] = ()) -> list[pb.Event]:
+    """The table's and its hands' events from the global feed (ReadEvents, as the client's
+    credential sees them: platform or audit; `topics`: only these public names)."""
     ids = {table_id, *hand_ids}
-    events: list[pb.FeedEvent] = []
+    events: list[pb.Event] = []
     position = after
     while True:
-        page = platform.read_events(after_position=position, limit=1000)
-        events.extend(e for e in page.events if e.originator_id in ids)
+        page = client.read_events(after_position=position, limit=1000, topics=topics)
+        events.extend(e for e in page.events if e.aggregate_id in ids)
         position = page.last_position
         if not page.has_more:
             return events
 
 
-def payload(message: pb.WatchTableResponse | pb.FeedEvent) -> dict[str, Any]:
-    """The event payload of a watch message or feed event as JSON data."""
-    event = message.event if isinstance(message, pb.WatchTableResponse) else message
-    data: dict[str, Any] = json.loads(event.payload_json)
-    return data
-
-
-def card_strings(value: Any) -> Iterator[str]:
-    """Every string anywhere inside a JSON value."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from card_strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from card_strings(item)
+def hidden_cards(event: pb.Event) -> list[str]:
+    """The cards an event shows that are not played face up: a deal's and a draw's."""
+    kind = event.WhichOneof("payload")
+    if kind == "fiftyk_hand_dealt":
+        dealt = event.fiftyk_hand_dealt
+        return [*dealt.deck, *(card for hand in dealt.hands for card in hand.cards)]
+    if kind == "fiftyk_cards_drawn":
+        return list(event.fiftyk_cards_drawn.cards)
+    return []

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import os
 import random
 import subprocess
@@ -39,9 +38,9 @@ WAIT_SECONDS = 10.0
 COMPLETED = pb.HAND_STATUS_COMPLETED
 PASS_PROBABILITY = 0.3
 # Events of a hand that no command asks for: the referee records them as consequences.
-AUTOMATIC_HAND_EVENTS = frozenset({"TrickWon", "CardsDrawn", "Announced", "WentOut",
-                                   "HandEnded"})
-PLAYER_PASS = "player"
+AUTOMATIC_HAND_EVENTS = frozenset({"fiftyk.trick_won", "fiftyk.cards_drawn", "fiftyk.announced",
+                                   "fiftyk.went_out", "fiftyk.hand_ended"})
+PLAYER_PASS = pb.FIFTYK_PASS_REASON_PLAYER
 
 
 # -- servers --------------------------------------------------------------------------------
@@ -321,40 +320,35 @@ def play_hand(table: Seated, hand: pb.HandView, tally: Tally, *, seed: int,
 # -- auditing -------------------------------------------------------------------------------
 
 
-def payload(event: pb.HandEvent | pb.FeedEvent) -> dict[str, Any]:
-    """An event's payload as a dict."""
-    data: dict[str, Any] = json.loads(event.payload_json)
-    return data
-
-
 def feed_of(platform: RefereeClient, originators: set[str],
-            tally: Tally | None = None) -> list[pb.FeedEvent]:
+            tally: Tally | None = None) -> list[pb.Event]:
     """Every event of the global feed recorded by these aggregates, in feed order."""
-    events: list[pb.FeedEvent] = []
+    events: list[pb.Event] = []
     after = 0
     while True:
         page = call(tally or Tally(), "ReadEvents",
                     lambda a=after: platform.read_events(after_position=a, limit=1000))
-        events.extend(e for e in page.events if e.originator_id in originators)
+        events.extend(e for e in page.events if e.aggregate_id in originators)
         after = page.last_position
         if not page.has_more:
             return events
 
 
-def command_events(history: Sequence[pb.HandEvent]) -> Counter[str]:
+def command_events(history: Sequence[pb.Event]) -> Counter[str]:
     """A hand's events that commands asked for, by command: dealt, play and pass."""
     counts: Counter[str] = Counter()
     for event in history:
-        if event.type == "Dealt":
+        if event.HasField("fiftyk_hand_dealt"):
             counts["StartHand"] += 1
-        elif event.type == "CardsPlayed" and not payload(event).get("timeout"):
+        elif event.HasField("fiftyk_cards_played") and not event.fiftyk_cards_played.by_referee:
             counts["Play"] += 1
-        elif event.type == "Passed" and payload(event)["why"] == PLAYER_PASS:
+        elif event.HasField("fiftyk_passed") and event.fiftyk_passed.reason == PLAYER_PASS:
             counts["Pass"] += 1
     return counts
 
 
-def unexplained_events(history: Sequence[pb.HandEvent]) -> list[str]:
-    """Event types that are neither a command's nor an automatic consequence."""
-    explained = {"Dealt", "CardsPlayed", "Passed", *AUTOMATIC_HAND_EVENTS}
-    return [event.type for event in history if event.type not in explained]
+def unexplained_events(history: Sequence[pb.Event]) -> list[str]:
+    """Event names that are neither a command's nor an automatic consequence."""
+    explained = {"fiftyk.hand_dealt", "fiftyk.cards_played", "fiftyk.passed",
+                 *AUTOMATIC_HAND_EVENTS}
+    return [event.name for event in history if event.name not in explained]

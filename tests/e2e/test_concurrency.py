@@ -81,7 +81,7 @@ def _head(platform: RefereeClient) -> int:
 
 
 def _event_types(server: LiveServer, hand_id: str) -> Counter[str]:
-    return Counter(event.type for event in server.audit().all_hand_events(hand_id))
+    return Counter(event.name for event in server.audit().all_hand_events(hand_id))
 
 
 def test_a_retried_command_returns_the_original_outcome_and_writes_nothing(
@@ -112,7 +112,7 @@ def test_a_retried_command_returns_the_original_outcome_and_writes_nothing(
     assert server.client(token=again_joined.seat_token).get_table(table_id).table_id == table_id
     assert (again_dealt.hand.hand_id, again_dealt.version) == (hand_id, dealt.version)
     assert again_played.hand == played.hand and again_played.version == played.version
-    assert _event_types(server, hand_id)["CardsPlayed"] == 1
+    assert _event_types(server, hand_id)["fiftyk.cards_played"] == 1
 
     # The game moves on; a late retry still answers with the original outcome.
     follower = server.client(token=joined[played.hand.turn_seat].seat_token)
@@ -134,7 +134,7 @@ def test_racing_duplicates_of_one_request_are_applied_once(server: LiveServer) -
     assert _outcomes(results) == {"ok": RACERS}
     assert sorted(r.replayed for r in results) == [False] + [True] * (RACERS - 1)
     assert len({r.version for r in results}) == 1
-    assert _event_types(server, hand.hand_id)["CardsPlayed"] == 1
+    assert _event_types(server, hand.hand_id)["fiftyk.cards_played"] == 1
 
 
 def test_racing_plays_for_one_seat_have_exactly_one_winner(server: LiveServer) -> None:
@@ -145,7 +145,7 @@ def test_racing_plays_for_one_seat_have_exactly_one_winner(server: LiveServer) -
     results = _race(server, [{"token": seated.tokens[hand.turn_seat]}] * RACERS,
                     lambda c, i: c.play(seated.table_id, hand.hand_id, plays[i].cards))
     assert _outcomes(results) == {"ok": 1, "FAILED_PRECONDITION/NOT_YOUR_TURN": RACERS - 1}
-    assert _event_types(server, hand.hand_id)["CardsPlayed"] == 1
+    assert _event_types(server, hand.hand_id)["fiftyk.cards_played"] == 1
 
 
 def test_racing_players_for_one_seat_seat_exactly_one(server: LiveServer) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -40,7 +39,7 @@ def _no_key_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _tricks_won(server: LiveServer, hand_id: str) -> int:
-    return sum(e.type == "TrickWon" for e in server.audit().all_hand_events(hand_id))
+    return sum(e.name == "fiftyk.trick_won" for e in server.audit().all_hand_events(hand_id))
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", "4"), ("qq3", "3"),
@@ -125,8 +124,8 @@ def test_replay_tells_a_stored_hand_trick_by_trick(
     dealt = audit.hand_at(hand_id, 1)
     for state in dealt.seats:
         assert f"  seat {state.seat}: {len(state.cards)} cards {' '.join(state.cards)};" in out
-    drawn = [json.loads(e.payload_json) for e in events if e.type == "CardsDrawn"]
-    assert drawn and all(f"seat {d['seat']} draws {' '.join(d['cards'])}" in out for d in drawn)
+    drawn = [e.fiftyk_cards_drawn for e in events if e.HasField("fiftyk_cards_drawn")]
+    assert drawn and all(f"seat {d.seat} draws {' '.join(d.cards)}" in out for d in drawn)
     assert "result:" in out and "winner:" in out
 
 
@@ -137,7 +136,7 @@ def test_replay_shows_the_state_at_a_version(
     assert main(["replay", hand_id, "--version", "3", "--server", server.target]) == 0
     out = capsys.readouterr().out
     at = server.audit().hand_at(hand_id, 3)
-    assert re.search(r"at version 3 \(after \w+\):$", out.splitlines()[0])
+    assert re.search(r"at version 3 \(after fiftyk\.\w+\):$", out.splitlines()[0])
     for state in at.seats:
         assert f"  seat {state.seat}: {len(state.cards)} cards {' '.join(state.cards)};" in out
     assert f"  to act: seat {at.turn_seat}" in out

@@ -365,6 +365,10 @@ CASES = [
          lambda a: a.platform.adjudicate({"format": "nope"}), field="transcript_json"),
     Case("transcript that is not JSON", Code.INVALID_ARGUMENT, ServiceReason.INVALID_REQUEST,
          lambda a: a.platform.adjudicate("{not json"), field="transcript_json"),
+    Case("feed filter with a stored class path", Code.INVALID_ARGUMENT,
+         ServiceReason.INVALID_REQUEST,
+         lambda a: a.platform.read_events(topics=["domain.hand:Hand.Dealt"]),
+         field="topics[0]"),
     Case("fractional option value", Code.INVALID_ARGUMENT, Reason.INVALID_RULESET,
          lambda a: a.platform.create_table("classic", 4, options={"hands": 1.5}),
          field="ruleset"),
@@ -567,14 +571,16 @@ def test_a_players_watch_ends_when_the_player_leaves_the_seat(server: LiveServer
     seated = seat_bots(server, "classic", 4, prefix="leaver")
     player = seated.seats[0].watch(seated.table_id, timeout=10)
     auditor = server.audit().watch(seated.table_id, seat=0, timeout=10)
-    assert [next(player).type for _ in range(5)] == ["Opened"] + ["SeatTaken"] * 4
+    assert [next(player).event.name for _ in range(5)] == (
+        ["table.opened"] + ["table.seat_taken"] * 4)
     seated.platform.leave_table(seated.table_id, 0)
-    assert next(player).type == "SeatLeft"
+    assert next(player).event.table_seat_left.seat == 0
     with pytest.raises(grpc.RpcError) as caught:
         next(player)  # a new player may sit down: the old token sees no more of seat 0
     assert error_reason(caught.value)[:2] == (Code.PERMISSION_DENIED, ServiceReason.WRONG_SEAT)
     # The audit role watching as seat 0 goes on.
-    assert [next(auditor).type for _ in range(6)][-1] == "SeatLeft"
+    assert [next(auditor).event.name for _ in range(6)][-1] == "table.seat_left"
     seated.platform.join_table(seated.table_id, "newcomer", 0)
-    assert next(auditor).type == "SeatTaken"
+    assert next(auditor).event.table_seat_taken == pb.TableSeatTaken(seat=0,
+                                                                     player_id="newcomer")
     auditor.cancel()  # type: ignore[attr-defined]

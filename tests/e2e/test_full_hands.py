@@ -23,7 +23,7 @@ from tests.e2e.harness import (
     COMPLETED,
     LiveServer,
     Watcher,
-    payload,
+    hidden_cards,
     play_out,
     seat_bots,
     seeded_deck,
@@ -38,7 +38,6 @@ RESUMING_SEAT = 0
 RESUME_EVERY = 7
 VIEWING_SEAT = 1
 VIEWED_PRESETS = ("classic", "six_card")
-HIDDEN = ("Dealt", "CardsDrawn")
 
 
 def test_the_preset_list_covers_every_preset() -> None:
@@ -51,19 +50,26 @@ def _check_seat_stream(seat: int, messages: list[pb.WatchTableResponse],
     assert [m.event.position for m in messages] == [a.event.position for a in audit]
     own_cards: Counter[str] = Counter()
     for message, full in zip(messages, audit, strict=True):
-        assert (message.type, message.hand_id) == (full.type, full.hand_id)
-        seen, everything = payload(message), payload(full)
-        if message.type == "Dealt":
-            assert "deck" not in seen and "seed" not in seen
-            assert Counter(seen["cards"]) == Counter(dealt.seats[seat].cards)
-            assert seen["counts"] == [len(state.cards) for state in dealt.seats]
-            own_cards.update(seen["cards"])
-        elif message.type == "CardsDrawn" and everything["seat"] != seat:
-            assert seen == {"seat": everything["seat"], "count": len(everything["cards"])}
+        assert (message.event.name, message.hand_id) == (full.event.name, full.hand_id)
+        seen, everything = message.event, full.event
+        kind = seen.WhichOneof("payload")
+        assert kind == everything.WhichOneof("payload") == seen.name.replace(".", "_")
+        if kind == "fiftyk_hand_dealt":
+            deal = seen.fiftyk_hand_dealt
+            assert not deal.deck and not deal.HasField("deal_seed")
+            assert everything.fiftyk_hand_dealt.deck and deal.deal_commitment
+            assert Counter(deal.hands[seat].cards) == Counter(dealt.seats[seat].cards)
+            assert [h.card_count for h in deal.hands] == [len(s.cards) for s in dealt.seats]
+            assert not [h for h in deal.hands if h.seat != seat and h.cards]
+            own_cards.update(deal.hands[seat].cards)
+        elif kind == "fiftyk_cards_drawn" and everything.fiftyk_cards_drawn.seat != seat:
+            drawn = everything.fiftyk_cards_drawn
+            assert seen.fiftyk_cards_drawn == pb.FiftykCardsDrawn(seat=drawn.seat,
+                                                                  count=len(drawn.cards))
         else:
             assert seen == everything
-            if message.type == "CardsDrawn":
-                own_cards.update(seen["cards"])
+            if kind == "fiftyk_cards_drawn":
+                own_cards.update(seen.fiftyk_cards_drawn.cards)
     assert sum(own_cards.values()) >= len(dealt.seats[seat].cards)
 
 
@@ -75,10 +81,10 @@ def _check_views(seat: int, messages: list[pb.WatchTableResponse]) -> None:
             assert message.hand.viewer_seat == seat and not message.hand.full_view
             assert all(not state.cards for state in message.hand.seats)
             assert not message.hand.stock
-            assert message.hand.version == message.event.originator_version
+            assert message.hand.version == message.event.aggregate_version
         else:
             assert message.HasField("table") and not message.HasField("hand")
-            assert message.table.version == message.event.originator_version
+            assert message.table.version == message.event.aggregate_version
 
 
 def play_watched_hand(server: LiveServer, preset: str, players: int, seed: int, *,
@@ -113,13 +119,13 @@ def play_watched_hand(server: LiveServer, preset: str, players: int, seed: int, 
     scores = seated.platform.scores(table_id)
     assert [h.hand_id for h in scores.hands] == [final.hand_id]
 
-    feed = table_feed(seated.platform, table_id, {final.hand_id})
+    feed = table_feed(audit, table_id, {final.hand_id})
     last = feed[-1].position
     audit_stream = audit_watcher.finish(last)
-    assert [m.event.position for m in audit_stream] == [e.position for e in feed]
-    assert [payload(m) for m in audit_stream] == [payload(e) for e in feed]
-    assert {m.type for m in audit_stream} >= {"Opened", "SeatTaken", "HandStarted", "Dealt",
-                                              "CardsPlayed", "HandEnded", "HandRecorded"}
+    assert [m.event for m in audit_stream] == feed
+    assert {m.event.name for m in audit_stream} >= {
+        "table.opened", "table.seat_taken", "table.hand_started", "fiftyk.hand_dealt",
+        "fiftyk.cards_played", "fiftyk.hand_ended", "table.hand_recorded"}
     dealt = audit.hand_at(final.hand_id, 1)
     for seat, watcher in enumerate(seat_watchers):
         messages = watcher.finish(last)
@@ -127,9 +133,10 @@ def play_watched_hand(server: LiveServer, preset: str, players: int, seed: int, 
         if with_views and seat == VIEWING_SEAT:
             _check_views(seat, messages)
     assert seat_watchers[RESUMING_SEAT].connections > len(audit_stream) // RESUME_EVERY
-    for message in public_watcher.finish(last):
-        if message.type in HIDDEN:
-            assert not payload(message).get("cards")
+    public_stream = public_watcher.finish(last)
+    assert [m.event for m in public_stream] == table_feed(seated.platform, table_id,
+                                                          {final.hand_id})
+    assert not [m for m in public_stream if hidden_cards(m.event)]
 
 
 @pytest.mark.parametrize("preset", sorted(PLAYERS))

@@ -19,7 +19,8 @@ import grpc
 import pytest
 
 from fiftyk_referee.domain.cards import parse_cards
-from fiftyk_referee.domain.fiftyk.combinations import Combination
+from fiftyk_referee.domain.fiftyk.combinations import classify
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config
 from fiftyk_referee.service.grpc.errors import error_reason
@@ -31,7 +32,6 @@ from tests.e2e.live import (
     call,
     feed_of,
     open_table,
-    payload,
     play_hand,
     player_id,
     referee_in_thread,
@@ -62,7 +62,7 @@ class Scenario:
     """What was done against the server, what it stored, and scrapes taken along the way."""
 
     tally: Tally
-    history: list[pb.HandEvent]
+    history: list[pb.Event]
     watched_events: int
     watch_received: int
     during_hand: Scrape
@@ -202,16 +202,17 @@ def test_hands_tricks_and_bombs_match_the_stored_history(scenario: Scenario) -> 
     final, history = scenario.final, scenario.history
     assert final.value("fiftyk_hands_started_total", game="fiftyk", preset=PRESET) == 1
     assert final.value("fiftyk_hands_completed_total", game="fiftyk", preset=PRESET) == 1
-    tricks = sum(1 for event in history if event.type == "TrickWon")
+    tricks = sum(1 for event in history if event.HasField("fiftyk_trick_won"))
     assert tricks > 0
     assert final.value("fiftyk_tricks_total", game="fiftyk", preset=PRESET) == tricks
     assert final.total("fiftyk_tricks_total") == tricks
     bombs: Counter[str] = Counter()
+    rules = Ruleset.from_spec(PRESET)
     for event in history:
-        if event.type == "CardsPlayed":
-            played = payload(event)
-            combination = Combination(played["type"], tuple(parse_cards(played["cards"])),
-                                      played["rank"], played["rung"])
+        if event.HasField("fiftyk_cards_played"):
+            played = event.fiftyk_cards_played
+            combination = classify(parse_cards(list(played.cards)), rules)
+            assert combination.type == played.combination_type
             if combination.is_bomb_class:
                 bombs[bomb_size_label(combination.type, len(combination.cards))] += 1
     for size in BOMB_SIZES - {OTHER}:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -34,16 +33,16 @@ def _wait_for(find: Callable[[], T | None]) -> T:
     raise AssertionError(f"nothing turned up within {WAIT_SECONDS} s")
 
 
-def _stamp(event: pb.HandEvent) -> datetime:
+def _stamp(event: pb.Event) -> datetime:
     return event.timestamp.ToDatetime(tzinfo=UTC)
 
 
 def _referee_event(audit: RefereeClient, hand_id: str, after_version: int
-                   ) -> pb.HandEvent | None:
+                   ) -> pb.Event | None:
     """The first action the referee took for a seat after `after_version`, if any."""
     for event in audit.hand_history(hand_id, after_version=after_version).events:
-        data = json.loads(event.payload_json)
-        if data.get("timeout") is True or data.get("why") == "timeout":
+        if (event.fiftyk_cards_played.by_referee
+                or event.fiftyk_passed.reason == pb.FIFTYK_PASS_REASON_TIMEOUT):
             return event
     return None
 
@@ -64,15 +63,16 @@ def test_an_expired_turn_is_decided_by_the_referee_also_after_a_restart(
 
         # The leader lets its clock run out: the referee leads its lowest single.
         lead = _wait_for(lambda: _referee_event(audit, dealt.hand_id, 1))
-        played = json.loads(lead.payload_json)
-        assert lead.type == "CardsPlayed" and played["seat"] == leader
+        played = lead.fiftyk_cards_played
+        assert lead.name == "fiftyk.cards_played" and played.seat == leader
         lowest = min(classify(parse_cards([c]), RULES).rank for c in view.seats[leader].cards)
-        assert classify(parse_cards(played["cards"]), RULES).rank == lowest
+        assert classify(parse_cards(list(played.cards)), RULES).rank == lowest
         assert _stamp(lead) - _stamp(deal_event) >= timedelta(seconds=TURN_TIMEOUT)
         # The next seat follows: on timeout the referee passes for it.
-        follow = _wait_for(lambda: _referee_event(audit, dealt.hand_id, lead.version))
-        assert follow.type == "Passed"
-        assert json.loads(follow.payload_json) == {"seat": (leader + 1) % 4, "why": "timeout"}
+        follow = _wait_for(lambda: _referee_event(audit, dealt.hand_id, lead.aggregate_version))
+        assert follow.name == "fiftyk.passed"
+        assert follow.fiftyk_passed == pb.FiftykPassed(seat=(leader + 1) % 4,
+                                                       reason=pb.FIFTYK_PASS_REASON_TIMEOUT)
     finally:
         first.stop()
     stopped_at = datetime.now(UTC)
@@ -82,10 +82,11 @@ def test_an_expired_turn_is_decided_by_the_referee_also_after_a_restart(
     second = LiveServer(config)
     try:
         audit = second.audit()
-        after_restart = _wait_for(lambda: _referee_event(audit, dealt.hand_id, follow.version))
+        after_restart = _wait_for(lambda: _referee_event(audit, dealt.hand_id,
+                                                         follow.aggregate_version))
         assert _stamp(after_restart) > stopped_at  # decided by the restarted server
-        assert after_restart.version == follow.version + 1
-        assert json.loads(after_restart.payload_json)["seat"] == (leader + 2) % 4
+        assert after_restart.aggregate_version == follow.aggregate_version + 1
+        assert after_restart.fiftyk_passed.seat == (leader + 2) % 4
         trick = audit.hand_view(seated.table_id, dealt.hand_id).trick
         assert all(action.by_referee for action in trick)
     finally:

@@ -26,10 +26,13 @@ import pytest
 from eventsourcing.utils import get_topic
 
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
+from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import parse_database_url
 from fiftyk_referee.service.config_keys import AUDIT_KEY, LOG_LEVEL, PLATFORM_KEY, TOKEN_SECRET
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.receipts import CommandReceipt
+from fiftyk_referee.service.store import persistence_env
 from tests.e2e.live import (
     ServeProcess,
     Tally,
@@ -37,7 +40,6 @@ from tests.e2e.live import (
     command_events,
     feed_of,
     open_table,
-    payload,
     play_hand,
     scrape,
     start_serve,
@@ -55,8 +57,8 @@ DUPLICATE_EVERY = 5
 PLAYERS = 4
 SEED = 4242
 RECEIPT_TOPIC = get_topic(CommandReceipt)
-TABLE_EVENTS = Counter({"Opened": 1, "SeatTaken": PLAYERS, "HandStarted": 1,
-                        "HandRecorded": 1})
+TABLE_EVENTS = Counter({"table.opened": 1, "table.seat_taken": PLAYERS,
+                        "table.hand_started": 1, "table.hand_recorded": 1})
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Topology:
     audits: list[RefereeClient]
     tables: list[PlayedTable]
     watched: list[pb.WatchTableResponse]
+    database: str
 
     @property
     def tally(self) -> Tally:
@@ -164,7 +167,7 @@ def topology(tmp_path_factory: pytest.TempPathFactory, shared_database: str
         wait_until(lambda: len(watched) >= expected, "A's watch stream to see every event")
         stream.cancel()
         reader.join()
-        topology = Topology(replicas, platforms, audits, tables, watched)
+        topology = Topology(replicas, platforms, audits, tables, watched, shared_database)
         yield topology
         for client in clients:
             client.close()
@@ -173,7 +176,7 @@ def topology(tmp_path_factory: pytest.TempPathFactory, shared_database: str
     assert codes == [0] * REPLICAS, "a replica did not shut down cleanly on SIGTERM"
 
 
-def _history(topology: Topology, table: PlayedTable) -> list[pb.HandEvent]:
+def _history(topology: Topology, table: PlayedTable) -> list[pb.Event]:
     # Read each hand through the replica that did not deal it, for good measure.
     return list(topology.audits[B].all_hand_events(table.hand_id))
 
@@ -193,7 +196,8 @@ def test_every_hand_stream_is_gapless_and_holds_each_applied_command_once(
 ) -> None:
     for table in topology.tables:
         history = _history(topology, table)
-        assert [event.version for event in history] == list(range(1, len(history) + 1))
+        assert [event.aggregate_version for event in history] == list(
+            range(1, len(history) + 1))
         applied = table.tally.applied
         assert command_events(history) == Counter(
             {"StartHand": 1, "Play": applied["Play"], "Pass": applied["Pass"]})
@@ -207,21 +211,20 @@ def test_every_table_stream_is_gapless_with_one_event_per_table_command(
 ) -> None:
     for table in topology.tables:
         events = feed_of(topology.platforms[A], {table.table_id})
-        assert [e.originator_version for e in events] == list(range(1, len(events) + 1))
-        assert Counter(e.topic.rsplit(".", 1)[1] for e in events) == TABLE_EVENTS
+        assert [e.aggregate_version for e in events] == list(range(1, len(events) + 1))
+        assert Counter(e.name for e in events) == TABLE_EVENTS
 
 
 def test_each_request_id_was_recorded_by_exactly_one_receipt(topology: Topology) -> None:
-    receipts: list[pb.FeedEvent] = []
-    after = 0
-    while True:
-        page = topology.platforms[B].read_events(after_position=after, limit=1000,
-                                                 topics=[f"{RECEIPT_TOPIC}.Recorded"])
-        receipts.extend(page.events)
-        after = page.last_position
-        if not page.has_more:
-            break
-    ids = Counter((payload(e)["scope"], payload(e)["request_id"]) for e in receipts)
+    # Receipts are not public events: read them from the shared store itself.
+    store = Referee(persistence_env(parse_database_url(topology.database, Path("."))))
+    try:
+        notifications = store.recorder.select_notifications(
+            start=None, limit=1_000_000, topics=[f"{RECEIPT_TOPIC}.Recorded"])
+        receipts: list[Any] = [store.mapper.to_domain_event(n) for n in notifications]
+    finally:
+        store.close()
+    ids = Counter((r.scope, r.request_id) for r in receipts)
     assert all(count == 1 for count in ids.values())
     applied = topology.tally.applied
     assert len(ids) == applied["Play"] + applied["Pass"]
@@ -232,11 +235,11 @@ def test_scores_equal_the_adjudication_of_the_exported_transcripts(topology: Top
         audit = topology.audits[index % REPLICAS]
         ruling = adjudicate(audit.export_transcript(table.hand_id))
         assert ruling["status"] == "completed" and ruling["rejected"] is None
-        [ended] = [e for e in _history(topology, table) if e.type == "HandEnded"]
-        stored = payload(ended)["result"]
+        [ended] = [e.fiftyk_hand_ended for e in _history(topology, table)
+                   if e.HasField("fiftyk_hand_ended")]
         assert [Decimal(str(s["score"])) for s in ruling["seats"]] == [
-            Decimal(str(s["score"])) for s in stored["seats"]]
-        assert ruling["finish_order"] == stored["finish_order"]
+            Decimal(s.score) for s in ended.result.seats]
+        assert ruling["finish_order"] == list(ended.finish_order)
         sheet = topology.platforms[(index + 1) % REPLICAS].scores(table.table_id)
         [row] = sheet.hands
         assert row.hand_id == table.hand_id
@@ -249,8 +252,8 @@ def test_a_watch_stream_on_one_replica_sees_the_events_written_through_the_other
 ) -> None:
     table = topology.tables[0]
     feed = feed_of(topology.platforms[A], {table.table_id, table.hand_id})
-    seen = [(m.event.originator_id, m.event.originator_version) for m in topology.watched]
-    assert seen == [(e.originator_id, e.originator_version) for e in feed]
+    seen = [(m.event.aggregate_id, m.event.aggregate_version) for m in topology.watched]
+    assert seen == [(e.aggregate_id, e.aggregate_version) for e in feed]
     through_b = table.tally.versions_by_route[B]
     assert through_b and through_b <= set(seen)
 

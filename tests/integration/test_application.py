@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 from eventsourcing.application import project_aggregate
-from eventsourcing.utils import get_topic
 
 from fiftyk_referee.domain.cards import make_deck
 from fiftyk_referee.domain.deal import shuffle_deck
 from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk.events import CardsPlayed, HandDealt, HandEnded
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
-from fiftyk_referee.domain.observer import AUDITOR, SeatViewer
-from fiftyk_referee.domain.table import Table
+from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
+from fiftyk_referee.domain.table_events import SeatTaken, TableOpened
 from fiftyk_referee.service.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
 from fiftyk_referee.service.config import parse_database_url
 from fiftyk_referee.service.errors import (
@@ -179,8 +179,8 @@ class ApplicationCases:
         game.deal(2)
         hand = game.finish()
         page = app.hand_history(hand.id, limit=1_000)
-        assert [e.version for e in page.events] == list(range(1, hand.version + 1))
-        assert page.events[0].name == "Dealt" and page.events[-1].name == "HandEnded"
+        assert [e.aggregate_version for e in page.events] == list(range(1, hand.version + 1))
+        assert page.events[0].name == HandDealt.NAME and page.events[-1].name == HandEnded.NAME
         assert not page.has_more
         first = app.hand_history(hand.id, limit=10)
         rest = app.hand_history(hand.id, after_version=10, limit=1_000)
@@ -324,7 +324,8 @@ class ApplicationCases:
                        for e in lost), lost
         hand = apps[1].get_hand(game.hand_id)
         history = apps[1].hand_history(hand.id, limit=1_000)
-        assert [e.version for e in history.events] == list(range(1, hand.version + 1))
+        assert [e.aggregate_version for e in history.events] == list(
+            range(1, hand.version + 1))
         replayed = project_aggregate(None, apps[1].events.get(hand.id))
         assert isinstance(replayed, Hand) and replayed.view(AUDITOR) == hand.view(AUDITOR)
         assert len(hand.actions) == races
@@ -449,14 +450,28 @@ class ApplicationCases:
                 break
         assert paged == everything.events
         names = [e.name for e in everything.events]
-        assert names[:1 + PLAYERS] == ["Opened"] + ["SeatTaken"] * PLAYERS
-        assert "Dealt" in names and "CardsPlayed" in names
+        assert names[:1 + PLAYERS] == [TableOpened.NAME] + [SeatTaken.NAME] * PLAYERS
+        assert HandDealt.NAME in names and CardsPlayed.NAME in names
         per_stream: dict[str, list[int]] = {}
         for e in everything.events:
-            per_stream.setdefault(e.originator_id, []).append(e.originator_version)
+            per_stream.setdefault(e.aggregate_id, []).append(e.aggregate_version)
         assert all(v == list(range(1, len(v) + 1)) for v in per_stream.values())
-        seats = app.read_events(0, limit=1_000, topics=[get_topic(Table.SeatTaken)])
-        assert [e.payload["seat"] for e in seats.events] == list(range(PLAYERS))
+        seats = app.read_events(0, limit=1_000, names=[SeatTaken.NAME])
+        assert [e.public(SPECTATOR) for e in seats.events] == [
+            SeatTaken(seat=seat, player_id=f"player-7-{seat}") for seat in range(PLAYERS)]
+
+    def test_the_feed_publishes_no_command_receipt_and_refuses_unknown_names(
+            self, open_app: Callable[..., Referee]) -> None:
+        app = open_app()
+        outcome = app.create_table("classic", None, PLAYERS, request_id="create-once")
+        head = app.head_position()
+        page = app.read_events(0, limit=1_000)
+        assert [e.name for e in page.events] == [TableOpened.NAME]
+        assert page.events[0].aggregate_id == outcome.table_id
+        assert head > page.last_position  # the receipt is stored, after the table
+        assert not app.read_events(page.last_position).events
+        with pytest.raises(InvalidArgument):
+            app.read_events(0, names=["fiftyk_referee.domain.table:Table.Opened"])
 
     def test_standings_survive_a_restart_catch_up_and_rebuild_from_scratch(
             self, open_app: Callable[..., Referee]) -> None:

@@ -4,15 +4,40 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID, uuid4
 
 import pytest
+from eventsourcing.utils import get_topic
 
+from fiftyk_referee.domain.events import stored_event
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.activity import ActiveTables
-from fiftyk_referee.service.application import FeedEvent
+from fiftyk_referee.service.public_events import FeedEvent, feed_event
 
 WINDOW = 60.0
-TABLE_TOPIC = "fiftyk_referee.domain.table:Table"
-HAND_TOPIC = "fiftyk_referee.domain.fiftyk.hand:Hand"
+TABLE_FIELDS: dict[str, dict[str, Any]] = {
+    "Opened": {"ruleset": {"preset": "classic", "options": {}}, "players": 4,
+               "allow_preset_deck": False, "name": "", "game": "fiftyk",
+               "originator_topic": get_topic(Table)},
+    "SeatTaken": {"seat": 0, "player_id": "p0"},
+    "HandStarted": {"number": 1, "dealer": 3},
+    "HandRecorded": {"totals": {"team:0": "10", "team:1": "-10"}, "carry": {}},
+}
+HAND_FIELDS: dict[str, dict[str, Any]] = {
+    "Dealt": {"table_id": "t", "number": 1, "ruleset": {"preset": "classic", "options": {}},
+              "players": 4, "dealer": 3, "deck": [], "first_leader": 0, "commitment": "",
+              "seed": None, "seat_players": None, "originator_topic": get_topic(Hand)},
+    "Passed": {"seat": 1, "why": "player"},
+    "CardsPlayed": {"seat": 0, "cards": ["3S"], "type": "single", "rank": 0, "rung": 0,
+                    "points": 0, "timeout": False},
+    "HandEnded": {"result": {}, "seed": None},
+}
+_IDS: dict[str, UUID] = {}
+
+
+def _id(name: str) -> UUID:
+    return _IDS.setdefault(name, uuid4())
 
 
 class Clock:
@@ -25,12 +50,23 @@ class Clock:
         return self.now
 
 
-def table_event(name: str, table_id: str, **payload: Any) -> FeedEvent:
-    return FeedEvent(0, table_id, 1, f"{TABLE_TOPIC}.{name}", name, datetime.now(UTC), payload)
+def _feed(aggregate: type, event: str, aggregate_id: str, fields: dict[str, Any]) -> FeedEvent:
+    stored = stored_event(aggregate, event)(originator_id=_id(aggregate_id), originator_version=1,
+                                            timestamp=datetime.now(UTC), **fields)
+    found = feed_event(stored)
+    assert found is not None
+    return found
+
+
+def table_event(name: str, table_id: str, hand_id: str = "") -> FeedEvent:
+    fields = dict(TABLE_FIELDS[name])
+    if hand_id:
+        fields["hand_id"] = str(_id(hand_id))
+    return _feed(Table, name, table_id, fields)
 
 
 def hand_event(name: str, hand_id: str) -> FeedEvent:
-    return FeedEvent(0, hand_id, 1, f"{HAND_TOPIC}.{name}", name, datetime.now(UTC), {})
+    return _feed(Hand, name, hand_id, HAND_FIELDS[name])
 
 
 @pytest.fixture

@@ -104,6 +104,38 @@ ACTION_KIND_BURY: ActionKind.ValueType  # 4
 """ACTION_KIND_BURY: Shengji: the dealer buried cards in the kitty."""
 Global___ActionKind: _TypeAlias = ActionKind  # noqa: Y015
 
+class _FiftykPassReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _FiftykPassReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FiftykPassReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    FIFTYK_PASS_REASON_UNSPECIFIED: _FiftykPassReason.ValueType  # 0
+    """FIFTYK_PASS_REASON_UNSPECIFIED is never sent."""
+    FIFTYK_PASS_REASON_PLAYER: _FiftykPassReason.ValueType  # 1
+    """FIFTYK_PASS_REASON_PLAYER: the seat passed."""
+    FIFTYK_PASS_REASON_TIMEOUT: _FiftykPassReason.ValueType  # 2
+    """FIFTYK_PASS_REASON_TIMEOUT: the seat's turn timed out and the referee passed for it."""
+    FIFTYK_PASS_REASON_EMPTY_HAND: _FiftykPassReason.ValueType  # 3
+    """FIFTYK_PASS_REASON_EMPTY_HAND: the seat has no cards while the stock still deals
+    (5/6-card games); the referee passes for it until the trick ends.
+    """
+
+class FiftykPassReason(_FiftykPassReason, metaclass=_FiftykPassReasonEnumTypeWrapper):
+    """FiftykPassReason says why a seat passed."""
+
+FIFTYK_PASS_REASON_UNSPECIFIED: FiftykPassReason.ValueType  # 0
+"""FIFTYK_PASS_REASON_UNSPECIFIED is never sent."""
+FIFTYK_PASS_REASON_PLAYER: FiftykPassReason.ValueType  # 1
+"""FIFTYK_PASS_REASON_PLAYER: the seat passed."""
+FIFTYK_PASS_REASON_TIMEOUT: FiftykPassReason.ValueType  # 2
+"""FIFTYK_PASS_REASON_TIMEOUT: the seat's turn timed out and the referee passed for it."""
+FIFTYK_PASS_REASON_EMPTY_HAND: FiftykPassReason.ValueType  # 3
+"""FIFTYK_PASS_REASON_EMPTY_HAND: the seat has no cards while the stock still deals
+(5/6-card games); the referee passes for it until the trick ends.
+"""
+Global___FiftykPassReason: _TypeAlias = FiftykPassReason  # noqa: Y015
+
 @_typing.final
 class RulesetSpec(_message.Message):
     """RulesetSpec names a ruleset: a preset plus option overrides (RULES.md sections 9 and 10)."""
@@ -1611,42 +1643,6 @@ class GetScoresResponse(_message.Message):
 Global___GetScoresResponse: _TypeAlias = GetScoresResponse  # noqa: Y015
 
 @_typing.final
-class HandEvent(_message.Message):
-    """HandEvent is one stored event of a hand."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    VERSION_FIELD_NUMBER: _builtins.int
-    TYPE_FIELD_NUMBER: _builtins.int
-    TIMESTAMP_FIELD_NUMBER: _builtins.int
-    PAYLOAD_JSON_FIELD_NUMBER: _builtins.int
-    version: _builtins.int
-    """version is the event's version within the hand (1 = the deal)."""
-    type: _builtins.str
-    """type is the event's name, e.g. "Dealt", "CardsPlayed", "Passed", "TrickWon"."""
-    payload_json: _builtins.str
-    """payload_json is the event's attributes as a JSON object."""
-    @_builtins.property
-    def timestamp(self) -> _timestamp_pb2.Timestamp:
-        """timestamp is when the event was recorded."""
-
-    def __init__(
-        self,
-        *,
-        version: _builtins.int = ...,
-        type: _builtins.str = ...,
-        timestamp: _timestamp_pb2.Timestamp | None = ...,
-        payload_json: _builtins.str = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["timestamp", b"timestamp"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["payload_json", b"payload_json", "timestamp", b"timestamp", "type", b"type", "version", b"version"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___HandEvent: _TypeAlias = HandEvent  # noqa: Y015
-
-@_typing.final
 class GetHandHistoryRequest(_message.Message):
     """GetHandHistoryRequest asks for a hand's events."""
 
@@ -1687,13 +1683,15 @@ class GetHandHistoryResponse(_message.Message):
     has_more: _builtins.bool
     """has_more is set when events after the last one returned exist."""
     @_builtins.property
-    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandEvent]:
-        """events are the hand's events in version order."""
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """events are the hand's public events in version order, as the audit role sees them
+        (every card). Their `position` is 0: a history pages by `aggregate_version`.
+        """
 
     def __init__(
         self,
         *,
-        events: _abc.Iterable[Global___HandEvent] | None = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
         has_more: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
@@ -1848,52 +1846,786 @@ class AdjudicateResponse(_message.Message):
 Global___AdjudicateResponse: _TypeAlias = AdjudicateResponse  # noqa: Y015
 
 @_typing.final
-class FeedEvent(_message.Message):
-    """FeedEvent is one event of the global feed (the event store's notification log)."""
+class Event(_message.Message):
+    """Event is one public event: the envelope ReadEvents, WatchTable and GetHandHistory carry.
+    Its `name` and its payload are a stable contract, listed in docs/events.md: table events
+    are named `table.*`, a game's hand events `<game>.*` (`fiftyk.*`). Exactly one payload
+    field is set, the one of `name`; a payload holds only what the reader may see.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     POSITION_FIELD_NUMBER: _builtins.int
-    ORIGINATOR_ID_FIELD_NUMBER: _builtins.int
-    ORIGINATOR_VERSION_FIELD_NUMBER: _builtins.int
-    TOPIC_FIELD_NUMBER: _builtins.int
+    AGGREGATE_ID_FIELD_NUMBER: _builtins.int
+    AGGREGATE_VERSION_FIELD_NUMBER: _builtins.int
     TIMESTAMP_FIELD_NUMBER: _builtins.int
-    PAYLOAD_JSON_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    TABLE_OPENED_FIELD_NUMBER: _builtins.int
+    TABLE_SEAT_TAKEN_FIELD_NUMBER: _builtins.int
+    TABLE_SEAT_LEFT_FIELD_NUMBER: _builtins.int
+    TABLE_HAND_STARTED_FIELD_NUMBER: _builtins.int
+    TABLE_HAND_RECORDED_FIELD_NUMBER: _builtins.int
+    TABLE_MATCH_ENDED_FIELD_NUMBER: _builtins.int
+    FIFTYK_HAND_DEALT_FIELD_NUMBER: _builtins.int
+    FIFTYK_CARDS_PLAYED_FIELD_NUMBER: _builtins.int
+    FIFTYK_PASSED_FIELD_NUMBER: _builtins.int
+    FIFTYK_RESIGNED_FIELD_NUMBER: _builtins.int
+    FIFTYK_TRICK_WON_FIELD_NUMBER: _builtins.int
+    FIFTYK_CARDS_DRAWN_FIELD_NUMBER: _builtins.int
+    FIFTYK_ANNOUNCED_FIELD_NUMBER: _builtins.int
+    FIFTYK_WENT_OUT_FIELD_NUMBER: _builtins.int
+    FIFTYK_HAND_ENDED_FIELD_NUMBER: _builtins.int
+    SHENGJI_HAND_DEALT_FIELD_NUMBER: _builtins.int
+    SHENGJI_ROUND_DEALT_FIELD_NUMBER: _builtins.int
+    SHENGJI_DECLARED_NOTHING_FIELD_NUMBER: _builtins.int
+    SHENGJI_DECLARED_FIELD_NUMBER: _builtins.int
+    SHENGJI_WINDOW_CLOSED_FIELD_NUMBER: _builtins.int
+    SHENGJI_KITTY_TAKEN_FIELD_NUMBER: _builtins.int
+    SHENGJI_KITTY_BURIED_FIELD_NUMBER: _builtins.int
+    SHENGJI_THROW_FAILED_FIELD_NUMBER: _builtins.int
+    SHENGJI_CARDS_PLAYED_FIELD_NUMBER: _builtins.int
+    SHENGJI_TRICK_WON_FIELD_NUMBER: _builtins.int
+    SHENGJI_HAND_ENDED_FIELD_NUMBER: _builtins.int
     position: _builtins.int
-    """position is the event's position in the global feed: strictly increasing, starting at
-    1. Pass it back as `after_position` to resume after this event.
+    """position is the event's position in the global feed: strictly increasing (with gaps),
+    starting at 1. Pass it back as `after_position` to resume after this event. 0 in
+    GetHandHistory, which pages by `aggregate_version`.
     """
-    originator_id: _builtins.str
-    """originator_id identifies the aggregate (table or hand) that recorded the event."""
-    originator_version: _builtins.int
-    """originator_version is the event's version within that aggregate."""
-    topic: _builtins.str
-    """topic is the event's stored topic (its class, e.g. "domain.hand:Hand.CardsPlayed")."""
-    payload_json: _builtins.str
-    """payload_json is the event's attributes as a JSON object (ReadEvents: unredacted;
-    WatchTable: as the caller may see it).
+    aggregate_id: _builtins.str
+    """aggregate_id identifies what recorded the event: the table (`table.*` events) or the
+    hand (a game's events).
     """
+    aggregate_version: _builtins.int
+    """aggregate_version is the event's version within that table or hand: 1, 2, 3, ...
+    without gaps (a hand's version 1 is its deal).
+    """
+    name: _builtins.str
+    """name is the event's public name, e.g. "table.seat_taken", "fiftyk.cards_played"."""
     @_builtins.property
     def timestamp(self) -> _timestamp_pb2.Timestamp:
         """timestamp is when the event was recorded."""
+
+    @_builtins.property
+    def table_opened(self) -> Global___TableOpened:
+        """table_opened: `table.opened`."""
+
+    @_builtins.property
+    def table_seat_taken(self) -> Global___TableSeatTaken:
+        """table_seat_taken: `table.seat_taken`."""
+
+    @_builtins.property
+    def table_seat_left(self) -> Global___TableSeatLeft:
+        """table_seat_left: `table.seat_left`."""
+
+    @_builtins.property
+    def table_hand_started(self) -> Global___TableHandStarted:
+        """table_hand_started: `table.hand_started`."""
+
+    @_builtins.property
+    def table_hand_recorded(self) -> Global___TableHandRecorded:
+        """table_hand_recorded: `table.hand_recorded`."""
+
+    @_builtins.property
+    def table_match_ended(self) -> Global___TableMatchEnded:
+        """table_match_ended: `table.match_ended`."""
+
+    @_builtins.property
+    def fiftyk_hand_dealt(self) -> Global___FiftykHandDealt:
+        """fiftyk_hand_dealt: `fiftyk.hand_dealt`."""
+
+    @_builtins.property
+    def fiftyk_cards_played(self) -> Global___FiftykCardsPlayed:
+        """fiftyk_cards_played: `fiftyk.cards_played`."""
+
+    @_builtins.property
+    def fiftyk_passed(self) -> Global___FiftykPassed:
+        """fiftyk_passed: `fiftyk.passed`."""
+
+    @_builtins.property
+    def fiftyk_resigned(self) -> Global___FiftykResigned:
+        """fiftyk_resigned: `fiftyk.resigned`."""
+
+    @_builtins.property
+    def fiftyk_trick_won(self) -> Global___FiftykTrickWon:
+        """fiftyk_trick_won: `fiftyk.trick_won`."""
+
+    @_builtins.property
+    def fiftyk_cards_drawn(self) -> Global___FiftykCardsDrawn:
+        """fiftyk_cards_drawn: `fiftyk.cards_drawn`."""
+
+    @_builtins.property
+    def fiftyk_announced(self) -> Global___FiftykAnnounced:
+        """fiftyk_announced: `fiftyk.announced`."""
+
+    @_builtins.property
+    def fiftyk_went_out(self) -> Global___FiftykWentOut:
+        """fiftyk_went_out: `fiftyk.went_out`."""
+
+    @_builtins.property
+    def fiftyk_hand_ended(self) -> Global___FiftykHandEnded:
+        """fiftyk_hand_ended: `fiftyk.hand_ended`."""
+
+    @_builtins.property
+    def shengji_hand_dealt(self) -> Global___ShengjiHandDealt:
+        """shengji_hand_dealt: `shengji.hand_dealt`."""
+
+    @_builtins.property
+    def shengji_round_dealt(self) -> Global___ShengjiRoundDealt:
+        """shengji_round_dealt: `shengji.round_dealt`."""
+
+    @_builtins.property
+    def shengji_declared_nothing(self) -> Global___ShengjiDeclaredNothing:
+        """shengji_declared_nothing: `shengji.declared_nothing`."""
+
+    @_builtins.property
+    def shengji_declared(self) -> Global___ShengjiDeclared:
+        """shengji_declared: `shengji.declared`."""
+
+    @_builtins.property
+    def shengji_window_closed(self) -> Global___ShengjiWindowClosed:
+        """shengji_window_closed: `shengji.window_closed`."""
+
+    @_builtins.property
+    def shengji_kitty_taken(self) -> Global___ShengjiKittyTaken:
+        """shengji_kitty_taken: `shengji.kitty_taken`."""
+
+    @_builtins.property
+    def shengji_kitty_buried(self) -> Global___ShengjiKittyBuried:
+        """shengji_kitty_buried: `shengji.kitty_buried`."""
+
+    @_builtins.property
+    def shengji_throw_failed(self) -> Global___ShengjiThrowFailed:
+        """shengji_throw_failed: `shengji.throw_failed`."""
+
+    @_builtins.property
+    def shengji_cards_played(self) -> Global___ShengjiCardsPlayed:
+        """shengji_cards_played: `shengji.cards_played`."""
+
+    @_builtins.property
+    def shengji_trick_won(self) -> Global___ShengjiTrickWon:
+        """shengji_trick_won: `shengji.trick_won`."""
+
+    @_builtins.property
+    def shengji_hand_ended(self) -> Global___ShengjiHandEnded:
+        """shengji_hand_ended: `shengji.hand_ended`."""
 
     def __init__(
         self,
         *,
         position: _builtins.int = ...,
-        originator_id: _builtins.str = ...,
-        originator_version: _builtins.int = ...,
-        topic: _builtins.str = ...,
+        aggregate_id: _builtins.str = ...,
+        aggregate_version: _builtins.int = ...,
         timestamp: _timestamp_pb2.Timestamp | None = ...,
-        payload_json: _builtins.str = ...,
+        name: _builtins.str = ...,
+        table_opened: Global___TableOpened | None = ...,
+        table_seat_taken: Global___TableSeatTaken | None = ...,
+        table_seat_left: Global___TableSeatLeft | None = ...,
+        table_hand_started: Global___TableHandStarted | None = ...,
+        table_hand_recorded: Global___TableHandRecorded | None = ...,
+        table_match_ended: Global___TableMatchEnded | None = ...,
+        fiftyk_hand_dealt: Global___FiftykHandDealt | None = ...,
+        fiftyk_cards_played: Global___FiftykCardsPlayed | None = ...,
+        fiftyk_passed: Global___FiftykPassed | None = ...,
+        fiftyk_resigned: Global___FiftykResigned | None = ...,
+        fiftyk_trick_won: Global___FiftykTrickWon | None = ...,
+        fiftyk_cards_drawn: Global___FiftykCardsDrawn | None = ...,
+        fiftyk_announced: Global___FiftykAnnounced | None = ...,
+        fiftyk_went_out: Global___FiftykWentOut | None = ...,
+        fiftyk_hand_ended: Global___FiftykHandEnded | None = ...,
+        shengji_hand_dealt: Global___ShengjiHandDealt | None = ...,
+        shengji_round_dealt: Global___ShengjiRoundDealt | None = ...,
+        shengji_declared_nothing: Global___ShengjiDeclaredNothing | None = ...,
+        shengji_declared: Global___ShengjiDeclared | None = ...,
+        shengji_window_closed: Global___ShengjiWindowClosed | None = ...,
+        shengji_kitty_taken: Global___ShengjiKittyTaken | None = ...,
+        shengji_kitty_buried: Global___ShengjiKittyBuried | None = ...,
+        shengji_throw_failed: Global___ShengjiThrowFailed | None = ...,
+        shengji_cards_played: Global___ShengjiCardsPlayed | None = ...,
+        shengji_trick_won: Global___ShengjiTrickWon | None = ...,
+        shengji_hand_ended: Global___ShengjiHandEnded | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["timestamp", b"timestamp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_taken", b"table_seat_taken", "timestamp", b"timestamp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["originator_id", b"originator_id", "originator_version", b"originator_version", "payload_json", b"payload_json", "position", b"position", "timestamp", b"timestamp", "topic", b"topic"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_taken", b"table_seat_taken", "timestamp", b"timestamp"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended"]  # noqa: Y015
+    _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
+
+Global___Event: _TypeAlias = Event  # noqa: Y015
+
+@_typing.final
+class SideTotal(_message.Message):
+    """SideTotal is one side's share of a hand's score, as a match adds it up."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SIDE_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    side: _builtins.str
+    """side names the side: "team:0", "team:1" in team games, else "seat:N"."""
+    score: _builtins.str
+    """score is the side's score for the hand, an exact decimal in text, e.g. "-5.5"."""
+    def __init__(
+        self,
+        *,
+        side: _builtins.str = ...,
+        score: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["score", b"score", "side", b"side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___FeedEvent: _TypeAlias = FeedEvent  # noqa: Y015
+Global___SideTotal: _TypeAlias = SideTotal  # noqa: Y015
+
+@_typing.final
+class TableOpened(_message.Message):
+    """TableOpened (`table.opened`): a table was opened. A table's version 1."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    ALLOW_PRESET_DECK_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """game is the game the table plays: "fiftyk" or "shengji"."""
+    players: _builtins.int
+    """players is the number of seats."""
+    allow_preset_deck: _builtins.bool
+    """allow_preset_deck says whether StartHand may bring its own deck order."""
+    name: _builtins.str
+    """name is the table's display name (may be empty)."""
+    @_builtins.property
+    def ruleset(self) -> Global___Ruleset:
+        """ruleset is the table's ruleset: preset, overrides, every option in force."""
+
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        ruleset: Global___Ruleset | None = ...,
+        players: _builtins.int = ...,
+        allow_preset_deck: _builtins.bool = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "game", b"game", "name", b"name", "players", b"players", "ruleset", b"ruleset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableOpened: _TypeAlias = TableOpened  # noqa: Y015
+
+@_typing.final
+class TableSeatTaken(_message.Message):
+    """TableSeatTaken (`table.seat_taken`): a player sat down."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat taken."""
+    player_id: _builtins.str
+    """player_id is the player who sat down."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableSeatTaken: _TypeAlias = TableSeatTaken  # noqa: Y015
+
+@_typing.final
+class TableSeatLeft(_message.Message):
+    """TableSeatLeft (`table.seat_left`): a seat was freed between hands."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat freed."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableSeatLeft: _TypeAlias = TableSeatLeft  # noqa: Y015
+
+@_typing.final
+class TableHandStarted(_message.Message):
+    """TableHandStarted (`table.hand_started`): the table dealt its next hand; the hand's own
+    events (its deal first) follow under `hand_id`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    HAND_NUMBER_FIELD_NUMBER: _builtins.int
+    DEALER_FIELD_NUMBER: _builtins.int
+    hand_id: _builtins.str
+    """hand_id identifies the new hand."""
+    hand_number: _builtins.int
+    """hand_number counts the table's hands from 1."""
+    dealer: _builtins.int
+    """dealer is the seat that dealt."""
+    def __init__(
+        self,
+        *,
+        hand_id: _builtins.str = ...,
+        hand_number: _builtins.int = ...,
+        dealer: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer", b"dealer", "hand_id", b"hand_id", "hand_number", b"hand_number"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableHandStarted: _TypeAlias = TableHandStarted  # noqa: Y015
+
+@_typing.final
+class TableHandRecorded(_message.Message):
+    """TableHandRecorded (`table.hand_recorded`): a finished hand's scores were added to the
+    match. Recorded in the same transaction as the hand's last event.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    SCORES_FIELD_NUMBER: _builtins.int
+    hand_id: _builtins.str
+    """hand_id identifies the hand."""
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedCompositeFieldContainer[Global___SideTotal]:
+        """scores are the hand's scores per side, added to the table's cumulative scores."""
+
+    def __init__(
+        self,
+        *,
+        hand_id: _builtins.str = ...,
+        scores: _abc.Iterable[Global___SideTotal] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "scores", b"scores"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableHandRecorded: _TypeAlias = TableHandRecorded  # noqa: Y015
+
+@_typing.final
+class TableMatchEnded(_message.Message):
+    """TableMatchEnded (`table.match_ended`): the match is over; no more hands are dealt."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """reason says why, e.g. "8 hands played" or "a side reached 1000"."""
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableMatchEnded: _TypeAlias = TableMatchEnded  # noqa: Y015
+
+@_typing.final
+class DealtCards(_message.Message):
+    """DealtCards is one seat's part of a deal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARD_COUNT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat."""
+    card_count: _builtins.int
+    """card_count is the number of cards dealt to the seat."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the seat's cards, sorted; only for the seat itself and the audit role."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        card_count: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_count", b"card_count", "cards", b"cards", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DealtCards: _TypeAlias = DealtCards  # noqa: Y015
+
+@_typing.final
+class FiftykHandDealt(_message.Message):
+    """FiftykHandDealt (`fiftyk.hand_dealt`): a 五十K hand was dealt. A hand's version 1."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_NUMBER_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    DEALER_FIELD_NUMBER: _builtins.int
+    FIRST_LEADER_FIELD_NUMBER: _builtins.int
+    PLAYER_IDS_FIELD_NUMBER: _builtins.int
+    DEAL_COMMITMENT_FIELD_NUMBER: _builtins.int
+    HANDS_FIELD_NUMBER: _builtins.int
+    STOCK_COUNT_FIELD_NUMBER: _builtins.int
+    DECK_FIELD_NUMBER: _builtins.int
+    DEAL_SEED_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """table_id identifies the hand's table."""
+    hand_number: _builtins.int
+    """hand_number counts the table's hands from 1."""
+    players: _builtins.int
+    """players is the number of seats."""
+    dealer: _builtins.int
+    """dealer is the seat that dealt."""
+    first_leader: _builtins.int
+    """first_leader is the seat that leads the first trick."""
+    deal_commitment: _builtins.str
+    """deal_commitment is the fairness commitment (hex SHA-256 over the secret seed and the
+    deck); `fiftyk.hand_ended` reveals the seed that opens it.
+    """
+    stock_count: _builtins.int
+    """stock_count is the number of cards left in the stock (5/6-card games); absent otherwise."""
+    deal_seed: _builtins.str
+    """deal_seed is the shuffle seed (hex); audit only, and absent for preset decks."""
+    @_builtins.property
+    def ruleset(self) -> Global___Ruleset:
+        """ruleset is the ruleset the hand is played by."""
+
+    @_builtins.property
+    def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """player_ids lists who held each seat at the deal, in seat order (seats cannot change
+        during a hand); empty for hands dealt by 0.1.0, which did not record it.
+        """
+
+    @_builtins.property
+    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___DealtCards]:
+        """hands holds every seat's card count, in seat order, with the cards the reader may see."""
+
+    @_builtins.property
+    def deck(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """deck is the whole deck in deal order; audit only."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        hand_number: _builtins.int = ...,
+        ruleset: Global___Ruleset | None = ...,
+        players: _builtins.int = ...,
+        dealer: _builtins.int = ...,
+        first_leader: _builtins.int = ...,
+        player_ids: _abc.Iterable[_builtins.str] | None = ...,
+        deal_commitment: _builtins.str = ...,
+        hands: _abc.Iterable[Global___DealtCards] | None = ...,
+        stock_count: _builtins.int | None = ...,
+        deck: _abc.Iterable[_builtins.str] | None = ...,
+        deal_seed: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_stock_count", b"_stock_count", "deal_seed", b"deal_seed", "ruleset", b"ruleset", "stock_count", b"stock_count"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_stock_count", b"_stock_count", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "deck", b"deck", "first_leader", b"first_leader", "hand_number", b"hand_number", "hands", b"hands", "player_ids", b"player_ids", "players", b"players", "ruleset", b"ruleset", "stock_count", b"stock_count", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deal_seed: _TypeAlias = _typing.Literal["deal_seed"]  # noqa: Y015
+    _WhichOneofArgType__deal_seed: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed"]  # noqa: Y015
+    _WhichOneofReturnType__stock_count: _TypeAlias = _typing.Literal["stock_count"]  # noqa: Y015
+    _WhichOneofArgType__stock_count: _TypeAlias = _typing.Literal["_stock_count", b"_stock_count"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deal_seed) -> _WhichOneofReturnType__deal_seed | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stock_count) -> _WhichOneofReturnType__stock_count | None: ...
+
+Global___FiftykHandDealt: _TypeAlias = FiftykHandDealt  # noqa: Y015
+
+@_typing.final
+class FiftykCardsPlayed(_message.Message):
+    """FiftykCardsPlayed (`fiftyk.cards_played`): a seat played a combination."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    COMBINATION_TYPE_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    BY_REFEREE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the playing seat."""
+    combination_type: _builtins.str
+    """combination_type is the type code of the combination (docs/rules.md), e.g. "pair"."""
+    points: _builtins.int
+    """points is the sum of the card points in the play."""
+    by_referee: _builtins.bool
+    """by_referee is set when the referee played for the seat because its turn timed out."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the cards played."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+        combination_type: _builtins.str = ...,
+        points: _builtins.int = ...,
+        by_referee: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_referee", b"by_referee", "cards", b"cards", "combination_type", b"combination_type", "points", b"points", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FiftykCardsPlayed: _TypeAlias = FiftykCardsPlayed  # noqa: Y015
+
+@_typing.final
+class FiftykPassed(_message.Message):
+    """FiftykPassed (`fiftyk.passed`): a seat passed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the passing seat."""
+    reason: Global___FiftykPassReason.ValueType
+    """reason says why it passed."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        reason: Global___FiftykPassReason.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FiftykPassed: _TypeAlias = FiftykPassed  # noqa: Y015
+
+@_typing.final
+class FiftykResigned(_message.Message):
+    """FiftykResigned (`fiftyk.resigned`): a seat gave up the hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the resigning seat."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FiftykResigned: _TypeAlias = FiftykResigned  # noqa: Y015
+
+@_typing.final
+class FiftykTrickWon(_message.Message):
+    """FiftykTrickWon (`fiftyk.trick_won`): a trick was won."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    NEXT_LEADER_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat whose play won the trick; the trick's points go to it."""
+    points: _builtins.int
+    """points are the trick's points."""
+    next_leader: _builtins.int
+    """next_leader is the seat that leads the next trick; absent when the hand ends."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        points: _builtins.int = ...,
+        next_leader: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_next_leader", b"_next_leader", "next_leader", b"next_leader"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_next_leader", b"_next_leader", "next_leader", b"next_leader", "points", b"points", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__next_leader: _TypeAlias = _typing.Literal["next_leader"]  # noqa: Y015
+    _WhichOneofArgType__next_leader: _TypeAlias = _typing.Literal["_next_leader", b"_next_leader"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__next_leader) -> _WhichOneofReturnType__next_leader | None: ...
+
+Global___FiftykTrickWon: _TypeAlias = FiftykTrickWon  # noqa: Y015
+
+@_typing.final
+class FiftykCardsDrawn(_message.Message):
+    """FiftykCardsDrawn (`fiftyk.cards_drawn`): a seat drew from the stock (5/6-card games)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the drawing seat."""
+    count: _builtins.int
+    """count is the number of cards drawn."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the cards drawn, in drawing order; only for the seat itself and the audit
+        role.
+        """
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        count: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "count", b"count", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FiftykCardsDrawn: _TypeAlias = FiftykCardsDrawn  # noqa: Y015
+
+@_typing.final
+class FiftykAnnounced(_message.Message):
+    """FiftykAnnounced (`fiftyk.announced`): a seat announced it holds few cards (报牌)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARDS_LEFT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the announcing seat."""
+    cards_left: _builtins.int
+    """cards_left is the number of cards the seat holds."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        cards_left: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards_left", b"cards_left", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FiftykAnnounced: _TypeAlias = FiftykAnnounced  # noqa: Y015
+
+@_typing.final
+class FiftykWentOut(_message.Message):
+    """FiftykWentOut (`fiftyk.went_out`): a seat has no cards left and is out of the hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLACE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat that went out."""
+    place: _builtins.int
+    """place is its finishing place (1 = first out)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        place: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["place", b"place", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FiftykWentOut: _TypeAlias = FiftykWentOut  # noqa: Y015
+
+@_typing.final
+class FiftykHandEnded(_message.Message):
+    """FiftykHandEnded (`fiftyk.hand_ended`): the hand is over and scored. The hand's last
+    event; its table's `table.hand_recorded` follows.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULT_FIELD_NUMBER: _builtins.int
+    FINISH_ORDER_FIELD_NUMBER: _builtins.int
+    COLLECTED_FIELD_NUMBER: _builtins.int
+    SCORES_FIELD_NUMBER: _builtins.int
+    DEAL_SEED_FIELD_NUMBER: _builtins.int
+    deal_seed: _builtins.str
+    """deal_seed is the shuffle seed (hex) that opens the deal's commitment, revealed to
+    everyone; absent for preset decks.
+    """
+    @_builtins.property
+    def result(self) -> Global___HandResult:
+        """result is the hand's scoring (scores and ratings as exact decimals in text)."""
+
+    @_builtins.property
+    def finish_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """finish_order lists the seats that went out, first out first."""
+
+    @_builtins.property
+    def collected(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """collected is the trick points each seat collected, in seat order."""
+
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedCompositeFieldContainer[Global___SideTotal]:
+        """scores are the hand's scores per side, as the table adds them to the match."""
+
+    def __init__(
+        self,
+        *,
+        result: Global___HandResult | None = ...,
+        finish_order: _abc.Iterable[_builtins.int] | None = ...,
+        collected: _abc.Iterable[_builtins.int] | None = ...,
+        scores: _abc.Iterable[Global___SideTotal] | None = ...,
+        deal_seed: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "deal_seed", b"deal_seed", "result", b"result"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "collected", b"collected", "deal_seed", b"deal_seed", "finish_order", b"finish_order", "result", b"result", "scores", b"scores"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deal_seed: _TypeAlias = _typing.Literal["deal_seed"]  # noqa: Y015
+    _WhichOneofArgType__deal_seed: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deal_seed) -> _WhichOneofReturnType__deal_seed | None: ...
+
+Global___FiftykHandEnded: _TypeAlias = FiftykHandEnded  # noqa: Y015
 
 @_typing.final
 class ReadEventsRequest(_message.Message):
@@ -1910,7 +2642,9 @@ class ReadEventsRequest(_message.Message):
     """limit caps the number of events returned; 0 means the server's default."""
     @_builtins.property
     def topics(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """topics keeps only events with one of these topics; empty keeps all."""
+        """topics keeps only events with one of these public names (e.g. "table.hand_started",
+        "fiftyk.hand_ended"); empty keeps all. An unknown name is refused (INVALID_REQUEST).
+        """
 
     def __init__(
         self,
@@ -1943,13 +2677,13 @@ class ReadEventsResponse(_message.Message):
     has_more: _builtins.bool
     """has_more is set when events after `last_position` existed when the page was read."""
     @_builtins.property
-    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___FeedEvent]:
-        """events are the feed's events in position order."""
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """events are the feed's public events in position order."""
 
     def __init__(
         self,
         *,
-        events: _abc.Iterable[Global___FeedEvent] | None = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
         last_position: _builtins.int = ...,
         has_more: _builtins.bool = ...,
     ) -> None: ...
@@ -2010,18 +2744,15 @@ class WatchTableResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     EVENT_FIELD_NUMBER: _builtins.int
-    TYPE_FIELD_NUMBER: _builtins.int
     HAND_ID_FIELD_NUMBER: _builtins.int
     HAND_FIELD_NUMBER: _builtins.int
     TABLE_FIELD_NUMBER: _builtins.int
-    type: _builtins.str
-    """type is the event's name, e.g. "SeatTaken", "Dealt", "CardsPlayed", "HandEnded"."""
     hand_id: _builtins.str
     """hand_id identifies the hand the event belongs to; empty for table events."""
     @_builtins.property
-    def event(self) -> Global___FeedEvent:
-        """event is the event, its payload redacted to what the caller may see (another seat's
-        cards never appear in a player's stream).
+    def event(self) -> Global___Event:
+        """event is the public event, its payload as the caller may see it (another seat's cards
+        never appear in a player's stream).
         """
 
     @_builtins.property
@@ -2039,15 +2770,14 @@ class WatchTableResponse(_message.Message):
     def __init__(
         self,
         *,
-        event: Global___FeedEvent | None = ...,
-        type: _builtins.str = ...,
+        event: Global___Event | None = ...,
         hand_id: _builtins.str = ...,
         hand: Global___HandView | None = ...,
         table: Global___TableView | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_hand", b"_hand", "_table", b"_table", "event", b"event", "hand", b"hand", "table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand", b"_hand", "_table", b"_table", "event", b"event", "hand", b"hand", "hand_id", b"hand_id", "table", b"table", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand", b"_hand", "_table", b"_table", "event", b"event", "hand", b"hand", "hand_id", b"hand_id", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__hand: _TypeAlias = _typing.Literal["hand"]  # noqa: Y015
     _WhichOneofArgType__hand: _TypeAlias = _typing.Literal["_hand", b"_hand"]  # noqa: Y015
@@ -2442,3 +3172,628 @@ class ShengjiResult(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__game_winner) -> _WhichOneofReturnType__game_winner | None: ...
 
 Global___ShengjiResult: _TypeAlias = ShengjiResult  # noqa: Y015
+
+@_typing.final
+class ShengjiHandDealt(_message.Message):
+    """ShengjiHandDealt (`shengji.hand_dealt`): a Shengji hand was set up; its cards are dealt
+    round by round (`shengji.round_dealt`). A hand's version 1.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_NUMBER_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
+    DEALER_FIELD_NUMBER: _builtins.int
+    LEVELS_FIELD_NUMBER: _builtins.int
+    ROOM_POINTS_FIELD_NUMBER: _builtins.int
+    PLAYER_IDS_FIELD_NUMBER: _builtins.int
+    DEAL_COMMITMENT_FIELD_NUMBER: _builtins.int
+    DECK_FIELD_NUMBER: _builtins.int
+    DEAL_SEED_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """table_id identifies the hand's table."""
+    hand_number: _builtins.int
+    """hand_number counts the table's hands from 1."""
+    dealer: _builtins.int
+    """dealer is the hand's dealer; absent for a first hand, whose dealer the declarations
+    decide (`shengji.kitty_taken` names it).
+    """
+    deal_commitment: _builtins.str
+    """deal_commitment is the fairness commitment (hex SHA-256 over the seed and the deck)."""
+    deal_seed: _builtins.str
+    """deal_seed is the shuffle seed (hex); audit only, absent for preset decks."""
+    @_builtins.property
+    def ruleset(self) -> Global___Ruleset:
+        """ruleset is the ruleset the hand is played by."""
+
+    @_builtins.property
+    def levels(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """levels are the teams' levels before the hand, team 0 first, e.g. ["2", "5"]."""
+
+    @_builtins.property
+    def room_points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """room_points are the seats' room points before the hand (QQ rules), in seat order."""
+
+    @_builtins.property
+    def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """player_ids lists who held each seat at the deal, in seat order."""
+
+    @_builtins.property
+    def deck(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """deck is the whole deck in deal order; audit only."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        hand_number: _builtins.int = ...,
+        ruleset: Global___Ruleset | None = ...,
+        dealer: _builtins.int | None = ...,
+        levels: _abc.Iterable[_builtins.str] | None = ...,
+        room_points: _abc.Iterable[_builtins.int] | None = ...,
+        player_ids: _abc.Iterable[_builtins.str] | None = ...,
+        deal_commitment: _builtins.str = ...,
+        deck: _abc.Iterable[_builtins.str] | None = ...,
+        deal_seed: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_dealer", b"_dealer", "deal_seed", b"deal_seed", "dealer", b"dealer", "ruleset", b"ruleset"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_dealer", b"_dealer", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "deck", b"deck", "hand_number", b"hand_number", "levels", b"levels", "player_ids", b"player_ids", "room_points", b"room_points", "ruleset", b"ruleset", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deal_seed: _TypeAlias = _typing.Literal["deal_seed"]  # noqa: Y015
+    _WhichOneofArgType__deal_seed: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed"]  # noqa: Y015
+    _WhichOneofReturnType__dealer: _TypeAlias = _typing.Literal["dealer"]  # noqa: Y015
+    _WhichOneofArgType__dealer: _TypeAlias = _typing.Literal["_dealer", b"_dealer"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deal_seed) -> _WhichOneofReturnType__deal_seed | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dealer) -> _WhichOneofReturnType__dealer | None: ...
+
+Global___ShengjiHandDealt: _TypeAlias = ShengjiHandDealt  # noqa: Y015
+
+@_typing.final
+class ShengjiRoundDealt(_message.Message):
+    """ShengjiRoundDealt (`shengji.round_dealt`): one round of the paced deal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: _builtins.int
+    HANDS_FIELD_NUMBER: _builtins.int
+    round: _builtins.int
+    """round counts the rounds from 1."""
+    @_builtins.property
+    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___DealtCards]:
+        """hands holds what each seat received this round, in seat order: `card_count`, and
+        `cards` only for the seat itself and the audit role.
+        """
+
+    def __init__(
+        self,
+        *,
+        round: _builtins.int = ...,
+        hands: _abc.Iterable[Global___DealtCards] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hands", b"hands", "round", b"round"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiRoundDealt: _TypeAlias = ShengjiRoundDealt  # noqa: Y015
+
+@_typing.final
+class ShengjiDeclaredNothing(_message.Message):
+    """ShengjiDeclaredNothing (`shengji.declared_nothing`): a seat let the window pass."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat that spoke."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiDeclaredNothing: _TypeAlias = ShengjiDeclaredNothing  # noqa: Y015
+
+@_typing.final
+class ShengjiDeclared(_message.Message):
+    """ShengjiDeclared (`shengji.declared`): a seat declared or overcalled trumps."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    SUIT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the declaring seat."""
+    round: _builtins.int
+    """round is the deal round after which the declaration was made."""
+    suit: _builtins.str
+    """suit is the trump suit declared ("S", "H", "C", "D"); absent for no-trump."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the cards shown."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+        round: _builtins.int = ...,
+        suit: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_suit", b"_suit", "suit", b"suit"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_suit", b"_suit", "cards", b"cards", "round", b"round", "seat", b"seat", "suit", b"suit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__suit: _TypeAlias = _typing.Literal["suit"]  # noqa: Y015
+    _WhichOneofArgType__suit: _TypeAlias = _typing.Literal["_suit", b"_suit"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__suit) -> _WhichOneofReturnType__suit | None: ...
+
+Global___ShengjiDeclared: _TypeAlias = ShengjiDeclared  # noqa: Y015
+
+@_typing.final
+class ShengjiWindowClosed(_message.Message):
+    """ShengjiWindowClosed (`shengji.window_closed`): a declaration window closed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    round: _builtins.int
+    """round is the deal round the window followed."""
+    by: _builtins.str
+    """by says what closed it: "passes" (every seat spoke), "timer" (the turn clock) or
+    "transcript" (an adjudicated transcript moved on).
+    """
+    def __init__(
+        self,
+        *,
+        round: _builtins.int = ...,
+        by: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "round", b"round"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiWindowClosed: _TypeAlias = ShengjiWindowClosed  # noqa: Y015
+
+@_typing.final
+class ShengjiKittyTaken(_message.Message):
+    """ShengjiKittyTaken (`shengji.kitty_taken`): the dealer took the kitty; trumps are fixed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEALER_FIELD_NUMBER: _builtins.int
+    TRUMP_SUIT_FIELD_NUMBER: _builtins.int
+    KITTY_COUNT_FIELD_NUMBER: _builtins.int
+    KITTY_FIELD_NUMBER: _builtins.int
+    dealer: _builtins.int
+    """dealer is the hand's dealer."""
+    trump_suit: _builtins.str
+    """trump_suit is the trump suit; absent for no-trump."""
+    kitty_count: _builtins.int
+    """kitty_count is the number of cards in the kitty."""
+    @_builtins.property
+    def kitty(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """kitty are the kitty's cards; only for the dealer and the audit role."""
+
+    def __init__(
+        self,
+        *,
+        dealer: _builtins.int = ...,
+        trump_suit: _builtins.str | None = ...,
+        kitty_count: _builtins.int = ...,
+        kitty: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_trump_suit", b"_trump_suit", "trump_suit", b"trump_suit"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_trump_suit", b"_trump_suit", "dealer", b"dealer", "kitty", b"kitty", "kitty_count", b"kitty_count", "trump_suit", b"trump_suit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__trump_suit: _TypeAlias = _typing.Literal["trump_suit"]  # noqa: Y015
+    _WhichOneofArgType__trump_suit: _TypeAlias = _typing.Literal["_trump_suit", b"_trump_suit"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__trump_suit) -> _WhichOneofReturnType__trump_suit | None: ...
+
+Global___ShengjiKittyTaken: _TypeAlias = ShengjiKittyTaken  # noqa: Y015
+
+@_typing.final
+class ShengjiKittyBuried(_message.Message):
+    """ShengjiKittyBuried (`shengji.kitty_buried`): the dealer buried the new kitty."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    BY_REFEREE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the dealer's seat."""
+    count: _builtins.int
+    """count is the number of cards buried."""
+    by_referee: _builtins.bool
+    """by_referee is set when the referee buried for the dealer because its time ran out."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the buried cards; only for the dealer and the audit role."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        count: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+        by_referee: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_referee", b"by_referee", "cards", b"cards", "count", b"count", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiKittyBuried: _TypeAlias = ShengjiKittyBuried  # noqa: Y015
+
+@_typing.final
+class ShengjiThrowFailed(_message.Message):
+    """ShengjiThrowFailed (`shengji.throw_failed`): a throw failed; the forced component is
+    played next (`shengji.cards_played`).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    ATTEMPTED_FIELD_NUMBER: _builtins.int
+    FORCED_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the throwing seat."""
+    action: _builtins.int
+    """action is the throw's index among the hand's actions (as in its transcript)."""
+    @_builtins.property
+    def attempted(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """attempted are the cards of the attempted throw."""
+
+    @_builtins.property
+    def forced(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """forced are the cards the seat must play instead."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        attempted: _abc.Iterable[_builtins.str] | None = ...,
+        forced: _abc.Iterable[_builtins.str] | None = ...,
+        action: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "attempted", b"attempted", "forced", b"forced", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiThrowFailed: _TypeAlias = ShengjiThrowFailed  # noqa: Y015
+
+@_typing.final
+class ShengjiCardsPlayed(_message.Message):
+    """ShengjiCardsPlayed (`shengji.cards_played`): a seat played to the trick."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    BY_REFEREE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the playing seat."""
+    by_referee: _builtins.bool
+    """by_referee is set when the referee played for the seat because its turn timed out."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the cards played."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+        by_referee: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_referee", b"by_referee", "cards", b"cards", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiCardsPlayed: _TypeAlias = ShengjiCardsPlayed  # noqa: Y015
+
+@_typing.final
+class ShengjiTrickWon(_message.Message):
+    """ShengjiTrickWon (`shengji.trick_won`): a trick was won."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    NEXT_LEADER_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the winning seat."""
+    points: _builtins.int
+    """points are the trick's card points."""
+    next_leader: _builtins.int
+    """next_leader leads the next trick; absent when the hand is over."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        points: _builtins.int = ...,
+        next_leader: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_next_leader", b"_next_leader", "next_leader", b"next_leader"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_next_leader", b"_next_leader", "next_leader", b"next_leader", "points", b"points", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__next_leader: _TypeAlias = _typing.Literal["next_leader"]  # noqa: Y015
+    _WhichOneofArgType__next_leader: _TypeAlias = _typing.Literal["_next_leader", b"_next_leader"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__next_leader) -> _WhichOneofReturnType__next_leader | None: ...
+
+Global___ShengjiTrickWon: _TypeAlias = ShengjiTrickWon  # noqa: Y015
+
+@_typing.final
+class ShengjiTrump(_message.Message):
+    """ShengjiTrump is the hand's trump."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    SUIT_FIELD_NUMBER: _builtins.int
+    DECLARED_BY_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    rank: _builtins.str
+    """rank is the trump rank, e.g. "2"."""
+    suit: _builtins.str
+    """suit is the trump suit; absent for no-trump."""
+    declared_by: _builtins.int
+    """declared_by is the seat whose declaration stood; absent when nobody declared."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the cards of that declaration."""
+
+    def __init__(
+        self,
+        *,
+        rank: _builtins.str = ...,
+        suit: _builtins.str | None = ...,
+        declared_by: _builtins.int | None = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_declared_by", b"_declared_by", "_suit", b"_suit", "declared_by", b"declared_by", "suit", b"suit"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_declared_by", b"_declared_by", "_suit", b"_suit", "cards", b"cards", "declared_by", b"declared_by", "rank", b"rank", "suit", b"suit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__declared_by: _TypeAlias = _typing.Literal["declared_by"]  # noqa: Y015
+    _WhichOneofArgType__declared_by: _TypeAlias = _typing.Literal["_declared_by", b"_declared_by"]  # noqa: Y015
+    _WhichOneofReturnType__suit: _TypeAlias = _typing.Literal["suit"]  # noqa: Y015
+    _WhichOneofArgType__suit: _TypeAlias = _typing.Literal["_suit", b"_suit"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__declared_by) -> _WhichOneofReturnType__declared_by | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__suit) -> _WhichOneofReturnType__suit | None: ...
+
+Global___ShengjiTrump: _TypeAlias = ShengjiTrump  # noqa: Y015
+
+@_typing.final
+class ShengjiKitty(_message.Message):
+    """ShengjiKitty is the kitty at the end of a hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEALT_FIELD_NUMBER: _builtins.int
+    BURIED_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    points: _builtins.int
+    """points are the card points among the buried cards."""
+    @_builtins.property
+    def dealt(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """dealt are the kitty's cards as dealt."""
+
+    @_builtins.property
+    def buried(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """buried are the cards the dealer buried."""
+
+    def __init__(
+        self,
+        *,
+        dealt: _abc.Iterable[_builtins.str] | None = ...,
+        buried: _abc.Iterable[_builtins.str] | None = ...,
+        points: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["buried", b"buried", "dealt", b"dealt", "points", b"points"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiKitty: _TypeAlias = ShengjiKitty  # noqa: Y015
+
+@_typing.final
+class ShengjiRoomPoints(_message.Message):
+    """ShengjiRoomPoints is the QQ room-point settlement of a hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MULTIPLIER_FIELD_NUMBER: _builtins.int
+    BASE_FIELD_NUMBER: _builtins.int
+    DELTA_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    multiplier: _builtins.int
+    """multiplier is the room multiplier applied."""
+    base: _builtins.int
+    """base is the hand's base before the multiplier."""
+    @_builtins.property
+    def delta(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """delta is each seat's change, in seat order."""
+
+    @_builtins.property
+    def after(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """after is each seat's total after the hand, in seat order."""
+
+    def __init__(
+        self,
+        *,
+        multiplier: _builtins.int = ...,
+        base: _builtins.int = ...,
+        delta: _abc.Iterable[_builtins.int] | None = ...,
+        after: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "base", b"base", "delta", b"delta", "multiplier", b"multiplier"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShengjiRoomPoints: _TypeAlias = ShengjiRoomPoints  # noqa: Y015
+
+@_typing.final
+class ShengjiHandEnded(_message.Message):
+    """ShengjiHandEnded (`shengji.hand_ended`): the hand is over and scored (SHENGJI.md §7,
+    §12). The hand's last event.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEALER_FIELD_NUMBER: _builtins.int
+    TRUMP_FIELD_NUMBER: _builtins.int
+    KITTY_FIELD_NUMBER: _builtins.int
+    THROWS_FAILED_FIELD_NUMBER: _builtins.int
+    COLLECTED_FIELD_NUMBER: _builtins.int
+    LAST_TRICK_WINNER_FIELD_NUMBER: _builtins.int
+    LAST_TRICK_SIDE_FIELD_NUMBER: _builtins.int
+    KITTY_MULTIPLIER_FIELD_NUMBER: _builtins.int
+    ATTACKER_SEATS_FIELD_NUMBER: _builtins.int
+    ATTACKER_TRICK_POINTS_FIELD_NUMBER: _builtins.int
+    KITTY_BONUS_FIELD_NUMBER: _builtins.int
+    PENALTY_FIELD_NUMBER: _builtins.int
+    ATTACKER_POINTS_FIELD_NUMBER: _builtins.int
+    OUTCOME_SIDE_FIELD_NUMBER: _builtins.int
+    LEVELS_GAINED_FIELD_NUMBER: _builtins.int
+    LEVELS_BEFORE_FIELD_NUMBER: _builtins.int
+    LEVELS_AFTER_FIELD_NUMBER: _builtins.int
+    NEXT_DEALER_FIELD_NUMBER: _builtins.int
+    GAME_OVER_FIELD_NUMBER: _builtins.int
+    GAME_WINNER_FIELD_NUMBER: _builtins.int
+    ROOM_POINTS_FIELD_NUMBER: _builtins.int
+    DEAL_SEED_FIELD_NUMBER: _builtins.int
+    dealer: _builtins.int
+    """dealer is the hand's dealer."""
+    last_trick_winner: _builtins.int
+    """last_trick_winner is the seat that won the last trick."""
+    last_trick_side: _builtins.str
+    """last_trick_side is the side that won it: "dealer" or "attackers"."""
+    kitty_multiplier: _builtins.int
+    """kitty_multiplier is the kitty's multiplier (0 when the dealer's side won the last trick)."""
+    attacker_trick_points: _builtins.int
+    """attacker_trick_points are the attackers' card points from tricks."""
+    kitty_bonus: _builtins.int
+    """kitty_bonus is what the kitty added to the attackers' points."""
+    penalty: _builtins.int
+    """penalty is the failed-throw adjustment to the attackers' points (may be negative)."""
+    attacker_points: _builtins.int
+    """attacker_points are the attackers' final points."""
+    outcome_side: _builtins.str
+    """outcome_side is the side that gains levels: "dealer" or "attackers"."""
+    levels_gained: _builtins.int
+    """levels_gained are the levels that side gains (before the cap at A)."""
+    next_dealer: _builtins.int
+    """next_dealer is the dealer of the next hand."""
+    game_over: _builtins.bool
+    """game_over is set when the hand won the match."""
+    game_winner: _builtins.int
+    """game_winner is the team that won the match; absent while it goes on."""
+    deal_seed: _builtins.str
+    """deal_seed is the shuffle seed (hex) that opens the commitment; absent for preset decks."""
+    @_builtins.property
+    def trump(self) -> Global___ShengjiTrump:
+        """trump is the hand's trump."""
+
+    @_builtins.property
+    def kitty(self) -> Global___ShengjiKitty:
+        """kitty is the kitty, dealt and buried, revealed to everyone."""
+
+    @_builtins.property
+    def throws_failed(self) -> _containers.RepeatedCompositeFieldContainer[Global___ShengjiFailedThrow]:
+        """throws_failed lists the failed throws in order."""
+
+    @_builtins.property
+    def collected(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """collected is the card points each seat took in tricks, in seat order (kitty excluded)."""
+
+    @_builtins.property
+    def attacker_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """attacker_seats are the attacking team's seats."""
+
+    @_builtins.property
+    def levels_before(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """levels_before are the teams' levels before the hand, team 0 first."""
+
+    @_builtins.property
+    def levels_after(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """levels_after are the teams' levels after the hand."""
+
+    @_builtins.property
+    def room_points(self) -> Global___ShengjiRoomPoints:
+        """room_points is the QQ room-point settlement; absent without QQ room points."""
+
+    def __init__(
+        self,
+        *,
+        dealer: _builtins.int = ...,
+        trump: Global___ShengjiTrump | None = ...,
+        kitty: Global___ShengjiKitty | None = ...,
+        throws_failed: _abc.Iterable[Global___ShengjiFailedThrow] | None = ...,
+        collected: _abc.Iterable[_builtins.int] | None = ...,
+        last_trick_winner: _builtins.int = ...,
+        last_trick_side: _builtins.str = ...,
+        kitty_multiplier: _builtins.int = ...,
+        attacker_seats: _abc.Iterable[_builtins.int] | None = ...,
+        attacker_trick_points: _builtins.int = ...,
+        kitty_bonus: _builtins.int = ...,
+        penalty: _builtins.int = ...,
+        attacker_points: _builtins.int = ...,
+        outcome_side: _builtins.str = ...,
+        levels_gained: _builtins.int = ...,
+        levels_before: _abc.Iterable[_builtins.str] | None = ...,
+        levels_after: _abc.Iterable[_builtins.str] | None = ...,
+        next_dealer: _builtins.int = ...,
+        game_over: _builtins.bool = ...,
+        game_winner: _builtins.int | None = ...,
+        room_points: Global___ShengjiRoomPoints | None = ...,
+        deal_seed: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_game_winner", b"_game_winner", "_room_points", b"_room_points", "deal_seed", b"deal_seed", "game_winner", b"game_winner", "kitty", b"kitty", "room_points", b"room_points", "trump", b"trump"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_game_winner", b"_game_winner", "_room_points", b"_room_points", "attacker_points", b"attacker_points", "attacker_seats", b"attacker_seats", "attacker_trick_points", b"attacker_trick_points", "collected", b"collected", "deal_seed", b"deal_seed", "dealer", b"dealer", "game_over", b"game_over", "game_winner", b"game_winner", "kitty", b"kitty", "kitty_bonus", b"kitty_bonus", "kitty_multiplier", b"kitty_multiplier", "last_trick_side", b"last_trick_side", "last_trick_winner", b"last_trick_winner", "levels_after", b"levels_after", "levels_before", b"levels_before", "levels_gained", b"levels_gained", "next_dealer", b"next_dealer", "outcome_side", b"outcome_side", "penalty", b"penalty", "room_points", b"room_points", "throws_failed", b"throws_failed", "trump", b"trump"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deal_seed: _TypeAlias = _typing.Literal["deal_seed"]  # noqa: Y015
+    _WhichOneofArgType__deal_seed: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed"]  # noqa: Y015
+    _WhichOneofReturnType__game_winner: _TypeAlias = _typing.Literal["game_winner"]  # noqa: Y015
+    _WhichOneofArgType__game_winner: _TypeAlias = _typing.Literal["_game_winner", b"_game_winner"]  # noqa: Y015
+    _WhichOneofReturnType__room_points: _TypeAlias = _typing.Literal["room_points"]  # noqa: Y015
+    _WhichOneofArgType__room_points: _TypeAlias = _typing.Literal["_room_points", b"_room_points"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deal_seed) -> _WhichOneofReturnType__deal_seed | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__game_winner) -> _WhichOneofReturnType__game_winner | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__room_points) -> _WhichOneofReturnType__room_points | None: ...
+
+Global___ShengjiHandEnded: _TypeAlias = ShengjiHandEnded  # noqa: Y015

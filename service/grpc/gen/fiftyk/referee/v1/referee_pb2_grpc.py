@@ -218,7 +218,8 @@ class RefereeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetHandHistory(self, request, context):
-        """GetHandHistory returns a hand's stored events in order. Audit.
+        """GetHandHistory returns a hand's public events in version order, with every card (the
+        audit view, docs/events.md). Audit.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -248,7 +249,8 @@ class RefereeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ReadEvents(self, request, context):
-        """ReadEvents reads the global event feed in order from a position. Platform credential.
+        """ReadEvents reads the global feed of public events (docs/events.md) in order from a
+        position. Platform credential (a spectator's view: no cards) or audit (every card).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -91,7 +91,9 @@ class RefereeServiceStub:
     GetScores: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetScoresRequest, _referee_pb2.GetScoresResponse]
     """GetScores returns a table's per-hand and cumulative scores. Any credential for the table."""
     GetHandHistory: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetHandHistoryRequest, _referee_pb2.GetHandHistoryResponse]
-    """GetHandHistory returns a hand's stored events in order. Audit."""
+    """GetHandHistory returns a hand's public events in version order, with every card (the
+    audit view, docs/events.md). Audit.
+    """
     GetHandAt: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetHandAtRequest, _referee_pb2.GetHandAtResponse]
     """GetHandAt returns the full state of a hand as of one event version (dispute replay).
     Audit.
@@ -103,7 +105,9 @@ class RefereeServiceStub:
     credential; nothing is stored.
     """
     ReadEvents: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ReadEventsRequest, _referee_pb2.ReadEventsResponse]
-    """ReadEvents reads the global event feed in order from a position. Platform credential."""
+    """ReadEvents reads the global feed of public events (docs/events.md) in order from a
+    position. Platform credential (a spectator's view: no cards) or audit (every card).
+    """
     WatchTable: _grpc.UnaryStreamMultiCallable[_referee_pb2.WatchTableRequest, _referee_pb2.WatchTableResponse]
     """WatchTable streams a table's events, from a resume position on, as the caller may see
     them: first the stored events after the position, then new events as they happen. A
@@ -155,7 +159,9 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     GetScores: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetScoresRequest, _referee_pb2.GetScoresResponse]  # type: ignore[assignment]
     """GetScores returns a table's per-hand and cumulative scores. Any credential for the table."""
     GetHandHistory: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetHandHistoryRequest, _referee_pb2.GetHandHistoryResponse]  # type: ignore[assignment]
-    """GetHandHistory returns a hand's stored events in order. Audit."""
+    """GetHandHistory returns a hand's public events in version order, with every card (the
+    audit view, docs/events.md). Audit.
+    """
     GetHandAt: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetHandAtRequest, _referee_pb2.GetHandAtResponse]  # type: ignore[assignment]
     """GetHandAt returns the full state of a hand as of one event version (dispute replay).
     Audit.
@@ -167,7 +173,9 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     credential; nothing is stored.
     """
     ReadEvents: _aio.UnaryUnaryMultiCallable[_referee_pb2.ReadEventsRequest, _referee_pb2.ReadEventsResponse]  # type: ignore[assignment]
-    """ReadEvents reads the global event feed in order from a position. Platform credential."""
+    """ReadEvents reads the global feed of public events (docs/events.md) in order from a
+    position. Platform credential (a spectator's view: no cards) or audit (every card).
+    """
     WatchTable: _aio.UnaryStreamMultiCallable[_referee_pb2.WatchTableRequest, _referee_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams a table's events, from a resume position on, as the caller may see
     them: first the stored events after the position, then new events as they happen. A
@@ -288,7 +296,9 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.GetHandHistoryRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.GetHandHistoryResponse, _abc.Awaitable[_referee_pb2.GetHandHistoryResponse]]:
-        """GetHandHistory returns a hand's stored events in order. Audit."""
+        """GetHandHistory returns a hand's public events in version order, with every card (the
+        audit view, docs/events.md). Audit.
+        """
 
     @_abc_1.abstractmethod
     def GetHandAt(
@@ -324,7 +334,9 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.ReadEventsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.ReadEventsResponse, _abc.Awaitable[_referee_pb2.ReadEventsResponse]]:
-        """ReadEvents reads the global event feed in order from a position. Platform credential."""
+        """ReadEvents reads the global feed of public events (docs/events.md) in order from a
+        position. Platform credential (a spectator's view: no cards) or audit (every card).
+        """
 
     @_abc_1.abstractmethod
     def WatchTable(

@@ -1,0 +1,126 @@
+"""The table's public events (`table.*`): seats, hands started and recorded, the match's end.
+
+Nothing a table records is secret, so every viewer gets the same payload. The stored
+classes are the `Table` aggregate's events (`domain/table.py`); their stored topics never
+change, and neither do the public names below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent, stored_event
+from fiftyk_referee.domain.games import DEFAULT_GAME
+from fiftyk_referee.domain.observer import Viewer
+from fiftyk_referee.domain.table import Table
+
+
+@dataclass(frozen=True, slots=True)
+class TableOpened(PublicEvent):
+    """A table was opened with a game, a ruleset and a number of seats."""
+
+    NAME: ClassVar[str] = "table.opened"
+    game: str
+    ruleset: Mapping[str, Any]  # the stored spec: {"preset": P, "options": {...}}
+    players: int
+    allow_preset_deck: bool
+    table_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatTaken(PublicEvent):
+    """A player sat down at a seat."""
+
+    NAME: ClassVar[str] = "table.seat_taken"
+    seat: int
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLeft(PublicEvent):
+    """A seat was freed between hands."""
+
+    NAME: ClassVar[str] = "table.seat_left"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandStarted(PublicEvent):
+    """The table dealt its next hand (the hand's own events follow under its id)."""
+
+    NAME: ClassVar[str] = "table.hand_started"
+    hand_id: str
+    hand_number: int
+    dealer: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecorded(PublicEvent):
+    """A finished hand's scores were added to the match (`totals`: side, exact decimal)."""
+
+    NAME: ClassVar[str] = "table.hand_recorded"
+    hand_id: str
+    totals: tuple[tuple[str, Decimal], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnded(PublicEvent):
+    """The match is over: no hand is dealt at this table any more."""
+
+    NAME: ClassVar[str] = "table.match_ended"
+    reason: str
+
+
+def _opened(stored: Any, viewer: Viewer) -> TableOpened:
+    del viewer  # a table has no secrets
+    return TableOpened(game=str(getattr(stored, "game", DEFAULT_GAME)),
+                       ruleset=dict(stored.ruleset), players=int(stored.players),
+                       allow_preset_deck=bool(stored.allow_preset_deck),
+                       table_name=str(stored.name))
+
+
+def _seat_taken(stored: Any, viewer: Viewer) -> SeatTaken:
+    del viewer
+    return SeatTaken(seat=int(stored.seat), player_id=str(stored.player_id))
+
+
+def _seat_left(stored: Any, viewer: Viewer) -> SeatLeft:
+    del viewer
+    return SeatLeft(seat=int(stored.seat))
+
+
+def _hand_started(stored: Any, viewer: Viewer) -> HandStarted:
+    del viewer
+    return HandStarted(hand_id=str(stored.hand_id), hand_number=int(stored.number),
+                       dealer=int(stored.dealer))
+
+
+def _hand_recorded(stored: Any, viewer: Viewer) -> HandRecorded:
+    del viewer
+    # The stored `carry` (what the next deal needs) is the game's business, not published.
+    totals = tuple((str(side), Decimal(str(value))) for side, value in stored.totals.items())
+    return HandRecorded(hand_id=str(stored.hand_id), totals=totals)
+
+
+def _match_ended(stored: Any, viewer: Viewer) -> MatchEnded:
+    del viewer
+    return MatchEnded(reason=str(stored.reason))
+
+
+TABLE_EVENTS = EventCatalog("table", [
+    EventKind(stored_event(Table, "Opened"), TableOpened, _opened),
+    EventKind(stored_event(Table, "SeatTaken"), SeatTaken, _seat_taken),
+    EventKind(stored_event(Table, "SeatLeft"), SeatLeft, _seat_left),
+    EventKind(stored_event(Table, "HandStarted"), HandStarted, _hand_started),
+    EventKind(Table.HandRecorded, HandRecorded, _hand_recorded),
+    EventKind(stored_event(Table, "MatchEnded"), MatchEnded, _match_ended),
+])
+
+
+__all__ = [
+    "TABLE_EVENTS", "HandRecorded", "HandStarted", "MatchEnded", "SeatLeft", "SeatTaken",
+    "TableOpened",
+]

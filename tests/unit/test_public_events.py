@@ -1,0 +1,319 @@
+"""Public events: every stored event has a stable name and a typed message, and no viewer's
+copy of any event of random hands shows a card that viewer may not see."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eventsourcing.domain import Aggregate
+from google.protobuf.message import Message
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent
+from fiftyk_referee.domain.fiftyk import GAME
+from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS, HandDealt
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer
+from fiftyk_referee.domain.shengji import GAME as SHENGJI
+from fiftyk_referee.domain.shengji.events import SHENGJI_EVENTS
+from fiftyk_referee.domain.shengji.hand import ShengjiHand
+from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
+from fiftyk_referee.domain.table import Table
+from fiftyk_referee.domain.table_events import TABLE_EVENTS, HandRecorded, SeatTaken
+from fiftyk_referee.service.errors import InvalidArgument, ServiceReason
+from fiftyk_referee.service.grpc.events import PAYLOADS, event_to_proto
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.public_events import PUBLIC_EVENTS, feed_event
+from fiftyk_referee.service.topics import stored_topics
+from tests.unit.shengji.test_playouts import VARIANTS as SHENGJI_VARIANTS
+from tests.unit.shengji.test_playouts import step as shengji_step
+from tests.unit.test_hand_playouts import step, variants
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "events.md"
+BASE_EVENT_CLASSES = ("Event", "Created")  # the library's per-aggregate bases, never stored
+CARD_FIELDS = ("cards", "deck")
+STEP_LIMIT = 5_000
+CHECKED_HANDS = 120
+SHENGJI_HANDS = 30
+SHENGJI_PLAYERS = 4
+DECIMAL_TEXT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?")  # "255", "-5.5"; no exponent
+
+
+def stored_classes(aggregate: type) -> list[type]:
+    """Every event class an aggregate may store."""
+    return [value for name, value in vars(aggregate).items()
+            if isinstance(value, type) and issubclass(value, Aggregate.Event)
+            and name not in BASE_EVENT_CLASSES]
+
+
+@pytest.mark.parametrize(("aggregate", "catalog"), [(Table, TABLE_EVENTS),
+                                                    (Hand, FIFTYK_EVENTS),
+                                                    (ShengjiHand, SHENGJI_EVENTS)])
+def test_every_stored_event_class_has_a_public_name_in_its_namespace(
+        aggregate: type, catalog: EventCatalog) -> None:
+    assert {kind.stored for kind in catalog} == set(stored_classes(aggregate))
+    for kind in catalog:
+        assert kind.name.startswith(f"{catalog.namespace}.")
+
+
+def test_public_names_are_lower_snake_case_and_never_a_class_path() -> None:
+    for name in PUBLIC_EVENTS.names:
+        namespace, _, event = name.partition(".")
+        assert namespace.isidentifier() and event.isidentifier(), name
+        assert name == name.lower() and ":" not in name
+
+
+CATALOGS = (TABLE_EVENTS, FIFTYK_EVENTS, SHENGJI_EVENTS)  # every catalog with a message
+
+
+def _kinds() -> list[EventKind]:
+    return [kind for catalog in CATALOGS for kind in catalog]
+
+
+@pytest.mark.parametrize("kind", _kinds(), ids=lambda kind: kind.name)
+def test_each_public_event_fills_the_oneof_field_named_after_it(kind: EventKind) -> None:
+    field, _ = PAYLOADS[kind.public]
+    assert field == kind.name.replace(".", "_")
+    assert pb.Event.DESCRIPTOR.fields_by_name[field].containing_oneof.name == "payload"
+
+
+def test_the_proto_has_no_payload_without_a_public_event() -> None:
+    oneof = pb.Event.DESCRIPTOR.oneofs_by_name["payload"]
+    assert {f.name for f in oneof.fields} == {field for field, _ in PAYLOADS.values()}
+    assert set(PAYLOADS) == {kind.public for kind in _kinds()}
+
+
+def test_docs_describe_every_public_event_and_every_field() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    for kind in _kinds():
+        assert f"`{kind.name}`" in text, kind.name
+        field, _ = PAYLOADS[kind.public]
+        message = pb.Event.DESCRIPTOR.fields_by_name[field].message_type
+        for payload_field in message.fields:
+            assert f"`{payload_field.name}`" in text, (kind.name, payload_field.name)
+
+
+def test_an_event_of_0_1_0_is_found_under_its_old_topic_too() -> None:
+    dealt = next(kind.stored for kind in FIFTYK_EVENTS if kind.public is HandDealt)
+    assert stored_topics(dealt) == ["fiftyk_referee.domain.fiftyk.hand:Hand.Dealt",
+                                    "domain.hand:Hand.Dealt"]
+    topics = PUBLIC_EVENTS.topics([SeatTaken.NAME])
+    assert topics == ["fiftyk_referee.domain.table:Table.SeatTaken",
+                      "domain.table:Table.SeatTaken"]
+
+
+def test_all_published_topics_leave_out_command_receipts() -> None:
+    topics = PUBLIC_EVENTS.topics()
+    assert len(topics) == sum(len(stored_topics(kind.stored)) for kind in _kinds())
+    assert set(PUBLIC_EVENTS.names) == {kind.name for kind in _kinds()}
+    assert not [t for t in topics if "Receipt" in t]
+
+
+def test_an_unknown_event_name_is_refused_naming_the_field() -> None:
+    with pytest.raises(InvalidArgument) as raised:
+        PUBLIC_EVENTS.topics([SeatTaken.NAME, "domain.table:Table.SeatTaken"])
+    assert raised.value.reason == ServiceReason.INVALID_REQUEST
+    assert [v.field for v in raised.value.field_violations] == ["topics[1]"]
+
+
+# -- every event of random hands, for every viewer ------------------------------------------
+
+
+def card_values(message: Message) -> Iterator[str]:
+    """Every card anywhere in a message: the values of its `cards` and `deck` fields."""
+    for field, value in message.ListFields():
+        if field.name in CARD_FIELDS:
+            yield from value
+        elif field.message_type is not None:
+            items = value if field.is_repeated else [value]
+            for item in items:
+                if isinstance(item, Message):
+                    yield from card_values(item)
+
+
+def viewers(players: int) -> list[Viewer]:
+    """Every seat, a spectator and the audit role."""
+    return [*(SeatViewer(seat) for seat in range(players)), SPECTATOR, AUDITOR]
+
+
+def check_event(stored: Any, holdings: list[Counter[str]], players: int) -> None:
+    """One stored hand event, as every viewer sees it."""
+    event = feed_event(stored)
+    assert event is not None and event.name == FIFTYK_EVENTS.name_of(stored)
+    audit = event_to_proto(event, event.public(AUDITOR))
+    _update(holdings, audit)
+    for viewer in viewers(players):
+        public: PublicEvent = event.public(viewer)
+        message = event_to_proto(event, public)
+        assert message.name == audit.name == event.name
+        assert message.WhichOneof("payload") == audit.WhichOneof("payload")
+        if message.HasField("fiftyk_cards_played"):
+            assert message == audit  # a play is made face up
+            continue
+        shown = Counter(card_values(message))
+        if viewer == AUDITOR:
+            continue
+        if isinstance(viewer, SeatViewer):
+            assert shown <= holdings[viewer.seat], (viewer, message)
+        else:
+            assert not shown, message
+        if message.HasField("fiftyk_hand_dealt"):
+            dealt = message.fiftyk_hand_dealt
+            assert not dealt.deck and not dealt.HasField("deal_seed")
+            assert [h.card_count for h in dealt.hands] == [
+                h.card_count for h in audit.fiftyk_hand_dealt.hands]
+            if isinstance(viewer, SeatViewer):  # its own cards, all of them
+                assert Counter(dealt.hands[viewer.seat].cards) == holdings[viewer.seat]
+
+
+def _update(holdings: list[Counter[str]], audit: pb.Event) -> None:
+    """Follow every seat's cards from the audit copy of each event."""
+    kind = audit.WhichOneof("payload")
+    if kind == "fiftyk_hand_dealt":
+        for dealt in audit.fiftyk_hand_dealt.hands:
+            holdings[dealt.seat] = Counter(dealt.cards)
+    elif kind == "fiftyk_cards_drawn":
+        holdings[audit.fiftyk_cards_drawn.seat].update(audit.fiftyk_cards_drawn.cards)
+    elif kind == "fiftyk_cards_played":
+        holdings[audit.fiftyk_cards_played.seat].subtract(audit.fiftyk_cards_played.cards)
+        holdings[audit.fiftyk_cards_played.seat] += Counter()  # drop zero counts
+
+
+def check_hand_end(stored: Any, hand: Hand) -> None:
+    """The end of the hand reads the same for every viewer, scores as exact decimal text."""
+    event = feed_event(stored)
+    assert event is not None
+    copies = {event_to_proto(event, event.public(v)).SerializeToString()
+              for v in viewers(hand.players)}
+    assert len(copies) == 1
+    ended = event_to_proto(event, event.public(SPECTATOR)).fiftyk_hand_ended
+    assert hand.result is not None
+    assert [Decimal(s.score) for s in ended.result.seats] == [
+        Decimal(str(s["score"])) for s in hand.result["seats"]]
+    assert {t.side: Decimal(t.score) for t in ended.scores} == {
+        side: Decimal(value) for side, value in hand.result["side_totals"].items()}
+    assert ended.deal_seed == (hand.seed or "")
+    texts = [s.score for s in ended.result.seats] + [t.score for t in ended.scores]
+    assert all(DECIMAL_TEXT.fullmatch(text) for text in texts), texts
+
+
+@settings(max_examples=CHECKED_HANDS, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(preset=st.sampled_from(sorted(PRESETS)), variant=st.integers(0, 3),
+       seed=st.binary(min_size=32, max_size=32), choices=st.randoms(use_true_random=False))
+def test_no_viewer_ever_sees_a_card_it_may_not_see(
+        preset: str, variant: int, seed: bytes, choices: random.Random) -> None:
+    options = variants(preset)
+    ruleset = Ruleset.from_spec(preset, options[variant % len(options)])
+    players = choices.choice(ruleset.player_counts())
+    table = Table.open(GAME, ruleset, players)
+    for seat in range(players):
+        table.join(seat, f"player-{seat}")
+    hand = table.start_hand(seed=seed)
+    assert isinstance(hand, Hand)
+    holdings: list[Counter[str]] = [Counter() for _ in range(players)]
+    clocked = hand.rules.turn_timeout > 0
+    pending = list(hand.collect_events())
+    steps = 0
+    while True:
+        for stored in pending:
+            check_event(stored, holdings, players)
+        if hand.is_over:
+            check_hand_end(pending[-1], hand)
+            break
+        step(hand, choices, clocked)
+        pending = list(hand.collect_events())
+        steps += 1
+        assert steps < STEP_LIMIT
+    table.record_hand(hand)
+    for stored in table.collect_events():
+        event = feed_event(stored)
+        assert event is not None
+        public = event.public(SeatViewer(0))
+        assert public == event.public(SPECTATOR) == event.public(AUDITOR)  # no secrets
+        if isinstance(public, HandRecorded):
+            assert public.hand_id == str(hand.id)
+
+
+def test_every_registered_game_publishes_its_hand_events_through_the_core() -> None:
+    for game in GAMES.values():
+        for kind in game.events:
+            assert PUBLIC_EVENTS.topics([kind.name]) == stored_topics(kind.stored)
+    table = Table.open(GAME, Ruleset.from_spec("classic"), 4)
+    [opened] = table.collect_events()
+    assert GAME.public_event(opened, AUDITOR) is None  # a table's event is not the game's
+    assert PUBLIC_EVENTS.name_of(opened) == "table.opened"
+
+
+# -- Shengji ---------------------------------------------------------------------------------
+
+
+def shengji_hidden(event: pb.Event) -> list[tuple[int | None, list[str]]]:
+    """The cards a Shengji event may hide, each with the seat that owns them (None: nobody)."""
+    kind = event.WhichOneof("payload")
+    if kind == "shengji_hand_dealt":
+        return [(None, list(event.shengji_hand_dealt.deck))]
+    if kind == "shengji_round_dealt":
+        return [(h.seat, list(h.cards)) for h in event.shengji_round_dealt.hands]
+    if kind == "shengji_kitty_taken":
+        taken = event.shengji_kitty_taken
+        return [(taken.dealer, list(taken.kitty))]
+    if kind == "shengji_kitty_buried":
+        buried = event.shengji_kitty_buried
+        return [(buried.seat, list(buried.cards))]
+    return []
+
+
+def check_shengji_event(stored: Any) -> None:
+    """One stored Shengji event as every viewer sees it: only its own hidden cards."""
+    event = feed_event(stored)
+    assert event is not None
+    audit = event_to_proto(event, event.public(AUDITOR))
+    assert audit.WhichOneof("payload") == audit.name.replace(".", "_")
+    for viewer in viewers(SHENGJI_PLAYERS):
+        message = event_to_proto(event, event.public(viewer))
+        hidden = shengji_hidden(message)
+        if not hidden:
+            assert message == audit  # nothing hidden: the same for everyone
+            continue
+        own = viewer.seat if isinstance(viewer, SeatViewer) else None
+        for (owner, cards), (_, everything) in zip(hidden, shengji_hidden(audit),
+                                                   strict=True):
+            if viewer == AUDITOR or (owner is not None and owner == own):
+                assert cards == everything
+            else:
+                assert not cards, (viewer, message)
+        if message.HasField("shengji_hand_dealt"):
+            assert message.shengji_hand_dealt.HasField("deal_seed") == (viewer == AUDITOR)
+
+
+@settings(max_examples=SHENGJI_HANDS, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(preset=st.sampled_from(sorted(SHENGJI_PRESETS)), variant=st.integers(0, 3),
+       seed=st.binary(min_size=32, max_size=32), choices=st.randoms(use_true_random=False))
+def test_no_viewer_ever_sees_a_shengji_card_it_may_not_see(
+        preset: str, variant: int, seed: bytes, choices: random.Random) -> None:
+    rules = SHENGJI.rules(preset, SHENGJI_VARIANTS[variant % len(SHENGJI_VARIANTS)])
+    hand = SHENGJI.deal(table_id="table", number=1, rules=rules, players=SHENGJI_PLAYERS,
+                        dealer=0, seat_players=[f"p{s}" for s in range(SHENGJI_PLAYERS)],
+                        carry={}, deck=None, seed=seed)
+    assert isinstance(hand, ShengjiHand)
+    steps = 0
+    while True:
+        for stored in hand.collect_events():
+            check_shengji_event(stored)
+        if hand.is_over:
+            break
+        shengji_step(hand, choices)
+        steps += 1
+        assert steps < STEP_LIMIT
