@@ -2,7 +2,8 @@
 
 Modules: `cards` (trump order of a hand), `rulesets` (options and presets), `combinations`
 (§3), `play` (leads, throws, following, winning, legal actions), `scoring` (§7), `hand`
-(the event-sourced hand), `transcript` (§12). `GAME` is the game-boundary object.
+(the event-sourced hand), `transcript` (§12), `events` (its public `shengji.*`
+events, per viewer). `GAME` is the game-boundary object.
 
 The match across hands (§7.4–7.5, §8): each hand's `HandRecord.carry` holds what the next
 deal needs — `next_dealer` (rotation, also read by the table), `levels`, `room_points` —

@@ -11,9 +11,9 @@ from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import PASS, Action, ActionKind
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.shengji import GAME
+from fiftyk_referee.domain.shengji import events as sj_events
 from fiftyk_referee.domain.shengji.cards import TRUMP
 from fiftyk_referee.domain.shengji.hand import BURYING, DECLARING, PLAYING, ShengjiHand
-from fiftyk_referee.domain.shengji.visibility import redact_event
 from tests.unit.shengji.helpers import (
     NOTHING,
     assert_points_conserved,
@@ -231,16 +231,17 @@ def test_stored_events_show_a_seat_only_its_own_cards_and_the_dealer_the_kitty()
         viewer = SeatViewer(seat)
         mine: list[str] = []
         for ev in events:
-            name = type(ev).__name__
-            payload = {k: v for k, v in vars(ev).items()
-                       if k not in ("originator_id", "originator_version", "timestamp")}
-            seen = redact_event(name, payload, viewer)
-            assert "deck" not in seen and "seed" not in seen
-            if name == "RoundDealt":
-                assert all(not cards for s, cards in enumerate(seen["cards"]) if s != seat)
-                mine += seen["cards"][seat]
-            if name in ("KittyTaken", "KittyBuried"):
-                assert ("kitty" in seen or "cards" in seen) == (seat == 2)
+            seen = GAME.public_event(ev, viewer)
+            if isinstance(seen, sj_events.HandDealt):
+                assert not seen.deck and seen.deal_seed is None
+            if isinstance(seen, sj_events.RoundDealt):
+                assert all(not h.cards for h in seen.hands if h.seat != seat)
+                mine += seen.hands[seat].cards
+            if isinstance(seen, sj_events.KittyTaken):
+                assert bool(seen.kitty.cards) == (seat == 2)
+            if isinstance(seen, sj_events.KittyBuried):
+                assert bool(seen.buried.cards) == (seat == 2)
         assert len(mine) == hand.rules.hand_size
-    audit = redact_event("Dealt", {"deck": ["3C"], "seed": None}, AUDITOR)
-    assert audit == {"deck": ["3C"], "seed": None}
+    audit = GAME.public_event(events[0], AUDITOR)
+    assert isinstance(audit, sj_events.HandDealt)
+    assert list(audit.deck) == list(hand.deck) and audit.deal_seed == hand.seed
