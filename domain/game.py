@@ -114,6 +114,11 @@ class Rules(Protocol):
     def check_players(self, players: Any) -> int:
         """The seat count, if this ruleset allows it (else a `RuleError`)."""
 
+    @property
+    def turn_timeout(self) -> int | None:
+        """Seconds a seat has for each turn before the referee acts for it (None or 0: no
+        clock)."""
+
 
 class GameHand(Protocol):
     """One deal of a game: an event-sourced aggregate, from the deal to the result."""

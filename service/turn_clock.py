@@ -1,11 +1,13 @@
 """The turn clock: applies the domain's timeout decision when a turn runs out.
 
 The deadline of a turn follows from stored events alone (the time of the hand's last event
-plus the table's `turn_timeout`, see `Hand.turn_deadline`), so the clock survives restarts:
-at start it finds the hands in progress with a clock by reading the deal and end events of
-the feed, then follows the feed hub. Several server processes may run clocks on one
-database: each timeout carries a request id derived from the hand's version, so the same
-decision is recorded once and the other process's attempt replays the receipt.
+plus the table's `turn_timeout`, see `GameHand.turn_deadline`), so the clock survives
+restarts: at start it finds the hands in progress by reading the tables' `hand_started` and
+`hand_recorded` events of the feed — the same for every game — then follows the feed hub.
+A hand whose rules have no clock is dropped at its first sweep. Several server processes
+may run clocks on one database: each timeout carries a request id derived from the hand's
+version, so the same decision is recorded once and the other process's attempt replays the
+receipt.
 """
 
 from __future__ import annotations
@@ -17,14 +19,13 @@ from concurrent.futures import Executor
 from datetime import UTC, datetime
 
 from fiftyk_referee.domain.errors import RuleError
-from fiftyk_referee.domain.fiftyk.events import HandDealt, HandEnded
-from fiftyk_referee.domain.fiftyk.hand import ruleset_of
 from fiftyk_referee.domain.observer import SPECTATOR
+from fiftyk_referee.domain.table_events import HandRecorded, HandStarted
 from fiftyk_referee.service.application import FeedEvent, Referee
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.feed import PAGE, FeedHub, cancel
 
-WATCHED = (HandDealt.NAME, HandEnded.NAME)
+WATCHED = (HandStarted.NAME, HandRecorded.NAME)
 log = logging.getLogger(__name__)
 
 
@@ -45,12 +46,14 @@ class TurnClock:
 
     def _observe(self, events: list[FeedEvent]) -> None:
         for event in events:
-            if event.name == HandDealt.NAME:
-                dealt = event.public(SPECTATOR)
-                if isinstance(dealt, HandDealt) and ruleset_of(dict(dealt.ruleset)).turn_timeout:
-                    self._clocked[event.aggregate_id] = dealt.table_id
-            elif event.name == HandEnded.NAME:
-                self._clocked.pop(event.aggregate_id, None)
+            if event.name == HandStarted.NAME:
+                started = event.public(SPECTATOR)
+                if isinstance(started, HandStarted):
+                    self._clocked[started.hand_id] = event.aggregate_id
+            elif event.name == HandRecorded.NAME:
+                recorded = event.public(SPECTATOR)
+                if isinstance(recorded, HandRecorded):
+                    self._clocked.pop(recorded.hand_id, None)
 
     def _scan(self) -> list[FeedEvent]:
         position = 0
@@ -97,7 +100,7 @@ class TurnClock:
     def sweep_one(self, table_id: str, hand_id: str) -> bool:
         """Time out the hand's current turn if it has expired; True when something was done."""
         hand = self._app.get_hand(hand_id)
-        if hand.is_over:
+        if hand.is_over or not hand.rules.turn_timeout:
             self._clocked.pop(hand_id, None)
             return False
         deadline = hand.turn_deadline()

@@ -91,3 +91,32 @@ def test_an_expired_turn_is_decided_by_the_referee_also_after_a_restart(
         assert all(action.by_referee for action in trick)
     finally:
         second.stop()
+
+
+def test_a_shengji_hand_runs_on_the_turn_clock_also_after_a_restart(tmp_path: Path) -> None:
+    """Nobody acts: the clock closes the declaration windows, buries and plays, across a
+    restart of the server (the clock finds the hand again from the tables' events)."""
+    config = server_config(tmp_path, turn_sweep_seconds=SWEEP_SECONDS)
+    first = LiveServer(config)
+    try:
+        platform = first.platform()
+        table = platform.create_table("tractor", 4, options={"turn_timeout": TURN_TIMEOUT},
+                                      game="shengji").table
+        for seat in range(4):
+            platform.join_table(table.table_id, f"idle-{seat}", seat)
+        dealt = platform.start_hand(table.table_id).hand
+        audit = first.audit()
+        moved = _wait_for(lambda: audit.hand_view(table.table_id, dealt.hand_id).version
+                          if audit.hand_view(table.table_id, dealt.hand_id).version
+                          > dealt.version else None)
+    finally:
+        first.stop()
+    second = LiveServer(config)
+    try:
+        audit = second.audit()
+        later = _wait_for(lambda: audit.hand_view(table.table_id, dealt.hand_id).version
+                          if audit.hand_view(table.table_id, dealt.hand_id).version
+                          > moved + 1 else None)
+        assert later > moved + 1  # the restarted server's clock went on acting
+    finally:
+        second.stop()
