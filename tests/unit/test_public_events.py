@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from eventsourcing.domain import Aggregate
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -317,3 +318,39 @@ def test_no_viewer_ever_sees_a_shengji_card_it_may_not_see(
         shengji_step(hand, choices)
         steps += 1
         assert steps < STEP_LIMIT
+
+
+def _old_feed_event_class() -> Any:
+    """The FeedEvent message of version 0.1.0, built from its field list (as a 0.1.0 client
+    has it compiled in)."""
+    file = descriptor_pb2.FileDescriptorProto(name="old_feed_event.proto", package="old.v1",
+                                              syntax="proto3")
+    file.dependency.append("google/protobuf/timestamp.proto")
+    message = file.message_type.add(name="FeedEvent")
+    scalar = descriptor_pb2.FieldDescriptorProto
+    for number, name, kind in ((1, "position", scalar.TYPE_UINT64),
+                               (2, "originator_id", scalar.TYPE_STRING),
+                               (3, "originator_version", scalar.TYPE_UINT64),
+                               (4, "topic", scalar.TYPE_STRING),
+                               (6, "payload_json", scalar.TYPE_STRING)):
+        message.field.add(name=name, number=number, type=kind, label=scalar.LABEL_OPTIONAL)
+    message.field.add(name="timestamp", number=5, type=scalar.TYPE_MESSAGE,
+                      type_name=".google.protobuf.Timestamp", label=scalar.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
+    pool.AddSerializedFile(file.SerializeToString())
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("old.v1.FeedEvent"))
+
+
+def test_a_0_1_0_client_still_reads_the_envelope_of_a_new_event() -> None:
+    table = Table.open(GAME, Ruleset.from_spec("classic"), 4)
+    table.join(0, "alice")
+    event = feed_event(table.collect_events()[-1], position=42)
+    assert event is not None
+    new = event_to_proto(event, event.public(SPECTATOR))
+    old = _old_feed_event_class().FromString(new.SerializeToString())
+    assert (old.position, old.originator_id, old.originator_version) == (
+        42, new.aggregate_id, 2)
+    assert (old.timestamp.seconds, old.timestamp.nanos) == (new.timestamp.seconds,
+                                                            new.timestamp.nanos)
+    assert old.topic == "" and old.payload_json == ""  # reserved: never sent again
