@@ -146,6 +146,7 @@ class RunningServer:
     executor: ThreadPoolExecutor
     store_health: StoreHealth | None = None
     certificates: asyncio.Task[None] | None = None
+    servicer: RefereeServicer | None = None
 
     async def stop(self, grace: float) -> None:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
@@ -153,6 +154,10 @@ class RunningServer:
         if self.store_health is not None:
             await self.store_health.stop()
         await self.health.enter_graceful_shutdown()
+        if self.servicer is not None:
+            # Calls that reach a handler now, and the open watch streams, end UNAVAILABLE
+            # with SHUTTING_DOWN: clients learn to go to another replica, not to give up.
+            self.servicer.drain()
         await self.clock.stop()
         await self.server.stop(grace)
         await self.hub.stop()
@@ -255,7 +260,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         certificates = asyncio.create_task(_follow_certificates(tls, metrics),
                                            name="tls-reload")
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
-                         clock, executor, store_health, certificates)
+                         clock, executor, store_health, certificates, servicer)
 
 
 async def _follow_certificates(tls: CertificateReloader, metrics: Metrics) -> None:

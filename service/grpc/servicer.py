@@ -36,6 +36,7 @@ from fiftyk_referee.service.errors import (
     ResourceExhausted,
     ServiceError,
     ServiceReason,
+    Unavailable,
 )
 from fiftyk_referee.service.grpc import auth
 from fiftyk_referee.service.grpc.convert import (
@@ -82,6 +83,7 @@ def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R
     async def wrapper(self: RefereeServicer, request: Any, context: Context) -> R:
         _deadline_of(context)
         try:
+            self._check_running()
             self._check_size(request)
             check_request(method.__name__, request)
             return await method(self, request, context)
@@ -122,8 +124,19 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self._executor = executor
         self._hub = hub
         self._metrics = metrics
+        self._draining = False
 
     # -- plumbing ---------------------------------------------------------------------------
+
+    def drain(self) -> None:
+        """The server is shutting down: refuse new calls, end the watch streams."""
+        self._draining = True
+
+    def _check_running(self) -> None:
+        if self._draining:
+            raise Unavailable(ServiceReason.SHUTTING_DOWN,
+                              "the server is shutting down; retry on another replica or later,"
+                              " with the same request_id")
 
     def _check_size(self, request: Any) -> None:
         size = request.ByteSize()
@@ -446,6 +459,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                          ) -> AsyncIterator[pb.WatchTableResponse]:
         """Stream the table's events after a feed position, redacted for the caller."""
         try:
+            self._check_running()
             self._check_size(request)
             check_request("WatchTable", request)
             # The caller's right to its seat is checked against the table as of now; events
@@ -469,6 +483,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         try:
             position = request.after_position
             while True:
+                self._check_running()
                 events = await self._hub.after(position)
                 if not events:
                     await self._hub.wait_beyond(position, WATCH_IDLE_SECONDS)

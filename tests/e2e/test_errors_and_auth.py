@@ -51,7 +51,8 @@ UNREACHABLE: dict[str, str] = {
     ServiceReason.LIMIT_EXCEEDED: "needs open watch streams at a limit: test_limits.py",
     ServiceReason.RATE_LIMITED: "needs a credential over its rate: test_limits.py",
     ServiceReason.STORE_UNAVAILABLE: "needs the database down: test_store_outage.py",
-    ServiceReason.SHUTTING_DOWN: "declared for draining; gRPC itself refuses calls after stop",
+    ServiceReason.SHUTTING_DOWN: "needs a server shutting down: test_server_lifecycle.py ends"
+                                 " open watch streams with it",
 }
 # Every status code the API documents, besides ABORTED (test_concurrency.py).
 STATUS_CODES = {Code.INVALID_ARGUMENT, Code.FAILED_PRECONDITION, Code.NOT_FOUND,

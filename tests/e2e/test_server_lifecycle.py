@@ -16,6 +16,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
+from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.server import SERVICE_NAME
 from tests.e2e.harness import LiveServer, seat_bots, server_config
@@ -45,7 +46,7 @@ def test_reflection_lists_the_referee_and_health_services_with_every_method(
         described = DescriptorPool(database).FindServiceByName(SERVICE_NAME)
         expected = pb.DESCRIPTOR.services_by_name["RefereeService"]
         assert set(described.methods_by_name) == set(expected.methods_by_name)
-        assert len(described.methods_by_name) == 17
+        assert len(described.methods_by_name) == 19  # 17, plus Declare and Bury (Shengji)
 
 
 @pytest.mark.parametrize("service", ["", SERVICE_NAME])
@@ -171,3 +172,29 @@ def test_graceful_shutdown_goes_not_serving_drains_in_flight_calls_and_keeps_eve
         assert acknowledged and stored.version == acknowledged[-1]
     finally:
         restarted.stop()
+
+
+def test_a_graceful_shutdown_ends_open_watch_streams_with_shutting_down(
+        tmp_path: Path) -> None:
+    live = LiveServer(server_config(tmp_path))
+    seated = seat_bots(live, "classic", 4)
+    stream = live.platform().watch(seated.table_id)
+    first = next(stream)  # the stream is open and replaying the table's history
+    assert first.event.name == "table.opened"
+    outcome: list[grpc.RpcError] = []
+
+    def follow() -> None:
+        try:
+            for _ in stream:
+                pass
+        except grpc.RpcError as error:
+            outcome.append(error)
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    live.stop(SHUTDOWN_GRACE)
+    follower.join(WAIT_SECONDS)
+    assert not follower.is_alive() and outcome
+    code, reason, message = error_reason(outcome[0])
+    assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")
+    assert "another replica" in message
