@@ -35,7 +35,7 @@ RPC_CLASSES = ("create", "command", "read", "adjudicate", "watch")
 METHOD_CLASSES: Mapping[str, str] = {
     "CreateTable": "create", "JoinTable": "create",
     "LeaveTable": "command", "StartHand": "command", "Play": "command", "Pass": "command",
-    "Resign": "command",
+    "Resign": "command", "Declare": "command", "Bury": "command",
     "GetTable": "read", "GetHandView": "read", "ListLegalPlays": "read", "GetScores": "read",
     "GetHandHistory": "read", "GetHandAt": "read", "ExportTranscript": "read",
     "ReadEvents": "read",
