@@ -3,7 +3,7 @@
 Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC class:
 
 - `create`: CreateTable, JoinTable — new tables and seats;
-- `command`: LeaveTable, StartHand, Play, Pass, Resign;
+- `command`: LeaveTable, StartHand, Play, Pass, Resign, Declare, Bury;
 - `read`: GetTable, GetHandView, ListLegalPlays, GetScores, GetHandHistory, GetHandAt,
   ExportTranscript, ReadEvents;
 - `adjudicate`: Adjudicate (re-rules a whole transcript: the costliest call);

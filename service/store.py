@@ -38,9 +38,10 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -50,7 +51,12 @@ from eventsourcing.persistence import (
     OperationalError,
     StoredEvent,
 )
-from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.postgres import (
+    PostgresAggregateRecorder,
+    PostgresApplicationRecorder,
+    PostgresDatastore,
+    PostgresFactory,
+)
 from eventsourcing.utils import get_topic
 from psycopg.sql import SQL, Identifier
 from psycopg_pool import PoolTimeout
@@ -156,9 +162,29 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _bounded(
-    method: Callable[Concatenate[OneCallPostgresRecorder, P], T],
-) -> Callable[Concatenate[OneCallPostgresRecorder, P], T]:
+class _Guarded(Protocol):
+    """A recorder whose calls `_bounded` guards."""
+
+    availability: StoreAvailability
+
+
+G = TypeVar("G", bound=_Guarded)
+
+
+def availability_of(datastore: PostgresDatastore, timeout_seconds: float) -> StoreAvailability:
+    """The one availability (and probe) of a datastore, shared by its recorders: the events
+    table's and the snapshots table's calls fail fast together."""
+    known = _AVAILABILITIES.get(datastore)
+    if known is None:
+        known = _AVAILABILITIES[datastore] = StoreAvailability(datastore, timeout_seconds)
+    return known
+
+
+_AVAILABILITIES: weakref.WeakKeyDictionary[PostgresDatastore, StoreAvailability] = (
+    weakref.WeakKeyDictionary())
+
+
+def _bounded(method: Callable[Concatenate[G, P], T]) -> Callable[Concatenate[G, P], T]:
     """Run a recorder call within the store timeout: fail fast while the probe finds the
     database down; retry a dropped connection while the budget lasts; then StoreUnavailable.
 
@@ -169,7 +195,7 @@ def _bounded(
     """
 
     @functools.wraps(method)
-    def call(self: OneCallPostgresRecorder, /, *args: P.args, **kwargs: P.kwargs) -> T:
+    def call(self: G, /, *args: P.args, **kwargs: P.kwargs) -> T:
         availability = self.availability
         availability.check()
         deadline = time.monotonic() + availability.timeout_seconds
@@ -215,7 +241,7 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
                  events_table_name: str = "stored_events") -> None:
         super().__init__(datastore, events_table_name=events_table_name)
         # The pool's wait for a connection is the configured store timeout.
-        self.availability = StoreAvailability(datastore, float(datastore.pool.timeout))
+        self.availability = availability_of(datastore, float(datastore.pool.timeout))
         schema = Identifier(self.datastore.schema)
         table = SQL("{}.{}").format(schema, Identifier(self.events_table_name))
         id_type = self.datastore.originator_id_type
@@ -301,6 +327,46 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
         return head
 
 
+class BoundedAggregateRecorder(PostgresAggregateRecorder):
+    """The library's aggregate recorder — the snapshots table — within the store timeout.
+
+    A table's current state is read from its latest snapshot, then the events after it, so
+    every read goes through this recorder too: unbounded, it held calls for the library's
+    ten full waits during an outage and ended them `UNKNOWN`.
+    """
+
+    def __init__(self, datastore: PostgresDatastore, *,
+                 events_table_name: str = "stored_events") -> None:
+        super().__init__(datastore, events_table_name=events_table_name)
+        self.availability = availability_of(datastore, float(datastore.pool.timeout))
+
+    @_bounded
+    def insert_events(self, /, stored_events: Sequence[StoredEvent],
+                      **kwargs: Any) -> Sequence[int] | None:
+        """Store snapshots, as the library does, within the store timeout."""
+        insert = _unretried(PostgresAggregateRecorder.insert_events)
+        done: Sequence[int] | None = insert(self, stored_events, **kwargs)
+        return done
+
+    @_bounded
+    def select_events(self, /, originator_id: UUID | str, *, gt: int | None = None,
+                      lte: int | None = None, desc: bool = False,
+                      limit: int | None = None) -> Sequence[StoredEvent]:
+        """Snapshots of one aggregate, as the library selects them, within the timeout."""
+        select = _unretried(PostgresAggregateRecorder.select_events)
+        found: Sequence[StoredEvent] = select(self, originator_id, gt=gt, lte=lte, desc=desc,
+                                              limit=limit)
+        return found
+
+
+class RefereePostgresFactory(PostgresFactory):
+    """The library's PostgreSQL factory with the referee's recorders: one-call appends for
+    the events, and every recorder bounded by the store timeout."""
+
+    aggregate_recorder_class = BoundedAggregateRecorder
+    application_recorder_class = OneCallPostgresRecorder
+
+
 class DatabaseUnreachable(RuntimeError):
     """PostgreSQL did not answer at start within the configured wait; the message is one line
     naming the database (never its password)."""
@@ -376,7 +442,7 @@ def persistence_env(
     }
     if database.kind == "postgresql":
         env.update({
-            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "PERSISTENCE_MODULE": get_topic(RefereePostgresFactory),
             "POSTGRES_DBNAME": database.dbname,
             "POSTGRES_HOST": database.host,
             "POSTGRES_PORT": str(database.port),
@@ -412,9 +478,12 @@ __all__ = [
     "DEFAULT_CACHE_SIZE",
     "DEFAULT_LOCK_TIMEOUT_MS",
     "DEFAULT_POOL_SIZE",
+    "BoundedAggregateRecorder",
     "DatabaseUnreachable",
     "OneCallPostgresRecorder",
+    "RefereePostgresFactory",
     "StoreAvailability",
+    "availability_of",
     "describe",
     "lock_timeout_seconds",
     "persistence_env",

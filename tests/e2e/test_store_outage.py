@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -29,6 +30,8 @@ PROBE_SECONDS = 0.2
 # The bound a caller sees: the store timeout, plus the retry pause and scheduling slack.
 CALL_BOUND_SECONDS = STORE_TIMEOUT_SECONDS + 1.5
 HEALTH_WAIT_SECONDS = 15.0
+LOAD_WORKERS = 3
+LOAD_WAIT_SECONDS = 30.0
 
 
 def _health(target: str, service: str) -> int:
@@ -151,19 +154,31 @@ def test_an_outage_under_load_fails_only_unavailable_and_loses_no_acknowledged_c
                 acknowledged[request_id] = table.table_id
             number += 1
 
-    workers = [threading.Thread(target=load, args=(n,)) for n in range(3)]
+    def until(condition: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + LOAD_WAIT_SECONDS
+        while True:
+            with lock:
+                if condition():
+                    return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what}: {len(acknowledged)} acknowledged, {failures}")
+            time.sleep(0.05)
+
+    workers = [threading.Thread(target=load, args=(n,)) for n in range(LOAD_WORKERS)]
     try:
         for worker in workers:
             worker.start()
-        time.sleep(1.0)
+        until(lambda: len({rid.split("-")[1] for rid in acknowledged}) == LOAD_WORKERS,
+              "every worker is acknowledged before the outage")
         own_postgres.pause()
         _wait_for_health(live.target, "", NOT_SERVING)
-        # Longer than a call's wait for the store: calls begun before the probe noticed the
-        # outage cannot ride it out.
-        time.sleep(2 * STORE_TIMEOUT_SECONDS)
+        # The outage lasts until the load has met it: a call that waits longer than the
+        # store timeout fails this wait.
+        until(lambda: sum(failures.values()) >= LOAD_WORKERS, "calls fail during the outage")
         own_postgres.resume()
         _wait_for_health(live.target, "", SERVING)
-        time.sleep(1.0)
+        during = len(acknowledged)
+        until(lambda: len(acknowledged) > during + LOAD_WORKERS, "calls succeed again")
     finally:
         stop.set()
         for worker in workers:

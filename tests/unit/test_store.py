@@ -5,15 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from eventsourcing.utils import get_topic
 
 from fiftyk_referee.service.config import parse_database_url
-from fiftyk_referee.service.store import describe, lock_timeout_seconds, persistence_env
+from fiftyk_referee.service.store import (
+    RefereePostgresFactory,
+    describe,
+    lock_timeout_seconds,
+    persistence_env,
+)
 
 
 def test_a_postgresql_url_selects_the_postgres_module_with_its_connection_settings() -> None:
     database = parse_database_url("postgresql://ref:s%40cret@db.internal:6543/fiftyk", Path())
     env = persistence_env(database, pool_size=8, lock_timeout_ms=2_500, create_schema=False)
-    assert env["PERSISTENCE_MODULE"] == "eventsourcing.postgres"
+    assert env["PERSISTENCE_MODULE"] == get_topic(RefereePostgresFactory)
     assert (env["POSTGRES_DBNAME"], env["POSTGRES_HOST"], env["POSTGRES_PORT"]) == (
         "fiftyk", "db.internal", "6543")
     assert (env["POSTGRES_USER"], env["POSTGRES_PASSWORD"]) == ("ref", "s@cret")
