@@ -19,6 +19,12 @@ from fiftyk_referee.service.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.hand_text import TrickAccount, result_lines, seat_line, state_lines
+from fiftyk_referee.service.shengji_text import (
+    ShengjiAccount,
+    ended_lines,
+    levels_text,
+    shengji_state_text,
+)
 
 CALL_TIMEOUT_SECONDS = 30.0
 
@@ -33,9 +39,36 @@ def _header(dealt: pb.HandView, preset: str, last: int) -> list[str]:
     ]
 
 
+def shengji_account(audit: RefereeClient, hand_id: str, events: list[pb.Event]) -> list[str]:
+    """A Shengji hand: declarations, the deal and kitty, the burial, every trick, the result."""
+    dealt = events[0].shengji_hand_dealt
+    seed = f", seed {dealt.deal_seed}" if dealt.HasField("deal_seed") else ", preset deck"
+    dealer = (f"dealer seat {dealt.dealer}" if dealt.HasField("dealer")
+              else "the dealer comes from the declarations")
+    lines = [
+        f"hand {hand_id} (table {dealt.table_id}, hand {dealt.hand_number}): game shengji,"
+        f" preset {dealt.ruleset.spec.preset}, 4 players, {len(events)} events",
+        f"deal commitment {dealt.deal_commitment}{seed}",
+        f"{levels_text(list(dealt.levels))}; {dealer}",
+    ]
+    told = ShengjiAccount()
+    for event in events[1:]:
+        lines.extend("  " + line for line in told.lines(event))
+    last = events[-1]
+    if last.HasField("shengji_hand_ended"):
+        lines.append("result:")
+        lines.extend(f"  {line}" for line in ended_lines(last.shengji_hand_ended))
+    else:
+        view = audit.hand_at(hand_id, last.aggregate_version)
+        lines.append(f"in progress ({view.shengji.phase}): seat {view.turn_seat} to act")
+    return lines
+
+
 def account(audit: RefereeClient, hand_id: str) -> list[str]:
     """The whole hand: the deal, every trick with its event versions, and the result."""
     events = audit.all_hand_events(hand_id)
+    if events and events[0].HasField("shengji_hand_dealt"):
+        return shengji_account(audit, hand_id, events)
     dealt = audit.hand_at(hand_id, 1)
     preset = events[0].fiftyk_hand_dealt.ruleset.spec.preset
     lines = _header(dealt, preset, len(events))
@@ -61,6 +94,8 @@ def state_at(audit: RefereeClient, hand_id: str, version: int) -> list[str]:
     what = f" (after {last[0].name})" if last else ""
     lines = [f"hand {view.hand_id} (table {view.table_id}, hand {view.hand_number})"
              f" at version {version}{what}:"]
+    if view.HasField("shengji"):
+        lines.append("  " + shengji_state_text(view.shengji))
     lines.extend("  " + line for line in state_lines(view))
     return lines
 
@@ -104,4 +139,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["account", "add_parser", "run", "state_at"]
+__all__ = ["account", "add_parser", "run", "shengji_account", "state_at"]

@@ -103,6 +103,42 @@ def test_shengji_demo_tells_declarations_trump_burial_tricks_levels_and_the_matc
             in out)
 
 
+def test_replay_tells_a_shengji_hand_trick_by_trick(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--server", server.target, "--game", "shengji", "--seed", "6"]) == 0
+    out = capsys.readouterr().out
+    table_id = TABLE_LINE.match(out)
+    hand_id = SHENGJI_HAND.findall(out)[0][1]
+    assert table_id is not None
+    assert main(["replay", hand_id, "--server", server.target]) == 0
+    out = capsys.readouterr().out
+    audit = server.audit()
+    events = audit.all_hand_events(hand_id)
+    assert out.startswith(f"hand {hand_id} (table {table_id.group(1)}, hand 1): game shengji,"
+                          f" preset tractor, 4 players, {len(events)} events\n")
+    final = audit.hand_view(table_id.group(1), hand_id).shengji
+    assert len(REPLAYED_TRICK.findall(out)) == final.tricks_played
+    transcript = audit.export_transcript(hand_id)
+    for action in transcript["actions"]:
+        if "declare" in action:
+            assert (f"] round {action['round']}: seat {action['seat']} declares"
+                    f" {' '.join(action['declare'])}\n") in out
+        if "bury" in action:  # the audit role sees the buried cards
+            assert f"] seat {action['seat']} buries {' '.join(action['bury'])}\n" in out
+    changes = ", ".join(f"team {t} {before} → {after}" for t, before, after in
+                        zip(("0+2", "1+3"), final.levels, final.result.levels_after,
+                            strict=True))
+    assert "\nresult:\n" in out
+    assert f"  levels: {changes}; next dealer seat {final.result.next_dealer}\n" in out
+    before_end = len(events) - 1  # the last trick won, the result not yet recorded
+    assert main(["replay", hand_id, "--version", str(before_end), "--server",
+                 server.target]) == 0
+    state = capsys.readouterr().out.splitlines()
+    assert state[0].endswith(f"at version {before_end} (after shengji.trick_won):")
+    assert state[1].startswith(f"  playing, team 0+2 at {final.levels[0]}, team 1+3 at"
+                               f" {final.levels[1]}; dealer seat {final.dealer}; trump: rank")
+
+
 def test_demo_refuses_a_preset_of_another_game(
         server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["demo", "--server", server.target, "--game", "shengji", "--preset", "classic"])
