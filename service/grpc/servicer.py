@@ -25,7 +25,7 @@ from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.games import DEFAULT_GAME, adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer, seat_of
 from fiftyk_referee.domain.table import Table, TableView
-from fiftyk_referee.domain.table_events import HandStarted, SeatLeft
+from fiftyk_referee.domain.table_events import HandRecorded, HandStarted, SeatLeft
 from fiftyk_referee.service.application import FeedEvent, FeedPage, Outcome, Referee
 from fiftyk_referee.service.config import Config
 from fiftyk_referee.service.errors import (
@@ -53,6 +53,7 @@ from fiftyk_referee.service.grpc.feed import FeedHub
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 from fiftyk_referee.service.grpc.requests import check_request, missing
+from fiftyk_referee.service.grpc.stream_views import StreamAggregates
 from fiftyk_referee.service.metrics import Metrics
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -482,6 +483,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             self._metrics.watch_opened()
         try:
             position = request.after_position
+            views = self._stream_views() if request.include_views else None
             while True:
                 self._check_running()
                 events = await self._hub.after(position)
@@ -495,8 +497,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                     public = event.public(viewer)
                     if isinstance(public, HandStarted):
                         ids.add(public.hand_id)
-                    yield await self._watch_message(event, public, viewer, table_id,
-                                                    request.include_views)
+                    yield await self._watch_message(event, public, viewer, table_id, views)
+                    if views is not None and isinstance(public, HandRecorded):
+                        views.forget(public.hand_id)
                     if (held_seat is not None and isinstance(public, SeatLeft)
                             and public.seat == held_seat and event.position > live_from):
                         raise PermissionDenied(
@@ -510,14 +513,31 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 self._metrics.watch_closed()
 
     async def _watch_message(self, event: FeedEvent, public: PublicEvent, viewer: Viewer,
-                             table_id: str, include_views: bool) -> pb.WatchTableResponse:
+                             table_id: str, views: StreamAggregates | None
+                             ) -> pb.WatchTableResponse:
         message = pb.WatchTableResponse(event=event_to_proto(event, public))
         is_table_event = event.aggregate_id == table_id
         if not is_table_event:
             message.hand_id = event.aggregate_id
-        if include_views:
-            await self._attach_view(message, event, viewer, is_table_event)
+        if views is not None:
+            # The caller's view of the event's aggregate as it stood right after the event.
+            aggregate = await views.at(event, is_table_event=is_table_event)
+            if is_table_event:
+                message.table.CopyFrom(self._table_message(aggregate.view()))
+            else:
+                message.hand.CopyFrom(hand_to_proto(aggregate.view(viewer)))
         return message
+
+    def _stream_views(self) -> StreamAggregates:
+        """A stream's own aggregates, loaded (on the workers) only when first met."""
+
+        async def table_at(table_id: str, version: int) -> Table:
+            return await self._call(self._table_at, table_id, version)
+
+        async def hand_at(hand_id: str, version: int) -> Any:
+            return await self._call(self._app.hand_at, hand_id, version)
+
+        return StreamAggregates(table_at, hand_at)
 
     def _table_at(self, table_id: str, version: int) -> Table:
         """A table as it stood right after event `version` (from its events and snapshots)."""
@@ -526,17 +546,6 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, f"no table {table_id}")
         return table
 
-    async def _attach_view(self, message: pb.WatchTableResponse, event: FeedEvent,
-                           viewer: Viewer, is_table_event: bool) -> None:
-        """The caller's view of the event's aggregate as it stood right after the event."""
-        if is_table_event:
-            table = await self._call(self._table_at, event.aggregate_id,
-                                     event.aggregate_version)
-            message.table.CopyFrom(self._table_message(table.view()))
-            return
-        hand = await self._call(self._app.hand_at, event.aggregate_id,
-                                event.aggregate_version)
-        message.hand.CopyFrom(hand_to_proto(hand.view(viewer)))
 
 
 __all__ = ["RefereeServicer"]

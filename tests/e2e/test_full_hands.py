@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
+from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import (
@@ -73,8 +74,10 @@ def _check_seat_stream(seat: int, messages: list[pb.WatchTableResponse],
     assert sum(own_cards.values()) >= len(dealt.seats[seat].cards)
 
 
-def _check_views(seat: int, messages: list[pb.WatchTableResponse]) -> None:
-    """With include_views every hand event carries the seat's own view, and only that."""
+def _check_views(seat: int, messages: list[pb.WatchTableResponse],
+                 audit: RefereeClient) -> None:
+    """With include_views every hand event carries the seat's own view, and only that —
+    the state right after the event, as the audit role's replay of that version has it."""
     for message in messages:
         if message.hand_id:
             assert message.HasField("hand") and not message.HasField("table")
@@ -82,6 +85,11 @@ def _check_views(seat: int, messages: list[pb.WatchTableResponse]) -> None:
             assert all(not state.cards for state in message.hand.seats)
             assert not message.hand.stock
             assert message.hand.version == message.event.aggregate_version
+            then = audit.hand_at(message.hand_id, message.hand.version)
+            assert sorted(message.hand.own_cards) == sorted(then.seats[seat].cards)
+            assert message.hand.trick == then.trick
+            assert message.hand.turn_seat == then.turn_seat
+            assert message.hand.status == then.status
         else:
             assert message.HasField("table") and not message.HasField("hand")
             assert message.table.version == message.event.aggregate_version
@@ -131,7 +139,7 @@ def play_watched_hand(server: LiveServer, preset: str, players: int, seed: int, 
         messages = watcher.finish(last)
         _check_seat_stream(seat, messages, audit_stream, dealt)
         if with_views and seat == VIEWING_SEAT:
-            _check_views(seat, messages)
+            _check_views(seat, messages, audit)
     assert seat_watchers[RESUMING_SEAT].connections > len(audit_stream) // RESUME_EVERY
     public_stream = public_watcher.finish(last)
     assert [m.event for m in public_stream] == table_feed(seated.platform, table_id,
