@@ -25,7 +25,7 @@ from fiftyk_referee.service.shengji_text import (
 
 DECLARE_PROBABILITY = 0.3
 MAX_COMMANDS_PER_HAND = 3_000
-DECLARING, BURYING, PLAYING = "declaring", "burying", "playing"
+DECLARING, BURYING = "declaring", "burying"
 
 
 def _collected(view: pb.HandView) -> int:
