@@ -8,12 +8,14 @@ turned into a rich status in one place (`service.grpc.errors.abort`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import Executor
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -61,6 +63,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
 WATCH_IDLE_SECONDS = 1.0
+# A watch message the client has not taken in this long ends its stream: gRPC's flow
+# control keeps a stalled stream's buffer small, but the stream would hold its watch slot
+# (and its feed position) for as long as the client lets it sit.
+WATCH_SEND_TIMEOUT_SECONDS = 30.0
+WATCHDOG_PERIOD_SECONDS = 0.25
 # The request field a malformed-input rule error came from, per method (BadRequest details).
 _TRANSCRIPT_FIELD: dict[str, str] = {reason: "transcript_json" for reason in (
     Reason.INVALID_TRANSCRIPT, Reason.INVALID_RULESET, Reason.INVALID_DEAL, Reason.UNKNOWN_CARD)}
@@ -115,6 +122,13 @@ def _request_id(request: Any) -> str | None:
     return str(request.request_id) or None
 
 
+@dataclass
+class _Sending:
+    """When the stream's pending message was handed to gRPC (None: nothing pending)."""
+
+    started: float | None = None
+
+
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
     """fiftyk.referee.v1.RefereeService over the `Referee` application."""
 
@@ -126,6 +140,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self._hub = hub
         self._metrics = metrics
         self._draining = False
+        self.watch_send_timeout = WATCH_SEND_TIMEOUT_SECONDS
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -481,6 +496,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         ids = {table_id, *table.hand_ids}
         if self._metrics is not None:
             self._metrics.watch_opened()
+        sending = _Sending()
+        watchdog = asyncio.create_task(self._cut_off_stalled(context, sending),
+                                       name="watch-watchdog")
         try:
             position = request.after_position
             views = self._stream_views() if request.include_views else None
@@ -497,7 +515,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                     public = event.public(viewer)
                     if isinstance(public, HandStarted):
                         ids.add(public.hand_id)
-                    yield await self._watch_message(event, public, viewer, table_id, views)
+                    message = await self._watch_message(event, public, viewer, table_id, views)
+                    sending.started = time.monotonic()
+                    yield message
+                    sending.started = None
                     if views is not None and isinstance(public, HandRecorded):
                         views.forget(public.hand_id)
                     if (held_seat is not None and isinstance(public, SeatLeft)
@@ -509,8 +530,23 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         except (RuleError, ServiceError) as error:
             await abort(context, error)
         finally:
+            watchdog.cancel()
             if self._metrics is not None:
                 self._metrics.watch_closed()
+
+    async def _cut_off_stalled(self, context: Context, sending: _Sending) -> None:
+        """End the stream LIMIT_EXCEEDED when the client leaves a message untaken too long."""
+        while True:
+            await asyncio.sleep(WATCHDOG_PERIOD_SECONDS)
+            started = sending.started
+            if started is not None and time.monotonic() - started > self.watch_send_timeout:
+                error = ResourceExhausted(
+                    ServiceReason.LIMIT_EXCEEDED,
+                    f"the stream was not read for {self.watch_send_timeout:g} s; reconnect"
+                    " with the last position received to resume")
+                with contextlib.suppress(Exception):  # abort ends the call by raising
+                    await abort(context, error)
+                return
 
     async def _watch_message(self, event: FeedEvent, public: PublicEvent, viewer: Viewer,
                              table_id: str, views: StreamAggregates | None

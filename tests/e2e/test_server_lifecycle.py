@@ -16,6 +16,8 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.server import SERVICE_NAME
@@ -202,3 +204,38 @@ def test_a_graceful_shutdown_ends_open_watch_streams_with_shutting_down(
     code, reason, message = error_reason(outcome[0])
     assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")
     assert "another replica" in message
+
+
+def test_a_watch_stream_its_client_stops_reading_is_cut_off_with_limit_exceeded(
+        tmp_path: Path) -> None:
+    live = LiveServer(server_config(tmp_path))
+    try:
+        live.running.servicer.watch_send_timeout = 0.5
+        seated = seat_bots(live, "classic", 4)
+        hand = seated.platform.start_hand(seated.table_id).hand
+        # A client with a small receive window (no BDP probing): a few audit views of the
+        # table's events fill it, and the server's next message waits for the client.
+        channel = grpc.insecure_channel(live.target, options=[
+            ("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)])
+        stream = RefereeClient(channel, audit_key=DEV_AUDIT_KEY).watch(
+            seated.table_id, include_views=True, timeout=WAIT_SECONDS)
+        next(stream)
+        view = hand
+        for _ in range(60):  # the hand goes on while the watcher does not read
+            client = seated.seats[view.turn_seat]
+            legal = client.legal_plays(seated.table_id, view.hand_id)
+            if legal.may_pass and not legal.plays:
+                view = client.pass_turn(seated.table_id, view.hand_id).hand
+            else:
+                view = client.play(seated.table_id, view.hand_id, legal.plays[0].cards).hand
+            if view.status == pb.HAND_STATUS_COMPLETED:
+                break
+        time.sleep(2)
+        with pytest.raises(grpc.RpcError) as cut:
+            for _ in stream:
+                pass
+        code, reason, message = error_reason(cut.value)
+        assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "LIMIT_EXCEEDED")
+        assert "not read" in message
+    finally:
+        live.stop()
