@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.arguments import positive
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
@@ -64,18 +65,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "hand", help="whole classic hands through the aggregate, and RLCard for comparison",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--repeat", type=_positive, default=DEFAULT_REPEAT, metavar="N",
+    parser.add_argument("--repeat", type=positive, default=DEFAULT_REPEAT, metavar="N",
                         help=f"hands (and RLCard games) to time (default {DEFAULT_REPEAT})")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="also write the results as JSON to FILE")
     parser.set_defaults(handler=run)
 
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.arguments import positive
 from fiftyk_referee.domain.cards import Card, make_deck, parse_cards
 from fiftyk_referee.domain.fiftyk.combinations import Combination, beats, classify
 from fiftyk_referee.domain.fiftyk.legal import legal_plays
@@ -90,18 +91,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "rules", help="classify/beats and legal-play timings of the rules engine",
         description=__doc__,
     )
-    parser.add_argument("--repeat", type=_positive, default=DEFAULT_REPEAT, metavar="N",
+    parser.add_argument("--repeat", type=positive, default=DEFAULT_REPEAT, metavar="N",
                         help=f"timing samples per case (default {DEFAULT_REPEAT})")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="also write the results as JSON to FILE")
     parser.set_defaults(handler=run)
 
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

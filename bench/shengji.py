@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from bench.arguments import positive
 from fiftyk_referee.domain.cards import Card, make_deck, parse_cards
 from fiftyk_referee.domain.game import Action, ActionKind
 from fiftyk_referee.domain.shengji import GAME
@@ -77,20 +78,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Register `bench shengji`."""
     parser = sub.add_parser("shengji", help="Shengji follow check, legal actions, playouts",
                             description=__doc__)
-    parser.add_argument("--repeat", type=_positive, default=DEFAULT_REPEAT, metavar="N",
+    parser.add_argument("--repeat", type=positive, default=DEFAULT_REPEAT, metavar="N",
                         help=f"passes over the 40 hands per case (default {DEFAULT_REPEAT})")
-    parser.add_argument("--playouts", type=_positive, default=DEFAULT_PLAYOUTS, metavar="N",
+    parser.add_argument("--playouts", type=positive, default=DEFAULT_PLAYOUTS, metavar="N",
                         help=f"random hands for the steps/s row (default {DEFAULT_PLAYOUTS})")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="also write the results as JSON to FILE")
     parser.set_defaults(handler=run)
 
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

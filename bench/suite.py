@@ -829,9 +829,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--seconds", type=_positive_float, metavar="S",
                         help="measured seconds of each e2e/echo run (default 10; store runs"
                         " use at most 5)")
-    parser.add_argument("--repeats", type=_positive_int, metavar="N",
+    parser.add_argument("--repeats", type=positive, metavar="N",
                         help="repeats of every load run (default 3)")
-    parser.add_argument("--tables", type=_positive_int, metavar="T",
+    parser.add_argument("--tables", type=positive, metavar="T",
                         help="e2e tables (default 32)")
     parser.add_argument("--only", default=",".join(SECTIONS),
                         help=f"comma-separated sections to run (default: {','.join(SECTIONS)})")
@@ -839,13 +839,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="an existing PostgreSQL server where the suite may create (and"
                         " drop) databases, instead of a throwaway one")
     parser.set_defaults(handler=run)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def _positive_float(text: str) -> float:
