@@ -172,7 +172,6 @@ class Game(Protocol):
     """A game the referee hosts: its rules, its hands, its match and its transcripts."""
 
     name: str
-    transcript_format: str  # the `format` of its transcripts, e.g. "fiftyk-transcript/1"
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Rules:
         """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""

@@ -16,8 +16,6 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from fiftyk_referee.service.plain import plain_json
-
 RECEIPT_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/command-receipt")
 
 class CommandReceipt(Aggregate):
@@ -44,7 +42,8 @@ def receipt_id(scope: str, request_id: str) -> UUID:
 
 
 def fingerprint_of(kind: str, arguments: Mapping[str, Any]) -> str:
-    """A stable hash of a command's kind and arguments."""
-    text = json.dumps({"kind": kind, "arguments": plain_json(dict(arguments))},
+    """A stable hash of a command's kind and arguments (plain JSON values: ids and cards as
+    text, numbers, lists, option maps)."""
+    text = json.dumps({"kind": kind, "arguments": dict(arguments)},
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

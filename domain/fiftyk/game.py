@@ -13,7 +13,6 @@ from fiftyk_referee.domain.fiftyk.hand import FIRST_OUT, Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.scoring import teams_of
 from fiftyk_referee.domain.fiftyk.transcript import (
-    TRANSCRIPT_FORMAT,
     adjudicate,
     export_transcript,
 )
@@ -39,7 +38,6 @@ class FiftyK:
     """五十K: rules from RULES.md, one hand aggregate, side scores summed over the match."""
 
     name = NAME
-    transcript_format = TRANSCRIPT_FORMAT
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Ruleset:
         """Resolve a preset plus options."""

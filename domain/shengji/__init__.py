@@ -20,7 +20,6 @@ from typing import Any
 
 from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
 from fiftyk_referee.domain.events import EventCatalog, PublicEvent
-from fiftyk_referee.domain.fiftyk.transcript import TRANSCRIPT_FORMAT
 from fiftyk_referee.domain.game import Game, GameHand, Rules
 from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.shengji.cards import LEVELS, TOP_LEVEL
@@ -43,8 +42,6 @@ class ShengjiGame:
     """The Shengji game behind the boundary of `domain/game.py`."""
 
     name = GAME_NAME
-    # Shared with 五十K: a Shengji transcript is told apart by its `"game": "shengji"`.
-    transcript_format = TRANSCRIPT_FORMAT
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> ShengjiRules:
         """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""

@@ -7,10 +7,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from fiftyk_referee.domain.shengji.hand import ShengjiView
+from fiftyk_referee.domain.shengji.hand import OVER, ShengjiView
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-
-OVER = "over"
 
 
 def _result(result: Mapping[str, Any]) -> pb.ShengjiResult:
