@@ -1,1 +1,2 @@
-"""The 五十K game: cards, rules, aggregates and scoring. Pure Python, no I/O."""
+"""The games: the game protocol (game.py), the registry (games.py), viewers, the table, and
+one package per game (fiftyk/, shengji/). Pure Python, no I/O."""

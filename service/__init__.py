@@ -1,1 +1,1 @@
-"""The application around the 五十K domain: event store, gRPC edge, metrics, CLI."""
+"""The core and its edges: use cases, command runner, cache and store; gRPC, metrics, CLI."""
