@@ -3,12 +3,17 @@
 One `RefereeClient` wraps a channel and a set of credentials; `as_seat(token)` and friends
 return clients sharing the channel with other credentials. Failures raise `grpc.RpcError`;
 `service.grpc.errors.error_reason(err)` reads its status code and reason.
+
+A call refused `RESOURCE_EXHAUSTED` / `RATE_LIMITED` was turned away before the server ran
+it, so the client waits the delay the refusal's `RetryInfo` names and calls again, within
+the call's deadline (`RetryRateLimited`; `retry_rate_limited=False` turns it off).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -21,6 +26,7 @@ from fiftyk_referee.service.grpc.auth import (
     AUTHORIZATION_HEADER,
     PLATFORM_KEY_HEADER,
 )
+from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -29,6 +35,55 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 # the connections of many clients spread over the processes of `fiftyk serve --processes N`.
 CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
 Metadata = tuple[tuple[str, str], ...]
+RATE_LIMITED = "RATE_LIMITED"
+# A refusal without a delay (an older server) is retried after this long.
+DEFAULT_RETRY_DELAY_SECONDS = 0.1
+# A refusal with a delay is retried a little after it: the bucket refills continuously.
+RETRY_DELAY_MARGIN_SECONDS = 0.005
+
+
+class RetryRateLimited(grpc.UnaryUnaryClientInterceptor):
+    """Calls again, after the delay its `RetryInfo` names, a unary call refused
+    `RATE_LIMITED` — while the call's deadline leaves time for it (a rate-limited call was
+    refused before it ran, so nothing was applied)."""
+
+    def intercept_unary_unary(self, continuation: Any, client_call_details: Any,
+                              request: Any) -> Any:
+        """Call, and call again while the server asks the caller to slow down."""
+        timeout = client_call_details.timeout
+        give_up_at = None if timeout is None else time.monotonic() + timeout
+        while True:
+            outcome = continuation(client_call_details, request)
+            error = outcome.exception()
+            if error is None or not isinstance(error, grpc.RpcError):
+                return outcome
+            details = error_details(error)
+            if (details.code != grpc.StatusCode.RESOURCE_EXHAUSTED
+                    or details.reason != RATE_LIMITED):
+                return outcome
+            delay = (DEFAULT_RETRY_DELAY_SECONDS if details.retry_after_seconds is None
+                     else details.retry_after_seconds + RETRY_DELAY_MARGIN_SECONDS)
+            if give_up_at is not None:
+                left = give_up_at - time.monotonic() - delay
+                if left <= 0:
+                    return outcome
+                client_call_details = _with_timeout(client_call_details, left)
+            time.sleep(delay)
+
+
+class _CallDetails(NamedTuple):
+    method: str
+    timeout: float | None
+    metadata: Any
+    credentials: Any
+    wait_for_ready: Any
+    compression: Any
+
+
+def _with_timeout(details: Any, timeout: float) -> Any:
+    """The same call's details with a new (shorter) timeout."""
+    return _CallDetails(details.method, timeout, details.metadata, details.credentials,
+                        details.wait_for_ready, details.compression)
 
 
 class TlsClient(NamedTuple):
@@ -94,11 +149,14 @@ class RefereeClient:
 
     def __init__(self, target: str | grpc.Channel, *, token: str | None = None,
                  audit_key: str | None = None, platform_key: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_SECONDS, tls: TlsClient | None = None
-                 ) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_SECONDS, tls: TlsClient | None = None,
+                 retry_rate_limited: bool = True) -> None:
         self.channel = open_channel(target, tls) if isinstance(target, str) else target
         self._owns_channel = isinstance(target, str)
-        self.stub = pb_grpc.RefereeServiceStub(self.channel)
+        self.retry_rate_limited = retry_rate_limited
+        calls = (grpc.intercept_channel(self.channel, RetryRateLimited())
+                 if retry_rate_limited else self.channel)
+        self.stub = pb_grpc.RefereeServiceStub(calls)
         self.timeout = timeout
         pairs: list[tuple[str, str]] = []
         if token:
@@ -112,7 +170,8 @@ class RefereeClient:
     def _derived(self, *, token: str | None = None, audit_key: str | None = None,
                  platform_key: str | None = None) -> RefereeClient:
         return RefereeClient(self.channel, timeout=self.timeout, token=token,
-                             audit_key=audit_key, platform_key=platform_key)
+                             audit_key=audit_key, platform_key=platform_key,
+                             retry_rate_limited=self.retry_rate_limited)
 
     def as_seat(self, token: str) -> RefereeClient:
         """A client acting with a seat token."""
@@ -305,5 +364,5 @@ class RefereeClient:
         return stream
 
 
-__all__ = ["RefereeClient", "TlsClient", "add_tls_arguments", "open_channel",
+__all__ = ["RefereeClient", "RetryRateLimited", "TlsClient", "add_tls_arguments", "open_channel",
            "tls_from_args"]

@@ -62,10 +62,13 @@ def _rates(create: Rate, command: Rate, read: Rate, adjudicate: Rate,
             "watch": watch}
 
 
-# A bot plays a few commands a second; a platform runs many tables. Generous for honest
-# use, and a stop for the floods the hardening review reproduced (4,959 tables in 12 s).
+# A seat acts only on its turn, but four bots playing one table flat out reach a few
+# hundred commands a second between them on a fast machine, each with a read or two: a
+# seat's buckets hold that with room to spare. A platform runs many tables. Generous for
+# honest use, and a stop for the floods the hardening review reproduced (4,959 tables in
+# 12 s).
 DEFAULT_RATES: Mapping[str, Mapping[str, Rate]] = {
-    "player": _rates(Rate(5, 10), Rate(50, 100), Rate(100, 200), Rate(2, 5), Rate(10, 30)),
+    "player": _rates(Rate(5, 10), Rate(200, 400), Rate(400, 800), Rate(2, 5), Rate(10, 30)),
     "audit": _rates(Rate(5, 10), Rate(5, 10), Rate(500, 1000), Rate(20, 50), Rate(50, 200)),
     "platform": _rates(Rate(20, 100), Rate(500, 1000), Rate(1000, 2000), Rate(20, 50),
                        Rate(50, 200)),

@@ -38,9 +38,12 @@ def dial_host(host: str) -> str:
 
 
 def server_config(data_dir: Path, **overrides: Any) -> Config:
-    """A loopback config on a free port with a fast turn clock (SQLite in `data_dir`)."""
+    """A loopback config on a free port with a fast turn clock (SQLite in `data_dir`).
+
+    Rate limits are off: a test of something else must not depend on how fast the machine
+    is (tests of the limits set their own, `rate_limits=...`)."""
     settings: dict[str, Any] = {"host": "127.0.0.1", "port": 0, "data_dir": data_dir,
-                                "workers": 8, "turn_sweep_seconds": 0.1}
+                                "workers": 8, "turn_sweep_seconds": 0.1, "rate_limits": "off"}
     settings.update(overrides)
     return Config(**settings).validate()
 

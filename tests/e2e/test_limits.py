@@ -14,6 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from fiftyk_referee.service.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.limits import WatchLimits
@@ -32,7 +33,7 @@ def test_a_credential_over_its_rate_is_refused_with_retry_info_and_counted(
 ) -> None:
     live = LiveServer(server_config(tmp_path, rate_limits="platform.create=2/3"))
     try:
-        platform = live.platform()
+        platform = live.client(platform_key=DEV_PLATFORM_KEY, retry_rate_limited=False)
         table_ids = [platform.create_table("classic", 4).table.table_id for _ in range(3)]
         caplog.set_level(logging.DEBUG, logger="fiftyk.rpc")  # RATE_LIMITED logs at DEBUG
         with pytest.raises(grpc.RpcError) as refused:
@@ -60,6 +61,36 @@ def test_a_credential_over_its_rate_is_refused_with_retry_info_and_counted(
         assert live.audit().get_table(table_ids[1]).table_id == table_ids[1]
         time.sleep(details.retry_after_seconds)
         assert platform.create_table("classic", 4).table.table_id
+    finally:
+        live.stop()
+
+
+def test_the_client_waits_out_a_rate_limit_and_its_calls_succeed(tmp_path: Path) -> None:
+    """A refusal names its delay (RetryInfo), so the client calls again after it: a burst
+    over the limit is slowed down, not failed, and nothing is applied twice."""
+    live = LiveServer(server_config(tmp_path, rate_limits="platform.create=20/1"))
+    try:
+        platform = live.platform()
+        created = {platform.create_table("classic", 4).table.table_id for _ in range(6)}
+        assert len(created) == 6
+        refused = _metric(live, 'fiftyk_rate_limited_total{role="platform",rpc_class="create"}')
+        assert refused >= 1  # six calls against a burst of one: the client had to wait
+        opened = platform.read_events(limit=100, topics=["table.opened"]).events
+        assert len(opened) == 6
+    finally:
+        live.stop()
+
+
+def test_a_client_gives_up_waiting_at_its_deadline(tmp_path: Path) -> None:
+    """The client does not wait past the call's deadline: a delay longer than what is left
+    of it answers RATE_LIMITED at once."""
+    live = LiveServer(server_config(tmp_path, rate_limits="platform.create=0.01/1"))
+    try:
+        platform = live.client(platform_key=DEV_PLATFORM_KEY, timeout=5)
+        platform.create_table("classic", 4)
+        with pytest.raises(grpc.RpcError) as refused:
+            platform.create_table("classic", 4)  # the next token is 100 s away
+        assert error_details(refused.value).reason == "RATE_LIMITED"
     finally:
         live.stop()
 

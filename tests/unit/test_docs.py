@@ -187,3 +187,19 @@ def test_the_shengji_page_is_linked_from_the_readme_and_the_rules_page() -> None
     assert "[docs/shengji.md](docs/shengji.md)" in (ROOT / "README.md").read_text("utf-8")
     assert "](shengji.md)" in _page("rules.md")
     assert "](shengji.md#legal-plays)" in _page("integrating.md")
+
+
+def test_the_rate_limit_table_of_integrating_md_is_the_default_rates() -> None:
+    from fiftyk_referee.service.limits import DEFAULT_RATES, RPC_CLASSES
+
+    page = _page("integrating.md")
+    section = page[page.index("## Rate limits"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = {_code(cells[0]): [cell.strip() for cell in cells[1:]]
+            for row in TABLE_ROW.findall(section)
+            if (cells := row.split(" | "))[0].startswith("`")}
+    documented = {role: dict(zip(RPC_CLASSES, values, strict=True))
+                  for role, values in rows.items()}
+    actual = {role: {name: f"{rate.per_second:g}/{rate.burst:g}" for name, rate in classes.items()}
+              for role, classes in DEFAULT_RATES.items()}
+    assert documented == actual
