@@ -1,28 +1,27 @@
-"""Tricks (SHENGJI.md §6): leads, throws, following, trumping and the trick winner.
+"""Tricks (docs/shengji.md, "Tricks"): leads, throws, following, trumping and the winner.
 
-- `make_lead` reads a lead (one suit group; one component or a throw, §6.1).
-- `failed_throw` checks a throw against the other three hands (§6.2) and names the
-  component the leader is forced to play, if any.
-- `follow_error` is the fast follow-legality check (§6.3): card count, suit, then the
+- `make_lead` reads a lead (one suit group; one component or a throw).
+- `failed_throw` checks a throw against the other three hands ("Leading and throwing") and
+  names the component the leader is forced to play, if any.
+- `follow_error` is the fast follow-legality check ("Following"): card count, suit, then the
   **match vector** of the play against that of the follower's whole holding in the suit.
-- `play_key` is §6.4: whether a play has the lead's shape in a winning suit group, and its
-  key (compared by `strength`; equal keeps the earlier play).
+- `play_key` ("Winning a trick"): whether a play has the lead's shape in a winning suit
+  group, and its key (compared by `strength`; equal keeps the earlier play).
 - `follow_constraint`, `follow_examples` and `lead_examples` answer `ListLegalPlays`
   (through `ShengjiHand.legal_actions`) in bounded size — see "Legal actions" below.
 
-Match vector (§6.3). The lead offers **bins** (its tractors and titanics: `length` adjacent
-slots of their width) and lone slots (its pairs and triples). The follower's tuples (2 or 3
-identical cards) are read as runs "longest run first" exactly as §3.1 reads a throw; run
-pieces (≥ 2 consecutive tuples) are placed into bins, several pieces may share a bin, at
-most one tuple per slot, a triple serving as a pair and a pair sitting in a triple slot.
-Entries, maximised lexicographically over every placement of run pieces: (1) triples of
-X's titanics (stretches of ≥ 2 consecutive triples) in titanic bins, (2) tuples of pieces
-in bins, (3) triple slots holding a triple (pieces, then the remaining triples in the
-remaining triple slots), (4) slots of width ≥ 2 holding a tuple — always
-min(tuples, such slots), whatever the placement.
-**Decision**: reading the follower's runs "longest run first" (as a throw is read) rather
-than over every possible cut only matters for runs through a tier that holds two different
-tuples (off-suit level cards, 常主 2s); the rule stays the same for the holding and the play.
+Match vector. The lead offers **bins** (its tractors and titanics: `length` adjacent slots
+of their width) and lone slots (its pairs and triples). The follower's tuples (2 or 3
+identical cards) form runs on consecutive tiers; where a tier holds several tuples, every
+reading of the holding as runs is tried (`_readings`) and the best counts, so a follower
+owes the most its cards allow. Run pieces (≥ 2 consecutive tuples) are placed into bins,
+several pieces may share a bin, at most one tuple per slot, a triple serving as a pair and a
+pair sitting in a triple slot. Entries, maximised lexicographically over every reading and
+every placement of run pieces: (1) triples of X's titanics (stretches of ≥ 2 consecutive
+triples) in titanic bins, (2) tuples of pieces in bins, (3) triple slots holding a triple
+(pieces, then the remaining triples in the remaining triple slots), (4) slots of width ≥ 2
+holding a tuple — always min(tuples, such slots), whatever the placement. The same
+maximum is taken for the holding and for the play.
 
 Legal actions (`ListLegalPlays`). The number of legal follows is combinatorial (a void seat
 may discard any n of its cards), so the answer is **constraints plus a bounded list**:
@@ -60,7 +59,6 @@ from fiftyk_referee.domain.shengji.combinations import (
     classify,
     decompose,
     kind_of,
-    longest_runs,
 )
 
 EXAMPLE_LIMIT = 24
@@ -91,7 +89,7 @@ class Lead:
 
     @property
     def largest(self) -> int:
-        """Cards of the largest component (what the 抠底 multiplier of §7.2 reads)."""
+        """Cards of the largest component (what the 抠底 kitty multiplier reads)."""
         return self.components[0].size
 
     @property
@@ -127,7 +125,7 @@ def _read_lead(cards: tuple[Card, ...], rank: int, suit: str | None,
     return lead_of(kind, components, order.info[cards[0]].group)
 
 
-# -- throws (§6.2) -------------------------------------------------------------------------
+# -- throws ---------------------------------------------------------------------------------
 
 def _tier_heights(cards: Iterable[Card], group: str, order: TrumpOrder) -> dict[int, int]:
     """For one suit group: each tier's largest number of identical cards."""
@@ -166,14 +164,14 @@ def failed_throw(lead: Lead, others: Sequence[Sequence[Card]],
     return min(failed, key=lambda c: (c.strength, c.size))
 
 
-# -- the match vector (§6.3) ----------------------------------------------------------------
+# -- the match vector -----------------------------------------------------------------------
 
 @dataclass
 class _Material:
-    """A holding's tuples in one suit group: per card its width, runs, triple count."""
+    """A holding's tuples in one suit group: per card its width, readings, triple count."""
 
     width: dict[Card, int]
-    runs: list[list[Card]]
+    readings: list[list[list[Card]]]  # every distinct way to read the tuples as runs
     triples: int
     tuples: list[Card]  # every tuple (one card each), low to high
 
@@ -188,13 +186,48 @@ def _material(counts: Counter[Card], order: TrumpOrder, need_runs: bool) -> _Mat
             width[card] = w
             if need_runs:
                 tiers.setdefault(info[card].pos, []).append(card)
-    runs: list[list[Card]] = []
+    readings: list[list[list[Card]]] = []
     if need_runs and len(tiers) >= MIN_RUN:
-        for cards in tiers.values():
-            cards.sort(key=lambda c: (-width[c], c.suit))  # a triple first: it fits any slot
-        runs, _ = longest_runs(tiers)
+        readings = _readings(tiers, width)
     ordered = sorted(width, key=order.sort_key)
-    return _Material(width, runs, sum(1 for w in width.values() if w == TRIPLE_WIDTH), ordered)
+    return _Material(width, readings, sum(1 for w in width.values() if w == TRIPLE_WIDTH),
+                     ordered)
+
+
+def _readings(tiers: dict[int, list[Card]], width: dict[Card, int]) -> list[list[list[Card]]]:
+    """Every distinct reading of a holding's tuples as runs (each low to high).
+
+    A tier may hold several tuples (the off-suit trump-rank cards, the 2s under
+    `permanent_two`), and which of them a run goes through changes what the holding owes:
+    the follow duty is the best over every reading. Between two adjacent tiers a reading
+    links as many tuples as it can (any cut the placement needs, it makes itself), so the
+    readings are the maximum matchings of neighbouring tiers. Readings that differ only in
+    which of two equally wide tuples of one tier they take are the same reading.
+    """
+    found: dict[tuple[tuple[tuple[int, int], ...], ...], list[list[Card]]] = {}
+    positions = sorted(tiers)
+    tier_of = {card: pos for pos, cards in tiers.items() for card in cards}
+
+    def walk(index: int, chains: list[list[Card]], done: list[list[Card]]) -> None:
+        if index == len(positions):
+            runs = [chain for chain in done + chains if len(chain) >= MIN_RUN]
+            key = tuple(sorted(tuple((tier_of[c], width[c]) for c in run) for run in runs))
+            found.setdefault(key, runs)
+            return
+        pos = positions[index]
+        cards = tiers[pos]
+        if index and positions[index - 1] != pos - 1:
+            done, chains = done + chains, []
+        linked = min(len(chains), len(cards))
+        for ends in itertools.combinations(range(len(chains)), linked):
+            for picks in itertools.permutations(cards, linked):
+                grown = [chains[e] + [card] for e, card in zip(ends, picks, strict=True)]
+                closed = [chain for e, chain in enumerate(chains) if e not in ends]
+                fresh = [[card] for card in cards if card not in picks]
+                walk(index + 1, grown + fresh, done + closed)
+
+    walk(0, [], [])
+    return list(found.values())
 
 
 @dataclass
@@ -294,8 +327,9 @@ def match_vector(counts: Counter[Card], lead: Lead, order: TrumpOrder,
     width = material.width
     slots = sum(length for _, length in lead.bins) + lead.triples + lead.pairs
     e4 = min(len(width), slots)
-    if lead.bins and material.runs:
-        placed = _place(lead.bins, material.runs, width, material.triples, lead.triples)
+    if lead.bins and material.readings:
+        placed = max((_place(lead.bins, runs, width, material.triples, lead.triples)
+                      for runs in material.readings), key=lambda p: p.score)
         e1, e2, e3 = placed.score
         caps = placed.caps
         pieces = placed.pieces
@@ -325,7 +359,7 @@ def match_vector(counts: Counter[Card], lead: Lead, order: TrumpOrder,
     return (e1, e2, e3, e4), cards
 
 
-# -- following (§6.3) -----------------------------------------------------------------------
+# -- following ------------------------------------------------------------------------------
 
 def _group_counts(cards: Iterable[Card], group: str, order: TrumpOrder) -> Counter[Card]:
     info = order.info
@@ -384,7 +418,7 @@ def _vector_message(entry: int, wanted: int, name: str) -> str:
     return f"you must follow with {wanted} {what} of {name}, as your hand allows"
 
 
-# -- winning a trick (§6.4) ------------------------------------------------------------------
+# -- winning a trick ------------------------------------------------------------------------
 
 def play_key(play: Sequence[Card], lead: Lead, order: TrumpOrder) -> int | None:
     """The key strength of a play that can win the trick, or None (wrong group or shape)."""
@@ -407,7 +441,7 @@ def play_key(play: Sequence[Card], lead: Lead, order: TrumpOrder) -> int | None:
 
 
 def trick_winner(plays: Sequence[Sequence[Card]], order: TrumpOrder) -> int:
-    """The index of the winning play of a trick of legal plays, `plays[0]` the lead (§6.4).
+    """The index of the winning play of a trick of legal plays, `plays[0]` the lead.
 
     The lead stands until a later play's key is strictly higher (equal keeps the earlier),
     as the hand aggregate decides trick by trick.

@@ -310,6 +310,24 @@ def test_a_triple_led_owes_a_triple() -> None:
     assert answer == "MUST_FOLLOW_TRIPLE"
 
 
+@pytest.mark.parametrize(("preset", "lead", "hand", "play", "expected"), [
+    # Two runs through the off-suit 10s (AH-10S, 10C-10H) fill the four-pair tractor.
+    ("tractor", "3H 3H 4H 4H 5H 5H 6H 6H", "AH AH 10S 10S 10C 10C 10H 10H 8H 8H 2C 3D",
+     "AH AH 10S 10S 10H 10H 8H 8H", "MUST_FOLLOW_TRACTOR"),
+    ("tractor", "3H 3H 4H 4H 5H 5H 6H 6H", "AH AH 10S 10S 10C 10C 10H 10H 8H 8H 2C 3D",
+     "AH AH 10S 10S 10C 10C 10H 10H", "legal"),
+    # AH-10C runs into the tractor and keeps the triple 10S for the triple slot.
+    ("titanic", "10D 10D 10H 10H SJ SJ SJ", "AH AH AH 10C 10C 10S 10S 10S 5H 3C 4D",
+     "AH AH 10S 10S 10C 10C 5H", "MUST_FOLLOW_TRIPLE"),
+    ("titanic", "10D 10D 10H 10H SJ SJ SJ", "AH AH AH 10C 10C 10S 10S 10S 5H 3C 4D",
+     "AH AH 10C 10C 10S 10S 10S", "legal"),
+])
+def test_follow_duties_are_the_best_over_every_reading_of_the_runs(
+        preset: str, lead: str, hand: str, play: str, expected: str) -> None:
+    answer = ask("follow", hearts(lead=cards(lead), hand=cards(hand), play=cards(play)), preset)
+    assert answer == expected
+
+
 def test_a_lead_of_two_suit_groups_is_not_a_standing_lead() -> None:
     answer = ask("follow", hearts(lead=["AC", "AS"], hand=["3C", "4C"], play=["3C", "4C"]))
     assert answer["error"] == "INVALID_COMBINATION"

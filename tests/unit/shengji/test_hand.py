@@ -182,6 +182,23 @@ def test_seed_throw_98844_fails_on_queens_and_the_fours_are_played() -> None:
     assert hand.best_seat == 1
 
 
+def test_a_forced_tractor_is_followed_with_the_best_reading_of_the_runs() -> None:
+    # Seat 2's higher four-pair tractor fails the throw; seat 0 plays the tractor alone, and
+    # seat 1 owes all four slots from two runs through the off-suit 10s.
+    follower = ("10H AH AH 10S 10S 10C 10C 10H 8H 8H"
+                " 2C 3C 4C 5C 6C 7C 8C 9C JC QC 3D 4D 5D 6D 7D")
+    hand = new_hand(levels=("10", "10"), hands={
+        0: "3H 3H 4H 4H 5H 5H 6H 6H BJ", 1: follower, 2: "9H 9H JH JH QH QH KH KH"})
+    close_windows(hand, {1: (1, "10H")})
+    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.kitty_dealt))))
+    play(hand, 0, "3H 3H 4H 4H 5H 5H 6H 6H BJ")
+    assert hand.throws_failed[0]["forced"] == ["3H", "3H", "4H", "4H", "5H", "5H", "6H", "6H"]
+    wrong = ["AH", "AH", "10S", "10S", "10H", "10H", "8H", "8H"]
+    assert refused(hand, 1, Action.play(wrong)) == Reason.MUST_FOLLOW_TRACTOR
+    play(hand, 1, "AH AH 10S 10S 10C 10C 10H 10H")
+    assert hand.to_act == 2
+
+
 def test_timeouts_in_every_phase() -> None:
     hand = new_hand(options={"turn_timeout": 30}, dealer=1)
     assert refused_time_out(hand, 0, hand.modified_on) == Reason.TURN_NOT_EXPIRED

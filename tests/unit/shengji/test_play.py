@@ -120,6 +120,49 @@ def test_several_shorter_tractors_may_fill_a_longer_one() -> None:
     assert reason(hand, "7C 7C 8C 8C JC JC 2C 2C", lead) == Reason.MUST_FOLLOW_TRACTOR
 
 
+LEVEL_STEP_TRACTOR_LEAD = "3H 3H 4H 4H 5H 5H 6H 6H"
+LEVEL_STEP_PAIRS = "AH AH 10S 10S 10C 10C 10H 10H 8H 8H 2C 3D"
+LEVEL_STEP_TRIPLE_LEAD = "10D 10D 10H 10H SJ SJ SJ"
+LEVEL_STEP_TRIPLES = "AH AH AH 10C 10C 10S 10S 10S 5H 3C 4D"
+
+
+def test_two_runs_through_the_level_step_owe_the_whole_tractor() -> None:
+    # AH-10S and 10C-10H fill all four slots; the one long run AH-10S-10H fills only three.
+    lead = LEVEL_STEP_TRACTOR_LEAD
+    assert reason(LEVEL_STEP_PAIRS, "AH AH 10S 10S 10H 10H 8H 8H", lead) == \
+        Reason.MUST_FOLLOW_TRACTOR
+    assert reason(LEVEL_STEP_PAIRS, "AH AH 10S 10S 10C 10C 10H 10H", lead) is None
+    assert reason(LEVEL_STEP_PAIRS, "AH AH 10C 10C 10S 10S 10H 10H", lead) is None
+
+
+def test_a_run_through_the_level_step_leaves_the_triple_for_the_triple_slot() -> None:
+    # AH-10C fills the tractor and 10S 10S 10S the triple slot; AH-10S would use the triple.
+    lead = LEVEL_STEP_TRIPLE_LEAD
+    assert reason(LEVEL_STEP_TRIPLES, "AH AH 10S 10S 10C 10C 5H", lead) == \
+        Reason.MUST_FOLLOW_TRIPLE
+    assert reason(LEVEL_STEP_TRIPLES, "AH AH 10C 10C 10S 10S 10S", lead) is None
+
+
+@pytest.mark.parametrize(("lead", "holding"), [
+    (LEVEL_STEP_TRACTOR_LEAD, LEVEL_STEP_PAIRS), (LEVEL_STEP_TRIPLE_LEAD, LEVEL_STEP_TRIPLES)])
+def test_the_first_example_follow_meets_the_best_reading(lead: str, holding: str) -> None:
+    hand = cards(holding)
+    led = make_lead(cards(lead), HEARTS)
+    plays, _ = follow_examples(hand, led, HEARTS)
+    assert plays and all(follow_error(hand, p, led, HEARTS) is None for p in plays)
+    want = follow_constraint(hand, led, HEARTS).vector
+    assert match_vector(Counter(plays[0]), led, HEARTS)[0] == want
+
+
+def test_the_2s_step_under_permanent_two_is_read_every_way() -> None:
+    # Level 10, hearts trump, every 2 a trump: AH < the off-suit 2s < 2H < the off-suit 10s.
+    order = trump_order(LEVEL_RANK["10"], "H", True)
+    lead = LEVEL_STEP_TRACTOR_LEAD
+    hand = "AH AH 2S 2S 2C 2C 2H 2H 8H 8H 3C 4D"
+    assert reason(hand, "AH AH 2S 2S 2H 2H 8H 8H", lead, order) == Reason.MUST_FOLLOW_TRACTOR
+    assert reason(hand, "AH AH 2S 2S 2C 2C 2H 2H", lead, order) is None
+
+
 def test_seed_titanic_follow_order() -> None:
     lead = make_lead(cards("3C 3C 3C 4C 4C 4C"), TITANIC_SPADES)
     holdings = ["7C 7C 7C 8C 8C 8C", "7C 7C 8C 8C 2C KC", "7C 7C 7C JC JC JC",
