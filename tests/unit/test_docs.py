@@ -11,6 +11,7 @@ from typing import Any
 from fiftyk_referee.domain.fiftyk.rulesets import DEFAULTS, OPTION_SPECS, PRESETS, Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
 from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.games import adjudicate as adjudicate_any_game
 from fiftyk_referee.domain.shengji import rulesets as shengji_rulesets
 from fiftyk_referee.domain.shengji.play import EXAMPLE_LIMIT
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
@@ -66,7 +67,7 @@ def test_transcript_page_example_adjudicates_to_the_result_shown() -> None:
 
 def test_transcript_page_variants_adjudicate_to_the_results_shown() -> None:
     text = _page("transcript.md")
-    transcript, _, unfinished, rejected = _json_blocks(text)
+    transcript, _, unfinished, rejected, *_ = _json_blocks(text)
     keep = KEEP_FIRST.search(text)
     replace = REPLACE_ACTION.search(text)
     assert keep is not None and replace is not None
@@ -80,6 +81,17 @@ def test_transcript_page_variants_adjudicate_to_the_results_shown() -> None:
     changed["actions"][int(replace.group(1))] = json.loads(replace.group(2))
     assert adjudicate(changed) == rejected
     assert rejected["rejected"]["action"] == int(replace.group(1))
+
+
+def test_transcript_page_shengji_example_adjudicates_to_the_result_shown() -> None:
+    text = _page("transcript.md")
+    shengji_section = text[text.index("## Shengji hands"):]
+    (result,) = _json_blocks(shengji_section)
+    example_file = DOCS / "examples" / "transcript-shengji.json"
+    transcript = json.loads(example_file.read_text(encoding="utf-8"))
+    assert transcript["game"] == result["game"] == "shengji"
+    assert result["status"] == "completed"
+    assert adjudicate_any_game(transcript) == result
 
 
 # -- rules.md -------------------------------------------------------------------------------
@@ -203,3 +215,34 @@ def test_the_rate_limit_table_of_integrating_md_is_the_default_rates() -> None:
     actual = {role: {name: f"{rate.per_second:g}/{rate.burst:g}" for name, rate in classes.items()}
               for role, classes in DEFAULT_RATES.items()}
     assert documented == actual
+
+
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+GRPCURL_DATA = re.compile(r"-d '(\{.*?\})'")
+
+
+def test_integrating_md_shows_the_same_create_table_in_every_json_form() -> None:
+    from google.protobuf import json_format
+
+    from fiftyk_referee.domain.games import game_named
+    from fiftyk_referee.service.grpc.convert import options_from_proto
+    from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+
+    page = _page("integrating.md")
+    section = page[page.index("### Options in JSON"):]
+    section = section[:section.index("\n## ", 1)]
+    grpcurl_data = GRPCURL_DATA.search(section)
+    (python_block,) = PYTHON_BLOCK.findall(section)
+    (library_json,) = JSON_BLOCK.findall(section)
+    assert grpcurl_data is not None
+    from_grpcurl = json_format.Parse(grpcurl_data.group(1), pb.CreateTableRequest())
+    from_library = json_format.Parse(library_json, pb.CreateTableRequest())
+    namespace: dict[str, Any] = {"pb": pb}
+    exec(python_block, namespace)  # the page's Python lines, as a reader would run them
+
+    assert from_grpcurl == from_library == namespace["request"] == namespace["same"]
+    assert json.loads(json_format.MessageToJson(from_grpcurl)) == json.loads(library_json)
+    options = options_from_proto(from_library.ruleset.options)
+    assert options == {"permanent_two": True, "hands": 8, "kitty_size": None}
+    rules = game_named(from_library.ruleset.game).rules(from_library.ruleset.preset, options)
+    assert rules.options()["hands"] == 8

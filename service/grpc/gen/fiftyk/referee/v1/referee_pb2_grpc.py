@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class RefereeServiceStub:
-    """RefereeService runs tables and hands of 五十K and is the authority on every ruling.
+    """RefereeService runs tables and hands of 五十K and Shengji and is the authority on every
+    ruling.
     """
 
     def __init__(self, channel):
@@ -133,7 +134,8 @@ class RefereeServiceStub:
 
 
 class RefereeServiceServicer:
-    """RefereeService runs tables and hands of 五十K and is the authority on every ruling.
+    """RefereeService runs tables and hands of 五十K and Shengji and is the authority on every
+    ruling.
     """
 
     def CreateTable(self, request, context):
@@ -234,15 +236,16 @@ class RefereeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ExportTranscript(self, request, context):
-        """ExportTranscript exports a stored hand as a TRANSCRIPT.md transcript. Audit.
+        """ExportTranscript exports a stored hand as a transcript (docs/transcript.md; Shengji
+        hands: docs/transcript.md#shengji-hands). Audit.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Adjudicate(self, request, context):
-        """Adjudicate replays a transcript and returns the ruling (TRANSCRIPT.md result). Any
-        credential; nothing is stored.
+        """Adjudicate replays a transcript of either game and returns the ruling (a result,
+        docs/transcript.md#result-fiftyk-result1). Any credential; nothing is stored.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -267,15 +270,17 @@ class RefereeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Declare(self, request, context):
-        """Declare shows trump cards while a Shengji hand is dealt (升级 §4), or declares nothing
-        this round (no cards). The seat's token; refused at 五十K tables (INVALID_ACTION).
+        """Declare shows trump cards while a Shengji hand is dealt
+        (docs/shengji.md#the-deal-and-declarations), or declares nothing this round (no cards).
+        The seat's token; refused at 五十K tables (INVALID_ACTION).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Bury(self, request, context):
-        """Bury returns the Shengji dealer's cards to the kitty after it took the kitty (§5).
+        """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
+        (docs/shengji.md#the-kitty).
         The dealer's seat token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -389,7 +394,8 @@ def add_RefereeServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class RefereeService:
-    """RefereeService runs tables and hands of 五十K and is the authority on every ruling.
+    """RefereeService runs tables and hands of 五十K and Shengji and is the authority on every
+    ruling.
     """
 
     @staticmethod
