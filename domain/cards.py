@@ -1,4 +1,4 @@
-"""Cards, the text notation of RULES.md section 1, point values and decks."""
+"""Cards, their text notation (docs/rules.md#cards), point values and decks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Typed rule errors carrying the stable reason codes of TRANSCRIPT.md."""
+"""Typed rule errors carrying stable reason codes (docs/transcript.md#reason-codes)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class Reason(StrEnum):
     INVALID_TRANSCRIPT = "INVALID_TRANSCRIPT"
     INVALID_ACTION = "INVALID_ACTION"
     CARD_NOT_IN_DECK = "CARD_NOT_IN_DECK"
-    # Shengji (SHENGJI.md section 11).
+    # Shengji (docs/shengji.md#reason-codes).
     NOT_DECLARATION_PHASE = "NOT_DECLARATION_PHASE"
     MUST_BURY = "MUST_BURY"
     PASS_NOT_ALLOWED = "PASS_NOT_ALLOWED"
@@ -68,7 +68,7 @@ class InvalidRuleset(RuleError):
 
 
 class UnknownCard(RuleError):
-    """A card token not written in the notation of RULES.md section 1."""
+    """A card token not written in the notation of docs/rules.md#cards."""
 
     def __init__(self, token: str) -> None:
         super().__init__(

@@ -1,4 +1,4 @@
-"""`fiftyk adjudicate FILE`: rule on a transcript and print the result JSON (TRANSCRIPT.md)."""
+"""`fiftyk adjudicate FILE`: rule on a transcript and print the result JSON (docs/transcript.md)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Service-level errors: what the application and the edge raise besides the domain's rule errors.
 
-Each carries a stable reason code (upper snake case, like the `domain.errors.Reason` codes of
-TRANSCRIPT.md) and a human-readable message. The gRPC layer maps the class to a status code
-in one place (`service.grpc.errors`); nothing here imports gRPC, so the application stays free
-of transport concerns.
+Each carries a stable reason code (upper snake case, like the `domain.errors.Reason` codes;
+all are listed in docs/integrating.md#errors) and a human-readable message. The gRPC layer
+maps the class to a status code in one place (`service.grpc.errors`); nothing here imports
+gRPC, so the application stays free of transport concerns.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ CARD_FIELDS = frozenset({"cards", "hand_cards", "hidden_cards"})
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 REDACTED = "[card]"
 
-# Card notation of RULES.md section 1 (rank then suit, jokers SJ/BJ) and the Card repr.
+# Card notation of docs/rules.md#cards (rank then suit, jokers SJ/BJ) and the Card repr.
 _CARD_TOKEN = re.compile(
     r"(?<![A-Za-z0-9])(?:(?:10|[2-9TJQKA])[SHCD♠♥♣♦♤♡♧♢]|[SB]J)(?![A-Za-z0-9])"
     r"|Card\(rank=\d+, suit='[SHCD]?'\)"

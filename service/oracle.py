@@ -1,4 +1,4 @@
-"""The rules oracle of ORACLE.md: single rule questions, answered as JSON, one line each.
+"""The rules oracle (docs/oracle.md): single rule questions, answered as JSON, one line each.
 
 `answer(question)` answers one parsed question, `answer_line(line)` one line of text, and
 `run(stdin, stdout)` a whole stream (what `fiftyk rules ask` runs). Every answer comes from
@@ -11,7 +11,7 @@ A question the engine cannot answer gets `{"error": CODE, "message": TEXT}`:
 `CARD_NOT_IN_DECK`, `INVALID_COMBINATION` (a lead, top play or card group the question
 takes as standing spans two suit groups or forms nothing), and `INVALID_REQUEST` for the
 rest (not JSON, an empty line, an unknown kind, a missing, unknown or mistyped field).
-`docs/oracle.md` lists the decisions taken where ORACLE.md is silent.
+docs/oracle.md#decisions lists the decisions taken where the question format leaves a choice.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def _list(value: Any, where: str, length: int | None = None) -> list[Any]:
 
 
 def _cards(value: Any, where: str) -> list[Card]:
-    """A card list in the notation of RULES.md §1 (`UNKNOWN_CARD` names the bad token)."""
+    """A card list in the notation of docs/rules.md#cards (`UNKNOWN_CARD` names the bad token)."""
     cards = []
     for token in _list(value, where):
         if not isinstance(token, str):
@@ -279,7 +279,7 @@ def _card_points(cards: Iterable[Card]) -> int:
 
 
 def _points(value: Any, where: str) -> int:
-    """A point total: a non-negative multiple of 5 (every total of SHENGJI.md §7 is)."""
+    """A point total: a non-negative multiple of 5 (every point total of a Shengji hand is)."""
     return _integer(value, where, minimum=0, step=POINT_STEP)
 
 
@@ -333,7 +333,8 @@ def _shengji_follow(rules: ShengjiRules, given: _Input) -> JSON:
     _shengji_deck(rules, play)
     lead = _standing_lead(lead_cards, order, "input.lead")
     if Counter(play) - Counter(hand):
-        # The referee checks the cards are held before any follow obligation (§11's order).
+        # The referee checks the cards are held before any follow obligation
+        # (docs/shengji.md#reason-codes gives the order of the checks).
         return Reason.CARDS_NOT_IN_HAND.value
     problem = follow_error(hand, play, lead, order)
     return LEGAL if problem is None else problem[0].value

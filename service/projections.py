@@ -82,7 +82,7 @@ class SeatResult:
 
 
 def seat_results(result: Mapping[str, Any]) -> list[SeatResult]:
-    """Per-seat scores and wins from a HandEnded result (TRANSCRIPT.md result fields)."""
+    """Per-seat scores and wins from a HandEnded result (docs/transcript.md)."""
     winner = result.get("winner") or {}
     winners: set[int] = set()
     if winner.get("team") is not None:

@@ -5,7 +5,7 @@ negative ruling (cards that form no combination, unknown cards, cards the deck d
 have). Only an unusable command line (unknown preset or option, bad option value) exits 2,
 with the message on stderr.
 
-`ask` is the rules oracle of ORACLE.md (`service/oracle.py`): JSON questions of either game
+`ask` is the rules oracle of docs/oracle.md (`service/oracle.py`): JSON questions of either game
 on standard input, one answer line each on standard output; exit 0 unless standard input
 cannot be read.
 """
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "rules", help="ask the rules engine: classify, compare, or the JSON oracle (ask)",
         description="Ask the rules engine. classify and beats print one JSON object and exit"
         " 0, also for a negative ruling; exit 2 only for an unusable command line. ask reads"
-        " JSON questions line by line (ORACLE.md).",
+        " JSON questions line by line (docs/oracle.md).",
     )
     commands = parser.add_subparsers(dest="rules_command", metavar="COMMAND", required=True)
 
@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     _add_ruleset_arguments(classify_parser)
     classify_parser.add_argument("cards", nargs="+", metavar="CARD",
-                                 help="cards in the notation of RULES.md section 1, e.g. 10H")
+                                 help="cards in the notation of docs/rules.md#cards, e.g. 10H")
     classify_parser.set_defaults(handler=run_classify)
 
     beats_parser = commands.add_parser(
@@ -61,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     ask_parser = commands.add_parser(
         "ask", help="the rules oracle: JSON questions of either game on stdin, answers on stdout",
-        description="Read one JSON question per line on standard input (ORACLE.md, e.g."
+        description="Read one JSON question per line on standard input (docs/oracle.md, e.g."
         ' {"game": "shengji", "kind": "classify", "preset": "tractor", "options": {},'
         ' "input": {"level": "10", "trump": "H", "cards": ["KS", "KS", "QS", "QS"]}})'
         " and write one JSON answer per line, in order; a question it cannot answer gets"

@@ -1,4 +1,4 @@
-"""Combinations (RULES.md section 3) and who beats what (section 4).
+"""Combinations (docs/rules.md#combinations) and who beats what (docs/rules.md#who-beats-what).
 
 `classify` turns cards into the one combination they form under a ruleset; `beats` compares
 two combinations. Ranks are compared through integer keys that a ruleset fixes once (see
@@ -28,7 +28,7 @@ from fiftyk_referee.domain.cards import (
 from fiftyk_referee.domain.errors import InvalidCombination
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 
-# Type codes (RULES.md section 3).
+# Type codes (docs/rules.md#combinations).
 SINGLE = "single"
 PAIR = "pair"
 TRIPLE = "triple"
@@ -53,7 +53,7 @@ PURE_DOUBLE_FIFTY_K = "pure_double_fifty_k"
 
 SEQUENCE_WIDTH = {STRAIGHT: 1, PAIR_STRAIGHT: 2, TRIPLE_STRAIGHT: 3}
 
-# Ladder rungs (RULES.md section 4), lowest first; 0 means a normal (non-bomb) type.
+# Ladder rungs (docs/rules.md#who-beats-what), lowest first; 0 means a normal (non-bomb) type.
 NORMAL = 0
 RUNG_BOMB_3 = 10
 RUNG_FIFTY_K = 20
@@ -303,7 +303,7 @@ def _kicker_type(cards: tuple[Card, ...], counts: dict[int, int], t: Tables) -> 
 
 
 def beats(play: Combination, top: Combination, ruleset: Ruleset) -> bool:
-    """True when `play` beats the trick's current top play `top` (RULES.md section 4)."""
+    """True when `play` beats the trick's current top play `top` (docs/rules.md#who-beats-what)."""
     if play.rung == NORMAL:
         return (top.rung == NORMAL and play.type == top.type and len(play.cards) == len(top.cards)
                 and play.rank > top.rank)

@@ -35,7 +35,7 @@ def _hand(hand: object) -> Hand:
 
 
 class FiftyK:
-    """五十K: rules from RULES.md, one hand aggregate, side scores summed over the match."""
+    """五十K: rules of docs/rules.md, one hand aggregate, side scores summed over the match."""
 
     name = NAME
 

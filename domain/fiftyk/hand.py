@@ -1,4 +1,4 @@
-"""The hand aggregate: one deal of a table, from the deal to the score (RULES.md sections 5-8).
+"""The hand aggregate: one deal of a table, from the deal to the score (docs/rules.md#a-hand).
 
 Public command methods validate and decide; they then trigger events whose methods only
 mutate. Automatic consequences of an action (a trick won, cards drawn from the stock, an
@@ -96,7 +96,7 @@ def lead_card_of(first_lead: str) -> Card | None:
 
 def first_leader(ruleset: Ruleset, deck: Sequence[str], players: int, dealer: int,
                  previous_first_out: int | None) -> int:
-    """Who leads the first trick (RULES.md section 5, `first_lead`)."""
+    """Who leads the first trick (docs/rules.md#the-first-lead, `first_lead`)."""
     rule = ruleset.first_lead
     if rule == "previous_first_out":
         if previous_first_out is not None:
@@ -514,7 +514,7 @@ class Hand(Aggregate):
 
     def _finish(self) -> None:
         if self.top_seat is not None and self.trick:
-            # Decision (RULES.md section 5): a trick cut short goes to its top play's player.
+            # Decision (docs/rules.md#the-end-of-a-hand): a trick cut short goes to its top play.
             self.trigger_event(self.TrickWon, seat=self.top_seat, points=self.table_points,
                                leader=None)
         still_in = self._still_in()

@@ -1,4 +1,4 @@
-"""Rulesets: every option of RULES.md as data, the presets of section 10, validation.
+"""Rulesets: every option (docs/rules.md#options) as data, the presets, validation.
 
 A ruleset is a preset name plus option overrides. It is resolved into one frozen `Ruleset`
 holding every option, validated as a whole, and round-trips through plain JSON.
@@ -109,7 +109,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     _flag("jokers", True, "the packs include the two jokers"),
     _flag("teams", True, "4 players in two teams, partners opposite: {0,2} and {1,3}"),
     _choice("scoring", "team", "team", "qq", "stock",
-            doc="section 6 full-deal teams, section 7 QQ rules, section 8 5/6-card"),
+            doc="team: full-deal teams, qq: the QQ rules, stock: 5/6-card games"),
     OptionSpec("hand_size", int, None, choices=(None, 5, 6, 8, 10), nullable=True,
                doc="cards per hand in 5/6-card games (with a stock); null deals every card"),
     _choice("end", "first_out", "first_out", "last_standing", doc="5/6-card end condition"),

@@ -1,4 +1,4 @@
-"""Scoring a finished hand: RULES.md sections 6 (full-deal teams), 7 (QQ rules), 8 (5/6-card).
+"""Scoring a finished hand (docs/rules.md#scoring): full-deal teams, QQ rules, 5/6-card games.
 
 `score_hand(ruleset, facts)` is a pure function of what happened in the hand (`HandFacts`).
 Every mode first works out one running total per *side* (a team in team games, else a seat)
@@ -8,14 +8,14 @@ and then settles it the same way:
 2. `bomb_bonus=extra`: +50/+100/+300/+1000 for each unbeaten 5/6/7/8-card bomb, to the side
    of the seat that played it,
 3. `final`: `raw`, or `diff_tenth` — each side gets the sum over every other side of
-   (own total − that side's total) / 10, which for two teams is exactly section 6's
-   "(own total − other total) / 10",
+   (own total − that side's total) / 10, which for two teams is exactly the traditional
+   "(own total − other total) / 10" of full-deal team games,
 4. `bomb_bonus=multiplier`: every side's final score × 2/4/8 for each unbeaten 6/7/8-card
    bomb, several multiplying together (it raises the stakes of the whole hand).
 
-Steps 2–4 are written in section 6 but a table may set them with any scoring mode (options
-are never silently ignored), so they apply everywhere. Numbers are exact `Decimal`s
-throughout: `diff_tenth` may end in .5 and QQ seat ratings are halves.
+The traditional rules give steps 2–4 for full-deal team games only, but a table may set them
+with any scoring mode (options are never silently ignored), so they apply everywhere. Numbers
+are exact `Decimal`s throughout: `diff_tenth` may end in .5 and QQ seat ratings are halves.
 
 Places: the seats that went out, in order, then the seats still holding cards in the given
 order (then, defensively, any seat the facts left out, by seat number). Only a seat that
@@ -139,7 +139,7 @@ class HandScore:
     doubled: bool  # QQ rating doubling applied
 
     def to_json(self) -> dict[str, object]:
-        """The "teams", "seats" and "winner" parts of a TRANSCRIPT.md result."""
+        """The "teams", "seats" and "winner" parts of a result (docs/transcript.md)."""
         return {
             "teams": [
                 {"seats": list(team.seats), "collected": team.collected,
@@ -182,7 +182,7 @@ def score_hand(ruleset: Ruleset, facts: HandFacts) -> HandScore:
     raise ValueError(f"unknown scoring mode {ruleset.scoring!r}")
 
 
-# -- section 6: full-deal teams -------------------------------------------------------------
+# -- full-deal teams (docs/rules.md#full-deal-team-games-scoringteam) -----------------------
 
 
 def catch_of(facts: HandFacts, teams: Sequence[Sequence[int]]) -> tuple[int, str] | None:
@@ -227,7 +227,7 @@ def _score_team_hand(ruleset: Ruleset, facts: HandFacts,
     return _team_result(facts, teams, scores, _unique_best(scores), ratings=None)
 
 
-# -- section 7: QQ rules --------------------------------------------------------------------
+# -- QQ rules (docs/rules.md#the-qq-rules-scoringqq) ----------------------------------------
 
 
 def _qq_totals(facts: HandFacts, sides: Sequence[Decimal], side_of: SideOf) -> list[Decimal]:
@@ -246,7 +246,7 @@ def _score_qq_teams(ruleset: Ruleset, facts: HandFacts,
     """Section 7, 4 players in teams.
 
     The first player out earns +20 for the team; every player still holding cards loses 20
-    plus the points in their hand (the `leftover` option plays no part: section 7 fixes
+    plus the points in their hand (the `leftover` option plays no part: the QQ rules fix
     this). Higher total wins; a tie goes to the first player out's team (a draw only if
     nobody went out). Rating = team total, × 2 when the losing team collected no trick
     points and did not have the first player out; each player gets half their team's rating.
@@ -290,7 +290,7 @@ def _score_qq_three(ruleset: Ruleset, facts: HandFacts) -> HandScore:
                      places=places, doubled=doubled)
 
 
-# -- section 8: 5/6-card games --------------------------------------------------------------
+# -- 5/6-card games (docs/rules.md#56-card-games-scoringstock) ------------------------------
 
 
 def _score_stock(ruleset: Ruleset, facts: HandFacts) -> HandScore:

@@ -1,4 +1,4 @@
-"""Transcripts (`fiftyk-transcript/1`) in, results (`fiftyk-result/1`) out — TRANSCRIPT.md.
+"""Transcripts (`fiftyk-transcript/1`) in, results (`fiftyk-result/1`) out (docs/transcript.md).
 
 A transcript is replayed through the same `Hand` aggregate the live service uses. Only a
 malformed file, ruleset or deal makes a transcript unreadable (`InvalidTranscript`); an

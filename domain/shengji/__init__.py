@@ -1,15 +1,15 @@
-"""升级 / 拖拉机 (Shengji / Tractor): the referee's second game (SHENGJI.md). Pure, no I/O.
+"""升级 / 拖拉机 (Shengji / Tractor): the referee's second game (docs/shengji.md). Pure, no I/O.
 
-Modules: `cards` (trump order of a hand), `rulesets` (options and presets), `combinations`
-(§3), `play` (leads, throws, following, winning, legal actions), `scoring` (§7), `hand`
-(the event-sourced hand), `transcript` (§12), `events` (its public `shengji.*`
-events, per viewer). `GAME` is the game-boundary object.
+Modules: `cards` (trump order of a hand), `rulesets` (options and presets), `combinations`,
+`play` (leads, throws, following, winning, legal actions), `scoring`, `hand`
+(the event-sourced hand), `transcript` (docs/transcript.md#shengji-hands), `events` (its
+public `shengji.*` events, per viewer). `GAME` is the game-boundary object.
 
-The match across hands (§7.4–7.5, §8): each hand's `HandRecord.carry` holds what the next
-deal needs — `next_dealer` (rotation, also read by the table), `levels`, `room_points` —
-and `totals` hold each team's
-level progress, one step past A for the match win, so a team's cumulative score plus its
-start level is its level and `match_end` can read the match's end off the scores.
+The match across hands (docs/shengji.md#dealer-rotation-and-the-end-of-a-match): each
+hand's `HandRecord.carry` holds what the next deal needs — `next_dealer` (rotation, also
+read by the table), `levels`, `room_points` — and `totals` hold each team's level progress,
+one step past A for the match win, so a team's cumulative score plus its start level is its
+level and `match_end` can read the match's end off the scores.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ class ShengjiGame:
         """Deal a table's next hand; the dealer, levels and room points come from `carry`.
 
         An empty carry is the match's first hand (dealer from the declarations); the table's
-        `dealer` argument is not used (Shengji's dealer follows §4 and §7.4).
+        `dealer` argument is not used (Shengji's dealer comes from the declarations, then the
+        rotation: docs/shengji.md#the-deal-and-declarations).
         """
         del dealer
         resolved = _shengji_rules(rules)
@@ -74,7 +75,7 @@ class ShengjiGame:
 
     def match_end(self, rules: Rules, hands_played: int,
                   scores: Mapping[str, Decimal]) -> str | None:
-        """A team's level past A (it won the match, §7.5), or the `hands` limit reached."""
+        """A team's level past A (it won the match), or the `hands` limit reached."""
         resolved = _shengji_rules(rules)
         start = LEVELS.index(resolved.start_level)
         for team in range(TEAMS):
@@ -85,11 +86,11 @@ class ShengjiGame:
         return None
 
     def adjudicate(self, transcript: Any) -> dict[str, Any]:
-        """Rule on a Shengji transcript (§12): the result JSON."""
+        """Rule on a Shengji transcript: the result JSON (docs/transcript.md#shengji-result)."""
         return adjudicate(transcript)
 
     def export_transcript(self, hand: Any) -> dict[str, Any]:
-        """A Shengji hand as its transcript (§12)."""
+        """A Shengji hand as its transcript (docs/transcript.md#shengji-transcript)."""
         if not isinstance(hand, ShengjiHand):
             raise RuleError(Reason.INVALID_ACTION, "not a Shengji hand")
         return hand.transcript()

@@ -1,4 +1,6 @@
-"""Shengji cards: levels, the trump order of one hand (SHENGJI.md §1–2) and point cards.
+"""Shengji cards: levels, the trump order of one hand and point cards.
+
+The rules: docs/shengji.md#cards and docs/shengji.md#teams-levels-and-trump.
 
 The cards themselves, their notation and the canonical deck are the shared ones of
 `domain/cards.py` (unchanged for 五十K). What is Shengji's own is the order: every hand fixes

@@ -1,8 +1,8 @@
-"""Shengji combinations (SHENGJI.md §3): single, pair, triple, tractor, titanic, throw.
+"""Shengji combinations (docs/shengji.md#combinations): single, pair, triple, tractor, ...
 
 A **tuple** is 2 or 3 identical cards; tuples on consecutive tiers of one suit group form a
 tractor (pairs) or a titanic (triples). A lead that is not one component is a throw, read as
-components in the fixed order of §3.1 (`decompose`). Runs are taken "longest run first":
+components in a fixed order (`decompose`). Runs are taken "longest run first":
 repeatedly the longest stretch of consecutive tiers that still holds a tuple (ties: the
 higher one), one tuple per tier, until no stretch of two is left.
 """
@@ -88,7 +88,7 @@ def _component(kind: str, width: int, cards: Sequence[Card], order: TrumpOrder) 
 
 
 def decompose(cards: Iterable[Card], order: TrumpOrder) -> list[Component]:
-    """Read cards of one suit group as components (§3.1), largest first."""
+    """Read cards of one suit group as components (a throw's reading), largest first."""
     counts = Counter(cards)
     info = order.info
     components: list[Component] = []

@@ -134,10 +134,10 @@ class TrickWon(PublicEvent):
 
 @dataclass(frozen=True, slots=True)
 class HandEnded(PublicEvent):
-    """The hand is over: the stored result (SHENGJI.md §12), and the revealed seed."""
+    """The hand is over: the stored result (docs/transcript.md#shengji-result), and the seed."""
 
     NAME: ClassVar[str] = "shengji.hand_ended"
-    result: Mapping[str, Any]  # the result fields of SHENGJI.md §12, as recorded
+    result: Mapping[str, Any]  # the result's fields from `dealer` on, as recorded
     deal_seed: str | None
 
 
@@ -170,7 +170,7 @@ def _declared_nothing(stored: Any, viewer: Viewer) -> DeclaredNothing:
 
 
 def _declared(stored: Any, viewer: Viewer) -> Declared:
-    del viewer  # a declaration shows its cards (§4)
+    del viewer  # a declaration shows its cards to everyone
     return Declared(seat=int(stored.seat), cards=tuple(stored.cards), round=int(stored.round),
                     suit=stored.suit)
 

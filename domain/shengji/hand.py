@@ -10,7 +10,7 @@ Phases: `declaring` (the deal, round by round, with a declaration window after e
 under `declare_pacing=rounds`, or one final window), `burying` (the dealer has taken the
 kitty and must bury), `playing` (tricks), `over`.
 
-Decisions where SHENGJI.md leaves the live protocol open:
+Decisions of the live protocol (docs/shengji.md#the-deal-and-declarations):
 
 - In a window a seat "declares nothing" with a DECLARE action naming no cards (a `pass`
   action is `PASS_NOT_ALLOWED`); any seat may speak in any order while the window is open,
@@ -21,8 +21,8 @@ Decisions where SHENGJI.md leaves the live protocol open:
   `declaration`, sent as DECLARE actions); while burying, the dealer's lowest allowed cards
   (kind `bury`); while playing, `play.py`'s bounded answer (constraints plus examples).
 - The `dealer` argument of a deal is not Shengji's: a first hand (no `dealer` in the carry)
-  takes its dealer from the declarations (§4), later hands from the rotation carried by the
-  previous hand. Until a first hand's dealer is fixed, `dealer` holds seat 0 (the §4 default)
+  takes its dealer from the declarations, later hands from the rotation carried by the
+  previous hand. Until a first hand's dealer is fixed, `dealer` holds seat 0 (the default)
   and `dealer_fixed` is false.
 """
 
@@ -78,8 +78,8 @@ DECLARING, BURYING, PLAYING, OVER = "declaring", "burying", "playing", "over"
 BY_PASSES, BY_TIMER, BY_TRANSCRIPT = "passes", "timer", "transcript"
 NEXT_DEALER = "next_dealer"  # the carry key the table reads for who deals next
 FIRST_SEAT_OF_FIRST_HAND = 0
-DEFAULT_FIRST_DEALER = 0  # nobody declared in a first hand: seat 0 deals (§4 decision)
-# Declaration ladder (§4): (copies, what) -> rung; what is "R" (trump rank) or a joker.
+DEFAULT_FIRST_DEALER = 0  # nobody declared in a first hand: seat 0 deals (a decision)
+# Declaration forms, weakest first: (copies, what) -> rung; what is "R" (trump rank) or a joker.
 RUNGS: dict[tuple[int, str], int] = {(1, "R"): 1, (2, "R"): 2, (2, "SJ"): 3, (2, "BJ"): 4,
                                      (3, "R"): 5, (3, "SJ"): 6, (3, "BJ"): 7}
 
@@ -154,7 +154,7 @@ class Declaration:
 
 def overcall(cards: Sequence[Card], rank: int, packs: int,
              standing: Declaration | None) -> tuple[int, str | None]:
-    """(rung, suit) of a declaration strictly stronger than `standing` (§4).
+    """(rung, suit) of a declaration strictly stronger than `standing`.
 
     `INVALID_DECLARATION` when the cards are no form of the ladder, `DECLARATION_TOO_WEAK`
     when they do not overcall the standing declaration (among equals the first stands).
@@ -169,7 +169,7 @@ def overcall(cards: Sequence[Card], rank: int, packs: int,
 
 def first_hand_dealer(rules: ShengjiRules, first_declarer: int | None,
                       standing: Declaration | None) -> int:
-    """The dealer of a match's first hand once the windows close (§4, `first_hand_dealer`)."""
+    """The dealer of a match's first hand once the windows close (`first_hand_dealer`)."""
     if rules.first_hand_dealer == "first_declarer" and first_declarer is not None:
         return first_declarer
     if standing is not None:
@@ -214,7 +214,7 @@ def judge_declarations(rules: ShengjiRules, rank: int, dealer: int | None,
 
 
 def check_bury(cards: Sequence[Card], kitty_size: int, bury_points: bool) -> None:
-    """Refuse a bury of the wrong size (`WRONG_BURY_COUNT`) or with forbidden points (§5)."""
+    """Refuse a bury of the wrong size (`WRONG_BURY_COUNT`) or with forbidden points."""
     if len(cards) != kitty_size:
         raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
     if not bury_points and any(POINTS[c] for c in cards):
@@ -504,7 +504,7 @@ class ShengjiHand(Aggregate):
         self._buried(seat=seat, cards=[str(c) for c in cards], timeout=timeout)
 
     def play(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
-        """Lead or follow; a failed throw plays its forced component (§6.2)."""
+        """Lead or follow; a failed throw plays its forced component."""
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
@@ -573,7 +573,7 @@ class ShengjiHand(Aggregate):
         self._ended(result=result, seed=self.seed)
 
     def time_out(self, seat: int, now: datetime) -> Action:
-        """Act for a seat whose clock ran out (§6.5); returns what the referee did."""
+        """Act for a seat whose clock ran out (docs/shengji.md#timeouts); returns the action."""
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
@@ -815,7 +815,7 @@ class ShengjiHand(Aggregate):
         )
 
     def transcript(self) -> dict[str, Any]:
-        """The hand as a `fiftyk-transcript/1` transcript with `"game": "shengji"` (§12)."""
+        """The hand as a `fiftyk-transcript/1` transcript with `"game": "shengji"`."""
         return {
             "format": "fiftyk-transcript/1",
             "game": GAME_NAME,

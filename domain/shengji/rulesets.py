@@ -1,12 +1,12 @@
-"""Shengji rulesets: every option of SHENGJI.md §9 as data, the presets of §10, validation.
+"""Shengji rulesets: every option (docs/shengji.md#options) as data, the presets, validation.
 
 A ruleset is a preset name plus option overrides, resolved into one frozen `ShengjiRules`
 holding every option (the "by packs" defaults of `kitty_size` and `band` resolved from the
 final `packs`), validated as a whole; it round-trips through plain JSON and has a stable
 fingerprint. It satisfies the game boundary's `Rules` protocol.
 
-Two options beyond §9 (**decision**, as 五十K has them): `hands` (the match length in hands
-of §8, null for no limit) and `turn_timeout` (seconds per turn for §6.5, 0 for no clock).
+Two options beyond the traditional ones (**decision**, as 五十K has them): `hands` (the match
+length in hands, null for no limit) and `turn_timeout` (seconds per turn, 0 for no clock).
 """
 
 from __future__ import annotations

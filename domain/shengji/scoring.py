@@ -1,4 +1,4 @@
-"""Scoring a Shengji hand (SHENGJI.md §7): points, 抠底, level change, rotation, match, QQ.
+"""Scoring a Shengji hand (docs/shengji.md#scoring-a-hand): points, 抠底, levels, match, QQ.
 
 Pure functions of a hand's facts; the hand aggregate gathers the facts and records the
 result. **Decision** (issue 12): the room-point balances the QQ doubling rule reads are the
@@ -43,7 +43,7 @@ def kitty_multiplier(rules: ShengjiRules, largest_component: int) -> int:
 
 
 def level_outcome(attackers_points: int, band: int) -> tuple[str, int]:
-    """(winning side, levels gained) for the attackers' total (§7.3, before the A cap)."""
+    """(winning side, levels gained) for the attackers' total (before the A cap)."""
     if attackers_points <= 0:
         return DEALER, DA_GUANG_LEVELS
     if attackers_points < band:
@@ -64,7 +64,7 @@ def qq_multiplier(rules: ShengjiRules, totals: Sequence[int]) -> int:
 
 
 def qq_base(rules: ShengjiRules, side: str, levels: int, attackers_points: int) -> int:
-    """A hand's room-point base (§7.6)."""
+    """A hand's room-point base (docs/shengji.md#qq-room-points)."""
     if attackers_points <= 0 and rules.qq_da_guang is not None:
         return rules.qq_da_guang
     base = QQ_BASE + (levels - 1 if side == DEALER else levels)
@@ -82,7 +82,7 @@ def kitty_bonus(rules: ShengjiRules, kitty_points: int, last_lead_largest: int,
 
 def room_points_moved(rules: ShengjiRules, totals: Sequence[int], dealer: int,
                       attackers_points: int) -> dict[str, Any]:
-    """A hand's QQ room points (§7.6): `{"multiplier", "base", "delta"}` for the four seats."""
+    """A hand's QQ room points: `{"multiplier", "base", "delta"}` for the four seats."""
     side, gained = level_outcome(attackers_points, rules.band)
     winner_team = team_of(dealer) if side == DEALER else 1 - team_of(dealer)
     mult = qq_multiplier(rules, totals)
@@ -106,7 +106,7 @@ class HandFacts:
 
 
 def score_hand(rules: ShengjiRules, facts: HandFacts) -> dict[str, Any]:
-    """The scoring fields of the result (§12), from `last_trick` on."""
+    """The scoring fields of the result (docs/transcript.md#shengji-result), `last_trick` on."""
     dealer_team = team_of(facts.dealer)
     attack_team = 1 - dealer_team
     attackers_won_last = team_of(facts.last_winner) == attack_team

@@ -1,4 +1,4 @@
-"""Shengji transcripts and adjudication (SHENGJI.md §12, extending TRANSCRIPT.md).
+"""Shengji transcripts and adjudication (docs/transcript.md#shengji-hands).
 
 A transcript with `"game": "shengji"` holds the rules, the hand's dealer (null: a first
 hand), the levels, QQ room points, the deal (`deck`, or `hands` in the order received plus
