@@ -1,7 +1,9 @@
 """Prometheus metrics of one referee process: gRPC traffic, game activity and the event store.
 
 Every `Metrics` owns its own `CollectorRegistry`, so several servers can live in one process
-(as they do in the tests) without their numbers mixing.
+(as they do in the tests) without their numbers mixing. Each registry also holds the client
+library's default collectors: `process_*` (resident memory, CPU seconds, open and maximum
+file descriptors, start time), `python_info` and `python_gc_*`.
 
 Scraping several replicas: each server process serves its own `/metrics` endpoint on its
 metrics port (`FIFTYK_METRICS_PORT`) and Prometheus scrapes every replica separately: in
@@ -32,7 +34,10 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    GCCollector,
     Histogram,
+    PlatformCollector,
+    ProcessCollector,
     disable_created_metrics,
     generate_latest,
     start_http_server,
@@ -206,6 +211,11 @@ class Metrics:
         # count for a timestamp nothing here queries. (A process-wide switch of the client.)
         disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in the client
         self.registry = CollectorRegistry(auto_describe=True)
+        # The client library's default collectors, which operators expect beside the gRPC
+        # series: process_* (memory, CPU, open file descriptors), python_info, python_gc_*.
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
         self._server: WSGIServer | None = None
         self._thread: threading.Thread | None = None
         rpc = ("grpc_type", "grpc_service", "grpc_method")

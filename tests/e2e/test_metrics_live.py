@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+import psutil
 import pytest
 
 from fiftyk_referee.domain.cards import parse_cards
@@ -262,3 +263,14 @@ def test_every_series_the_dashboard_and_alerts_query_is_in_the_live_scrape(
                             for expr in [*alert_expressions(), *dashboard_expressions()]))
     assert len(queried) > 10
     assert queried - PROMETHEUS_SERIES - scenario.final.names == set()
+
+
+def test_the_process_collectors_report_the_servers_own_process(scenario: Scenario) -> None:
+    final = scenario.final
+    rss = psutil.Process().memory_info().rss  # the server runs in this test process
+    assert rss / 2 <= final.value("process_resident_memory_bytes") <= 2 * rss
+    assert final.value("process_open_fds") >= 1
+    assert final.value("process_max_fds") >= final.value("process_open_fds")
+    assert final.value("process_cpu_seconds_total") > 0
+    assert final.total("python_gc_collections_total") > 0
+    assert final.total("python_info") == 1

@@ -127,3 +127,11 @@ def test_shengji_hands_are_counted_under_their_game() -> None:
     assert value(metrics, "fiftyk_hands_started_total", game="shengji", preset="tractor") == 1
     assert value(metrics, "fiftyk_tricks_total", game="shengji", preset="tractor") == 1
     assert value(metrics, "fiftyk_tricks_total", game="shengji", preset="other") == 1
+
+
+def test_the_default_process_and_python_collectors_are_exported() -> None:
+    exposition = Metrics().render().decode()
+    for name in ("process_resident_memory_bytes", "process_cpu_seconds_total",
+                 "process_open_fds", "process_max_fds", "process_start_time_seconds",
+                 "python_info", "python_gc_collections_total"):
+        assert f"\n{name}" in exposition, name
