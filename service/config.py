@@ -32,8 +32,10 @@ from fiftyk_referee.service import config_keys as keys
 from fiftyk_referee.service.limits import (
     LimitSpecError,
     Rate,
+    TransportLimits,
     WatchLimits,
     parse_rate_limits,
+    parse_transport_limits,
     parse_watch_limits,
 )
 from fiftyk_referee.service.tls import TlsFiles
@@ -262,6 +264,7 @@ class Config:
     trusted_network: bool = False  # plaintext off loopback, on the operator's word
     rate_limits: str = ""  # overrides of service.limits.DEFAULT_RATES, or "off"
     watch_limits: str = ""  # overrides of service.limits.WatchLimits
+    transport_limits: str = ""  # overrides of service.limits.TransportLimits
     processes: int = 1  # server processes sharing the port (one per core: the GIL)
     reuse_port: bool = False  # set for the processes `fiftyk serve --processes N` starts
 
@@ -276,7 +279,7 @@ class Config:
             "database_url": keys.DATABASE_URL, "host": keys.HOST, "log_level": keys.LOG_LEVEL,
             "token_secret": keys.TOKEN_SECRET, "audit_key": keys.AUDIT_KEY,
             "platform_key": keys.PLATFORM_KEY, "rate_limits": keys.RATE_LIMITS,
-            "watch_limits": keys.WATCH_LIMITS,
+            "watch_limits": keys.WATCH_LIMITS, "transport_limits": keys.TRANSPORT_LIMITS,
         }
         for attr, name in texts.items():
             if (text := _env_text(source, name)) is not None:
@@ -351,6 +354,11 @@ class Config:
         return parse_watch_limits(self.watch_limits)
 
     @property
+    def transport(self) -> TransportLimits:
+        """Limits below authentication: streams, connections, pings, request arrival."""
+        return parse_transport_limits(self.transport_limits)
+
+    @property
     def tls(self) -> TlsFiles | None:
         """The TLS files, when TLS is configured."""
         if self.tls_cert_file is None or self.tls_key_file is None:
@@ -380,7 +388,8 @@ class Config:
             "tls": "off" if self.tls is None else str(self.tls_cert_file),
             "tls_client_certificates": self.tls_client_ca_file is not None,
             "trusted_network": self.trusted_network,
-            "max_message_bytes": self.max_message_bytes, **secrets,
+            "max_message_bytes": self.max_message_bytes,
+            "transport_limits": self.transport_limits or "defaults", **secrets,
         }
 
     # -- validation ------------------------------------------------------------------------
@@ -393,7 +402,8 @@ class Config:
         except ConfigError as error:
             problems.append(str(error))
         for name, parse in ((keys.RATE_LIMITS, lambda: self.rates),
-                            (keys.WATCH_LIMITS, lambda: self.watches)):
+                            (keys.WATCH_LIMITS, lambda: self.watches),
+                            (keys.TRANSPORT_LIMITS, lambda: self.transport)):
             try:
                 parse()
             except LimitSpecError as error:
@@ -553,6 +563,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--watch-limits", metavar="SPEC",
                        help="open WatchTable streams, e.g. seat=4,key=256,table=64,server=2000"
                             f" ({keys.WATCH_LIMITS})")
+    group.add_argument("--transport-limits", metavar="SPEC",
+                       help="limits below authentication, e.g. streams=512,idle=300,request=10"
+                            f" ({keys.TRANSPORT_LIMITS}; see docs/integrating.md)")
     group.add_argument("--processes", type=int,
                        help=f"server processes sharing the gRPC port, one per core"
                             f" ({keys.PROCESSES}, default 1; use PostgreSQL with several)")

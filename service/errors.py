@@ -40,6 +40,8 @@ class ServiceReason(StrEnum):
     SEAT_TOKEN_REQUIRED = "SEAT_TOKEN_REQUIRED"
     AUDIT_REQUIRED = "AUDIT_REQUIRED"
     PLATFORM_REQUIRED = "PLATFORM_REQUIRED"
+    # DEADLINE_EXCEEDED
+    REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
     # RESOURCE_EXHAUSTED
     MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
@@ -124,6 +126,10 @@ class RateLimited(ResourceExhausted):
         self.retry_after_seconds = retry_after_seconds
 
 
+class DeadlineExceeded(ServiceError):
+    """The server stopped waiting for something the caller had to send (its request)."""
+
+
 class Unavailable(ServiceError):
     """The service cannot take the request now (e.g. shutting down); retrying later may work."""
 
@@ -138,6 +144,7 @@ class StoreUnavailable(Unavailable):
 __all__ = [
     "AlreadyExists",
     "Conflict",
+    "DeadlineExceeded",
     "FieldViolation",
     "InvalidArgument",
     "NotFound",

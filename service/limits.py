@@ -18,6 +18,11 @@ entries — `player.command=20/40,platform.create=100/500` — or turns them off
 
 Watch streams are counted while open: per seat token, per key credential (audit, platform),
 per table and per server (`FIFTYK_WATCH_LIMITS`, e.g. `seat=4,key=256,table=64,server=2000`).
+
+Below authentication, `TransportLimits` bound what any peer can hold before it has shown a
+credential: streams per connection, connections per server, idle and old connections, the
+HTTP/2 ping policy, how long a request message may take to arrive and how many calls one
+address may have waiting for theirs (`FIFTYK_TRANSPORT_LIMITS`, e.g. `streams=512,idle=300`).
 """
 
 from __future__ import annotations
@@ -87,6 +92,34 @@ class WatchLimits:
     server: int = 2000
 
 
+@dataclass(frozen=True)
+class TransportLimits:
+    """What a peer may hold below authentication (seconds, or counts).
+
+    The gRPC channel arguments they become are set in `service.server`; `request` and
+    `pending` are enforced by `service.grpc.arrival`.
+    """
+
+    # HTTP/2 streams open at once on one connection (gRPC's default is unbounded); above the
+    # 256 watch streams one key may hold, so a platform's unary calls never queue behind them.
+    streams: int = 512
+    # Connections open at once on the server; 0: the file-descriptor limit less a reserve
+    # for the database, the metrics port and files, so accepting never exhausts descriptors.
+    connections: int = 0
+    idle: float = 300.0  # a connection without calls for this long is closed
+    age: float = 3600.0  # a connection this old is asked to go away (GOAWAY) ...
+    age_grace: float = 300.0  # ... and closed this much later, calls in flight or not
+    keepalive: float = 60.0  # the server pings a quiet connection this often ...
+    keepalive_timeout: float = 20.0  # ... and closes it when no answer comes in this time
+    ping_interval: float = 20.0  # a client pinging more often than this earns a strike ...
+    ping_strikes: int = 2  # ... and after this many the connection is closed (GOAWAY)
+    request: float = 10.0  # the longest a call's request message may take to arrive
+    pending: int = 64  # calls one peer address may have waiting for their request message
+
+
+_TRANSPORT_INTEGERS = frozenset({"streams", "connections", "ping_strikes", "pending"})
+
+
 class LimitSpecError(ValueError):
     """A malformed limit setting; the message says which entry and why."""
 
@@ -138,6 +171,26 @@ def parse_watch_limits(text: str) -> WatchLimits:
         if values[scope.strip()] < 1:
             raise LimitSpecError(f"{entry!r}: a limit is at least 1")
     return WatchLimits(**values)
+
+
+def parse_transport_limits(text: str) -> TransportLimits:
+    """Transport limits: the defaults with `text`'s `name=VALUE` entries applied."""
+    values: dict[str, float] = dict(TransportLimits().__dict__)
+    for entry in (e.strip() for e in text.split(",") if e.strip()):
+        name, sep, number = (part.strip() for part in entry.partition("="))
+        if not sep or name not in values:
+            raise LimitSpecError(f"{entry!r}: write name=VALUE with a name of"
+                                 f" {', '.join(values)}")
+        try:
+            value = int(number) if name in _TRANSPORT_INTEGERS else float(number)
+        except ValueError:
+            kind = "a whole number" if name in _TRANSPORT_INTEGERS else "a number of seconds"
+            raise LimitSpecError(f"{entry!r}: {number!r} is not {kind}") from None
+        least = 0 if name == "connections" else (1 if name in _TRANSPORT_INTEGERS else 0.001)
+        if not value >= least or value == float("inf"):
+            raise LimitSpecError(f"{entry!r}: {name} is at least {least:g}")
+        values[name] = value
+    return TransportLimits(**values)  # type: ignore[arg-type]  # ints and floats by name
 
 
 class TokenBucket:
@@ -262,8 +315,10 @@ __all__ = [
     "Rate",
     "RateLimiter",
     "TokenBucket",
+    "TransportLimits",
     "WatchLimiter",
     "WatchLimits",
     "parse_rate_limits",
+    "parse_transport_limits",
     "parse_watch_limits",
 ]

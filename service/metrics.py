@@ -79,6 +79,8 @@ REBUILD_BUCKETS: tuple[float, ...] = (
 
 OTHER = "other"
 WATCH_SCOPES = frozenset({"credential", "table", "server"})
+# Calls ended before their request message arrived (service.grpc.arrival).
+ARRIVAL_LIMITS = frozenset({"request_timeout", "pending_per_peer"})
 OTHER_REASON = "OTHER"
 ACCEPTED = "accepted"
 TRICKS_WON = frozenset({TrickWon.NAME, ShengjiTrickWon.NAME})  # counted for every game
@@ -310,6 +312,14 @@ class Metrics:
             "WatchTable streams refused LIMIT_EXCEEDED, by the limit reached (credential,"
             " table, server).", ("scope",), registry=registry,
         )
+        self._arrival_refused = Counter(
+            "fiftyk_request_arrival_refused_total",
+            "Calls ended before their request message arrived: it took longer than the"
+            " transport limit (request_timeout), or the peer's address already had too many"
+            " calls waiting for theirs (pending_per_peer).", ("limit",), registry=registry,
+        )
+        for limit in ARRIVAL_LIMITS:
+            self._arrival_refused.labels(limit)
         for role in ROLES:
             for rpc_class in RPC_CLASSES:
                 self._rate_limited.labels(role, rpc_class)
@@ -412,6 +422,10 @@ class Metrics:
     def watch_limited(self, scope: str) -> None:
         """Count a WatchTable stream refused by a limit on open streams."""
         self._watch_limited.labels(_bounded(scope, WATCH_SCOPES, OTHER)).inc()
+
+    def arrival_refused(self, limit: str) -> None:
+        """Count a call ended before its request message arrived."""
+        self._arrival_refused.labels(_bounded(limit, ARRIVAL_LIMITS, OTHER)).inc()
 
     def set_store_up(self, up: bool) -> None:
         """Record whether the event store answered the last health probe."""

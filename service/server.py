@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import resource
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from grpc_reflection.v1alpha import reflection
 from fiftyk_referee.service.activity import ActiveTables
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.config import Config, host_port
+from fiftyk_referee.service.grpc.arrival import RequestArrivalInterceptor
 from fiftyk_referee.service.grpc.feed import FeedHub, cancel
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
 from fiftyk_referee.service.grpc.interceptors import (
@@ -42,7 +44,7 @@ from fiftyk_referee.service.grpc.interceptors import (
 )
 from fiftyk_referee.service.grpc.malformed import MalformedRequestInterceptor
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
-from fiftyk_referee.service.limits import RateLimiter, WatchLimiter
+from fiftyk_referee.service.limits import RateLimiter, TransportLimits, WatchLimiter
 from fiftyk_referee.service.logs import configure_logging
 from fiftyk_referee.service.metrics import Metrics
 from fiftyk_referee.service.store import (
@@ -62,6 +64,11 @@ PROBE_GRACE_SECONDS = 1.0
 TLS_RELOAD_CHECK_SECONDS = 2.0
 # gRPC's own limit sits above ours, so an oversize request under it gets our rich status.
 TRANSPORT_LIMIT_FACTOR = 2
+# File descriptors kept back from client connections: the database pool (counted apart),
+# the metrics port and its scrapes, the SQLite file and its journal, logs, gRPC's own pipes.
+RESERVED_FILE_DESCRIPTORS = 128
+MIN_CONNECTIONS = 16
+MILLISECONDS = 1000
 log = logging.getLogger(__name__)
 
 
@@ -166,6 +173,41 @@ class RunningServer:
         self.app.close()
 
 
+def connection_limit(limits: TransportLimits, pool_size: int) -> int:
+    """Connections the server accepts at once: as configured, else what the process's
+    file-descriptor limit leaves after the reserve and the database pool."""
+    if limits.connections:
+        return limits.connections
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    return max(MIN_CONNECTIONS, soft - RESERVED_FILE_DESCRIPTORS - pool_size)
+
+
+def transport_options(limits: TransportLimits, pool_size: int) -> list[tuple[str, int]]:
+    """gRPC's channel arguments for the transport limits (see `service.limits`)."""
+
+    def ms(seconds: float) -> int:
+        return max(1, round(seconds * MILLISECONDS))
+
+    return [
+        ("grpc.max_concurrent_streams", limits.streams),
+        ("grpc.max_allowed_incoming_connections", connection_limit(limits, pool_size)),
+        ("grpc.max_connection_idle_ms", ms(limits.idle)),
+        ("grpc.max_connection_age_ms", ms(limits.age)),
+        ("grpc.max_connection_age_grace_ms", ms(limits.age_grace)),
+        ("grpc.keepalive_time_ms", ms(limits.keepalive)),
+        ("grpc.keepalive_timeout_ms", ms(limits.keepalive_timeout)),
+        # Clients may keep a quiet connection alive with pings no more often than this
+        # (also between calls), and a peer that pings faster is struck, then cut off.
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", ms(limits.ping_interval)),
+        ("grpc.http2.max_ping_strikes", limits.ping_strikes),
+        # Handshakes (TLS, the HTTP/2 preface) that have not finished in this time are cut.
+        ("grpc.server_handshake_timeout_ms", ms(limits.request)),
+    ]
+
+
 def _persistence(config: Config) -> dict[str, str]:
     return persistence_env(config.database, pool_size=config.pool_size,
                            lock_timeout_ms=config.lock_timeout_ms,
@@ -199,7 +241,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     await hub.start()
     servicer = RefereeServicer(app, config, executor, hub, metrics)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
+    # Outermost: a call whose request message does not arrive in time, or one more from an
+    # address with too many such calls, is ended before anything else spends on it.
     interceptors: list[grpc.aio.ServerInterceptor] = [
+        RequestArrivalInterceptor(config.transport, metrics),
         RequestContextInterceptor(), MetricsInterceptor(metrics)]
     if config.tls_platform_names:
         interceptors.append(PlatformCertificateInterceptor(config.tls_platform_names))
@@ -215,7 +260,8 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
                  ("grpc.max_send_message_length", limit),
                  # Only the processes of `fiftyk serve --processes N` share a port; a
                  # second server started by mistake on a taken port must fail instead.
-                 ("grpc.so_reuseport", 1 if config.reuse_port else 0)],
+                 ("grpc.so_reuseport", 1 if config.reuse_port else 0),
+                 *transport_options(config.transport, config.pool_size)],
     )
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()

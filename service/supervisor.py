@@ -66,7 +66,8 @@ def _child_command(config: Config, port: int, index: int) -> list[str]:
     if config.trusted_network:
         command.append("--trusted-network")
     for flag, spec in (("--rate-limits", config.rate_limits),
-                       ("--watch-limits", config.watch_limits)):
+                       ("--watch-limits", config.watch_limits),
+                       ("--transport-limits", config.transport_limits)):
         if spec:
             command += [flag, spec]
     schema = config.create_schema and index == 0  # one creator: concurrent DDL can collide

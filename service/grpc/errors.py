@@ -13,7 +13,8 @@ The table (README.md, "gRPC status codes"):
   `DOES_NOT_BEAT`, `MUST_LEAD`, `HAND_OVER`, `CARDS_NOT_IN_HAND`, `SEAT_TAKEN`, ...).
 - `NOT_FOUND` `NotFound`, `ALREADY_EXISTS` `AlreadyExists`, `ABORTED` `Conflict`,
   `UNAUTHENTICATED` `Unauthenticated`, `PERMISSION_DENIED` `PermissionDenied`,
-  `RESOURCE_EXHAUSTED` `ResourceExhausted`, `UNAVAILABLE` `Unavailable`
+  `RESOURCE_EXHAUSTED` `ResourceExhausted`, `DEADLINE_EXCEEDED` `DeadlineExceeded`,
+  `UNAVAILABLE` `Unavailable`
   (reasons in `service.errors.ServiceReason`).
 
 `INVALID_COMBINATION` is a rule violation (the cards are well written but form nothing the
@@ -36,6 +37,7 @@ from fiftyk_referee.domain.errors import Reason, RuleError, UnknownCard
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
+    DeadlineExceeded,
     FieldViolation,
     InvalidArgument,
     NotFound,
@@ -70,6 +72,7 @@ SERVICE_ERROR_CODES: tuple[tuple[type[ServiceError], grpc.StatusCode], ...] = (
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
     (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (DeadlineExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
     (Unavailable, grpc.StatusCode.UNAVAILABLE),
 )
 

@@ -29,6 +29,7 @@ from fiftyk_referee.service.errors import (
     ServiceReason,
     Unauthenticated,
 )
+from fiftyk_referee.service.grpc.arrival import peer_address
 from fiftyk_referee.service.grpc.auth import (
     ANONYMOUS,
     CERTIFIED_PLATFORM,
@@ -424,14 +425,6 @@ class PlatformCertificateInterceptor(grpc.aio.ServerInterceptor):
             handler, lambda context: _CertificateObserver(self.names, context)))
 
 
-def _peer_address(peer: str) -> str:
-    """The address of `ipv4:1.2.3.4:5678` / `ipv6:[::1]:5678` without the port."""
-    kind, _, rest = peer.partition(":")
-    if kind in ("ipv4", "ipv6"):
-        return rest.rsplit(":", 1)[0]
-    return peer
-
-
 def _caller(principal: Principal, peer: str) -> tuple[str, str]:
     """(role, credential) that a call's limits are counted under: the strongest role held."""
     if principal.platform:
@@ -441,7 +434,7 @@ def _caller(principal: Principal, peer: str) -> tuple[str, str]:
     if principal.seat is not None:
         claim = principal.seat
         return "player", f"seat:{claim.table_id}:{claim.seat}:{claim.player_id}"
-    return "anonymous", f"peer:{_peer_address(peer)}"
+    return "anonymous", f"peer:{peer_address(peer)}"
 
 
 class RateLimitInterceptor(grpc.aio.ServerInterceptor):

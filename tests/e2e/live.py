@@ -11,6 +11,7 @@ import asyncio
 import functools
 import os
 import random
+import resource
 import subprocess
 import sys
 import threading
@@ -98,12 +99,20 @@ class ServeProcess:
         return self.stderr_path.read_text(encoding="utf-8").splitlines()
 
 
-def start_serve(args: Sequence[str], env: Mapping[str, str], stderr_path: Path) -> ServeProcess:
-    """Start `fiftyk serve ARGS` and wait for its `fiftyk serving grpc=... metrics=...` line."""
+def start_serve(args: Sequence[str], env: Mapping[str, str], stderr_path: Path, *,
+                file_limit: int | None = None) -> ServeProcess:
+    """Start `fiftyk serve ARGS` and wait for its `fiftyk serving grpc=... metrics=...` line
+    (with `file_limit`: under that limit of open file descriptors, RLIMIT_NOFILE)."""
     full_env = {**os.environ, **env}
+
+    def limit_files() -> None:
+        if file_limit is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (file_limit, file_limit))
+
     with stderr_path.open("w", encoding="utf-8") as stderr:
         process = subprocess.Popen([FIFTYK, "serve", *args], cwd=REPO, env=full_env,
-                                   stdout=subprocess.PIPE, stderr=stderr, text=True)
+                                   stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                   preexec_fn=limit_files if file_limit else None)
     if process.stdout is None:  # pragma: no cover - stdout=PIPE always gives one
         raise RuntimeError("no stdout")
     first = process.stdout.readline()

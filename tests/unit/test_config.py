@@ -80,6 +80,7 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
         "FIFTYK_TRUSTED_NETWORK": "false",
         "FIFTYK_RATE_LIMITS": "player.command=10/20",
         "FIFTYK_WATCH_LIMITS": "seat=3",
+        "FIFTYK_TRANSPORT_LIMITS": "streams=64,request=2.5",
         **REAL_SECRETS,
     }
     assert set(env) == set(CONFIG_ENV_VARS)
@@ -96,6 +97,7 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
     assert config.trusted_network is False
     assert config.rates["player"]["command"] == Rate(10, 20)
     assert config.watches.seat == 3
+    assert (config.transport.streams, config.transport.request) == (64, 2.5)
     assert config.token_secret == REAL_SECRETS["FIFTYK_TOKEN_SECRET"]
     assert config.audit_key == REAL_SECRETS["FIFTYK_AUDIT_KEY"]
     assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]

@@ -18,6 +18,7 @@ from fiftyk_referee.domain.errors import (
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
+    DeadlineExceeded,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -108,6 +109,7 @@ def test_the_docs_error_table_documents_every_reason_with_its_status_code() -> N
             (PermissionDenied, ("WRONG_TABLE", "WRONG_SEAT", "SEAT_TOKEN_REQUIRED",
                                 "AUDIT_REQUIRED", "PLATFORM_REQUIRED")),
             (ResourceExhausted, ("MESSAGE_TOO_LARGE", "LIMIT_EXCEEDED", "RATE_LIMITED")),
+            (DeadlineExceeded, ("REQUEST_TIMEOUT",)),
             (Unavailable, ("SHUTTING_DOWN", "STORE_UNAVAILABLE")),
         ) for r in map(ServiceReason, reasons)
     }

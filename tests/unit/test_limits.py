@@ -14,12 +14,19 @@ from fiftyk_referee.service.limits import (
     Rate,
     RateLimiter,
     TokenBucket,
+    TransportLimits,
     WatchLimiter,
     WatchLimits,
     parse_rate_limits,
+    parse_transport_limits,
     parse_watch_limits,
 )
-from fiftyk_referee.service.server import SERVICE_NAME
+from fiftyk_referee.service.server import (
+    RESERVED_FILE_DESCRIPTORS,
+    SERVICE_NAME,
+    connection_limit,
+    transport_options,
+)
 
 
 class FakeClock:
@@ -89,6 +96,39 @@ def test_watch_limits_parse_and_refuse_nonsense() -> None:
     for spec in ("seat", "planet=3", "seat=two", "table=0"):
         with pytest.raises(LimitSpecError):
             parse_watch_limits(spec)
+
+
+def test_transport_limits_parse_seconds_and_counts_and_refuse_nonsense() -> None:
+    limits = parse_transport_limits("streams=64, request=2.5, connections=0")
+    assert limits == TransportLimits(streams=64, request=2.5, connections=0)
+    assert parse_transport_limits("") == TransportLimits()
+    for spec in ("streams", "tunnels=3", "streams=2.5", "request=soon", "request=0",
+                 "streams=0", "pending=-1", "connections=-1", "idle=inf", "idle=nan"):
+        with pytest.raises(LimitSpecError):
+            parse_transport_limits(spec)
+
+
+def test_transport_limits_become_grpcs_channel_arguments() -> None:
+    limits = TransportLimits(streams=100, connections=900, idle=2, age=60, age_grace=5,
+                             keepalive=30, keepalive_timeout=10, ping_interval=15,
+                             ping_strikes=3, request=4)
+    options = dict(transport_options(limits, pool_size=10))
+    assert options == {
+        "grpc.max_concurrent_streams": 100, "grpc.max_allowed_incoming_connections": 900,
+        "grpc.max_connection_idle_ms": 2000, "grpc.max_connection_age_ms": 60_000,
+        "grpc.max_connection_age_grace_ms": 5000, "grpc.keepalive_time_ms": 30_000,
+        "grpc.keepalive_timeout_ms": 10_000, "grpc.keepalive_permit_without_calls": 1,
+        "grpc.http2.min_ping_interval_without_data_ms": 15_000,
+        "grpc.http2.max_ping_strikes": 3, "grpc.server_handshake_timeout_ms": 4000}
+
+
+def test_the_default_connection_cap_leaves_descriptors_for_the_database_and_files(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("resource.getrlimit", lambda _which: (1024, 4096))
+    assert connection_limit(TransportLimits(), pool_size=10) == \
+        1024 - RESERVED_FILE_DESCRIPTORS - 10
+    assert connection_limit(TransportLimits(connections=50), pool_size=10) == 50
 
 
 def test_every_referee_method_has_an_rpc_class() -> None:
