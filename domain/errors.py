@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 
 
@@ -48,6 +49,24 @@ class Reason(StrEnum):
     MUST_FOLLOW_PAIR = "MUST_FOLLOW_PAIR"
 
 
+# A refusal quotes what it was sent, but never more than this: an echoed value travels in
+# the response's trailers, which clients drop past a few kilobytes.
+ECHO_CHARS = 64
+# Python refuses to write an integer with more digits than this as text (ValueError).
+_MAX_INT_DIGITS = 4000
+_DIGITS_PER_BIT = 0.30103
+
+
+def shown(value: object, *, as_json: bool = False) -> str:
+    """`value` as a refusal quotes it — `repr`, or JSON with `as_json` — cut to ECHO_CHARS."""
+    if isinstance(value, int) and value.bit_length() * _DIGITS_PER_BIT > _MAX_INT_DIGITS:
+        return f"<an integer of about {round(value.bit_length() * _DIGITS_PER_BIT)} digits>"
+    text = json.dumps(value, default=str, ensure_ascii=False) if as_json else repr(value)
+    if len(text) <= ECHO_CHARS:
+        return text
+    return f"{text[:ECHO_CHARS]}… ({len(text)} characters)"
+
+
 class RuleError(Exception):
     """A command or input that the rules refuse; carries a reason code and a player-facing text."""
 
@@ -73,7 +92,8 @@ class UnknownCard(RuleError):
     def __init__(self, token: str) -> None:
         super().__init__(
             Reason.UNKNOWN_CARD,
-            f"unknown card {token!r}: write rank then suit, e.g. 3S 10H QC AD 2S, jokers SJ BJ",
+            f"unknown card {shown(token)}: write rank then suit, e.g. 3S 10H QC AD 2S,"
+            " jokers SJ BJ",
         )
         self.token = token
 

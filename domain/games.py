@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fiftyk_referee.domain import fiftyk, shengji
-from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import Game
 
 DEFAULT_GAME = fiftyk.NAME  # tables stored before games had names are 五十K tables
@@ -18,7 +18,7 @@ def game_named(name: str) -> Game:
     game = GAMES.get(name or DEFAULT_GAME)
     if game is None:
         raise RuleError(Reason.INVALID_RULESET,
-                        f"unknown game {name!r}; allowed: {', '.join(sorted(GAMES))}")
+                        f"unknown game {shown(name)}; allowed: {', '.join(sorted(GAMES))}")
     return game
 
 
@@ -30,7 +30,7 @@ def adjudicate(transcript: Any) -> dict[str, Any]:
     game = GAMES.get(name)
     if game is None:
         raise RuleError(Reason.INVALID_TRANSCRIPT,
-                        f"unknown game {name!r}; allowed: {', '.join(sorted(GAMES))}")
+                        f"unknown game {shown(name)}; allowed: {', '.join(sorted(GAMES))}")
     return game.adjudicate(transcript)
 
 

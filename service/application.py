@@ -30,7 +30,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import JSONTranscoder, Transcoder
 from eventsourcing.utils import EnvType
 
-from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import (
     PASS,
     RESIGN,
@@ -114,7 +114,7 @@ def parse_id(text: str | UUID, what: str) -> UUID:
         return UUID(str(text))
     except ValueError:
         raise InvalidArgument(ServiceReason.INVALID_ID,
-                              f"{what} {text!r} is not a valid id") from None
+                              f"{what} {shown(text)} is not a valid id") from None
 
 
 class Referee(Application[UUID]):

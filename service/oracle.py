@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Generic, TypeVar
 
 from fiftyk_referee.domain.cards import Card, make_deck, parse_card, sort_key
-from fiftyk_referee.domain.errors import InvalidCombination, Reason, RuleError
+from fiftyk_referee.domain.errors import InvalidCombination, Reason, RuleError, shown
 from fiftyk_referee.domain.fiftyk import combinations as fiftyk_combinations
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.shengji import combinations as shengji_combinations
@@ -121,7 +121,7 @@ def _cards(value: Any, where: str) -> list[Card]:
     cards = []
     for token in _list(value, where):
         if not isinstance(token, str):
-            raise _malformed(f"{where} must be a list of card strings, not {token!r}")
+            raise _malformed(f"{where} must be a list of card strings, not {shown(token)}")
         try:
             cards.append(parse_card(token))
         except RuleError as error:
@@ -492,7 +492,7 @@ def _ask(kinds: Mapping[str, _Kind[RulesT]], read_rules: Callable[[Any], RulesT]
          game: str, question: Mapping[str, Any]) -> JSON:
     kind_name = question.get("kind")
     if not isinstance(kind_name, str) or kind_name not in kinds:
-        raise _malformed(f"unknown kind {kind_name!r} for game {game!r};"
+        raise _malformed(f"unknown kind {shown(kind_name)} for game {shown(game)};"
                          f" allowed: {', '.join(kinds)}")
     kind = kinds[kind_name]
     if "preset" not in question:
@@ -522,7 +522,7 @@ def answer(question: Any) -> JSON:
         if game == SHENGJI:
             return _ask(SHENGJI_KINDS, ShengjiRules.from_json, SHENGJI, question)
         raise BadQuestion(Reason.INVALID_RULESET.value,
-                          f"unknown game {game!r}; allowed: {FIFTYK}, {SHENGJI}")
+                          f"unknown game {shown(game)}; allowed: {FIFTYK}, {SHENGJI}")
     except BadQuestion as bad:
         return error_answer(bad.code, bad.message)
     except RuleError as refused:

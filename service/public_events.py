@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from fiftyk_referee.domain.errors import shown
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent
 from fiftyk_referee.domain.games import GAMES
 from fiftyk_referee.domain.observer import Viewer
@@ -76,7 +77,8 @@ class PublicEvents:
         if unknown:
             raise InvalidArgument(
                 ServiceReason.INVALID_REQUEST,
-                f"unknown event name {unknown[0][1]!r}; the names are listed in docs/events.md",
+                f"unknown event name {shown(unknown[0][1])}; the names are listed in"
+                " docs/events.md",
                 field_violations=[FieldViolation(f"{NAMES_FIELD}[{i}]", "unknown event name")
                                   for i, _ in unknown])
         return [t for name in dict.fromkeys(names)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fiftyk_referee.domain.errors import InvalidRuleset
+from fiftyk_referee.domain.errors import InvalidRuleset, shown
 
 OptionValue = bool | int | str | None
 
@@ -66,7 +66,7 @@ class OptionSpec:
             ok = isinstance(value, str) and value in self.choices
         if not ok:
             raise InvalidRuleset(
-                f"option {self.name}={json.dumps(value, default=str)} is not allowed;"
+                f"option {self.name}={shown(value, as_json=True)} is not allowed;"
                 f" allowed: {self.allowed()}"
             )
         return value  # type: ignore[no-any-return]
@@ -236,14 +236,14 @@ class Ruleset:
         """Resolve a preset plus overrides, validating every option and their combination."""
         if not isinstance(preset, str) or preset not in PRESETS:
             raise InvalidRuleset(
-                f"unknown preset {preset!r}; allowed: {', '.join(PRESETS)}"
+                f"unknown preset {shown(preset)}; allowed: {', '.join(PRESETS)}"
             )
         values: dict[str, Any] = {**DEFAULTS, **PRESETS[preset]}
         for name, value in (options or {}).items():
             spec = OPTION_SPECS.get(name)
             if spec is None:
                 raise InvalidRuleset(
-                    f"unknown option {name!r}; allowed: {', '.join(sorted(OPTION_SPECS))}"
+                    f"unknown option {shown(name)}; allowed: {', '.join(sorted(OPTION_SPECS))}"
                 )
             values[name] = spec.check(value)
         ruleset = cls(preset=preset, **values)
@@ -278,11 +278,11 @@ class Ruleset:
             name, sep, text = assignment.partition("=")
             name = name.strip()
             if not sep:
-                raise InvalidRuleset(f"option {assignment!r} must be written NAME=VALUE")
+                raise InvalidRuleset(f"option {shown(assignment)} must be written NAME=VALUE")
             spec = OPTION_SPECS.get(name)
             if spec is None:
                 raise InvalidRuleset(
-                    f"unknown option {name!r}; allowed: {', '.join(sorted(OPTION_SPECS))}"
+                    f"unknown option {shown(name)}; allowed: {', '.join(sorted(OPTION_SPECS))}"
                 )
             options[name] = spec.parse(text)
         return cls.from_spec(preset, options)
@@ -340,7 +340,7 @@ class Ruleset:
         allowed = self.player_counts()
         if isinstance(players, bool) or not isinstance(players, int) or players not in allowed:
             raise InvalidRuleset(
-                f"{players!r} players cannot play preset {self.preset!r} with these options;"
+                f"{shown(players)} players cannot play preset {self.preset!r} with these options;"
                 f" allowed: {', '.join(map(str, allowed))}"
             )
         return players

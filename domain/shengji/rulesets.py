@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fiftyk_referee.domain.errors import InvalidRuleset
+from fiftyk_referee.domain.errors import InvalidRuleset, shown
 from fiftyk_referee.domain.fiftyk.rulesets import OptionSpec, OptionValue
 from fiftyk_referee.domain.shengji.cards import LEVELS, POINTS_PER_PACK
 
@@ -117,13 +117,13 @@ class ShengjiRules:
     def from_spec(cls, preset: str, options: Mapping[str, Any] | None = None) -> ShengjiRules:
         """Resolve a preset plus overrides, validating every option and their combination."""
         if not isinstance(preset, str) or preset not in PRESETS:
-            raise InvalidRuleset(f"unknown preset {preset!r}; allowed: {', '.join(PRESETS)}")
+            raise InvalidRuleset(f"unknown preset {shown(preset)}; allowed: {', '.join(PRESETS)}")
         given: dict[str, Any] = {}
         for name, value in (options or {}).items():
             spec = OPTION_SPECS.get(name)
             if spec is None:
                 raise InvalidRuleset(
-                    f"unknown option {name!r}; allowed: {', '.join(sorted(OPTION_SPECS))}")
+                    f"unknown option {shown(name)}; allowed: {', '.join(sorted(OPTION_SPECS))}")
             given[name] = spec.check(value)
         values: dict[str, Any] = {**DEFAULTS, **PRESETS[preset], **given}
         for name, table in _BY_PACKS.items():
@@ -192,7 +192,8 @@ class ShengjiRules:
     def check_players(self, players: Any) -> int:
         """Shengji is played by exactly four (`INVALID_RULESET` otherwise)."""
         if isinstance(players, bool) or players != PLAYERS:
-            raise InvalidRuleset(f"{players!r} players cannot play Shengji; it needs exactly 4")
+            raise InvalidRuleset(
+                f"{shown(players)} players cannot play Shengji; it needs exactly 4")
         return PLAYERS
 
     def _check_consistency(self) -> None:

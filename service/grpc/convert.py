@@ -8,7 +8,7 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.fiftyk.views import HandResult, HandView, TrickEntry
 from fiftyk_referee.domain.game import ActionKind, LegalPlay, Rules
 from fiftyk_referee.domain.observer import seat_of
@@ -36,7 +36,7 @@ def options_from_proto(options: Mapping[str, struct_pb2.Value]) -> dict[str, Opt
         else:
             # The same code as any other value the ruleset refuses (`hands="four"`).
             raise RuleError(Reason.INVALID_RULESET,
-                            f"option {name!r} must be a boolean, string, integer or null")
+                            f"option {shown(name)} must be a boolean, string, integer or null")
     return out
 
 

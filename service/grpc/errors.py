@@ -3,6 +3,9 @@
 Every error leaves the server as a `google.rpc.Status` carrying exactly one `ErrorInfo`
 (reason = the stable code, domain = `fiftyk.referee.v1`), for malformed fields one
 `BadRequest` with field violations, and for `RATE_LIMITED` one `RetryInfo` with the delay.
+Its texts are bounded (`MAX_MESSAGE_CHARS`, `MAX_DETAIL_CHARS`, `MAX_DETAILS`) so the
+trailers stay small whatever the request held; a field violation derived from a rule error
+names the field and the reason code, not the message a second time.
 The table (README.md, "gRPC status codes"):
 
 - `INVALID_ARGUMENT`: a `RuleError` whose reason means malformed input
@@ -51,6 +54,12 @@ from fiftyk_referee.service.errors import (
 
 ERROR_DOMAIN = "fiftyk.referee.v1"
 NANOS_PER_SECOND = 1_000_000_000
+# A refusal's status travels in the trailers, which clients drop past a few kilobytes (then
+# the caller sees RESOURCE_EXHAUSTED without a reason): its texts are cut to these sizes.
+# Echoed request values are cut much shorter where they are quoted (`domain.errors.shown`).
+MAX_MESSAGE_CHARS = 1024
+MAX_DETAIL_CHARS = 128
+MAX_DETAILS = 16  # metadata entries and field violations
 
 # Rule-error reasons that mean "the request is malformed" rather than "the rules refuse it".
 MALFORMED_INPUT_REASONS: frozenset[Reason] = frozenset({
@@ -92,19 +101,30 @@ def status_code_for(error: MappedError) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
+def _cut(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with a note of how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def _metadata_of(error: MappedError) -> dict[str, str]:
     if isinstance(error, UnknownCard):
-        return {"card": error.token}
-    if isinstance(error, ServiceError):
-        return dict(error.metadata)
-    return {}
+        metadata = {"card": error.token}
+    elif isinstance(error, ServiceError):
+        metadata = dict(error.metadata)
+    else:
+        metadata = {}
+    return {_cut(key, MAX_DETAIL_CHARS): _cut(value, MAX_DETAIL_CHARS)
+            for key, value in list(metadata.items())[:MAX_DETAILS]}
 
 
 def _violations_of(error: MappedError, field: str | None) -> list[FieldViolation]:
     if isinstance(error, InvalidArgument) and error.field_violations:
-        return list(error.field_violations)
+        return [FieldViolation(_cut(v.field, MAX_DETAIL_CHARS),
+                               _cut(v.description, MAX_DETAIL_CHARS))
+                for v in error.field_violations[:MAX_DETAILS]]
     if field is not None and status_code_for(error) == grpc.StatusCode.INVALID_ARGUMENT:
-        return [FieldViolation(field, error.message)]
+        # The message says what is wrong (once); the violation names the field to fix.
+        return [FieldViolation(_cut(field, MAX_DETAIL_CHARS), str(error.reason))]
     return []
 
 
@@ -140,7 +160,8 @@ def rich_status(error: MappedError, *, field: str | None = None) -> status_pb2.S
         delay = duration_pb2.Duration()
         delay.FromNanoseconds(max(1, round(error.retry_after_seconds * NANOS_PER_SECOND)))
         details.append(_packed(error_details_pb2.RetryInfo(retry_delay=delay)))
-    return status_pb2.Status(code=code.value[0], message=error.message, details=details)
+    return status_pb2.Status(code=code.value[0], message=_cut(error.message, MAX_MESSAGE_CHARS),
+                             details=details)
 
 
 def grpc_status(error: MappedError, *, field: str | None = None) -> grpc.Status:

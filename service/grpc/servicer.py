@@ -434,7 +434,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             auth.require_platform(principal)  # raises MISSING_CREDENTIALS
         try:
             data = json.loads(request.transcript_json)
-        except json.JSONDecodeError as error:
+        except ValueError as error:  # JSONDecodeError, or an integer over 4,300 digits
             raise InvalidArgument(ServiceReason.INVALID_REQUEST,
                                   f"transcript_json is not JSON: {error}",
                                   field_violations=[FieldViolation("transcript_json",

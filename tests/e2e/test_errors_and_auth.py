@@ -50,6 +50,8 @@ UNREACHABLE: dict[str, str] = {
     ServiceReason.CONCURRENT_UPDATE: "needs racing writers: test_concurrency.py provokes it",
     ServiceReason.LIMIT_EXCEEDED: "needs open watch streams at a limit: test_limits.py",
     ServiceReason.RATE_LIMITED: "needs a credential over its rate: test_limits.py",
+    ServiceReason.REQUEST_TIMEOUT: "needs a request that never arrives, which a gRPC client"
+                                   " cannot send: test_transport_limits.py sends raw HTTP/2",
     ServiceReason.STORE_UNAVAILABLE: "needs the database down: test_store_outage.py",
     ServiceReason.SHUTTING_DOWN: "needs a server shutting down: test_server_lifecycle.py ends"
                                  " open watch streams with it",

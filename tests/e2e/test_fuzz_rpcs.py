@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import psutil
@@ -43,6 +43,19 @@ STREAM_MESSAGES = 3
 MAX_DEPTH = 3
 MEMORY_GROWTH_BYTES = 64 * 1024 * 1024
 CARDS = ["3S", "10H", "QS", "SJ", "BJ", "2D", "AH", "ZZ", "", "10", "3S3S"]
+# Values a refusal might echo: longer than any trailer a client accepts, if echoed whole.
+LONG_TEXTS = ["x" * 5_000, "é" * 200_000]
+# JSON Python will not read: an integer over its 4,300-digit limit (a plain ValueError).
+HUGE_INTEGER_JSON = '{"game": "fiftyk", "seats": ' + "9" * 5_000 + "}"
+TRANSCRIPT_SHAPES = [
+    HUGE_INTEGER_JSON,
+    '{"ruleset": {"preset": "classic", "options": {"scoring": "' + "x" * 5_000 + '"}}}',
+    '{"ruleset": {"preset": "' + "p" * 200_000 + '"}}',
+    '{"game": "' + "g" * 5_000 + '"}',
+    "[" * 100_000,
+]
+# A refusal's whole status (message and details) stays this small (trailers, base64 too).
+MAX_STATUS_BYTES = 4096
 
 _INT_RANGES = {
     FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
@@ -69,8 +82,11 @@ def _scalar(field: FieldDescriptor, ids: list[str]) -> st.SearchStrategy[Any]:
     if field.name in ("cards", "deck"):
         return st.sampled_from(CARDS)
     if field.name in ("preset", "game"):
-        return st.sampled_from(["classic", "tractor", "qq3", "shengji", "fiftyk", "", "x"])
-    return st.text(max_size=200)
+        return st.sampled_from(["classic", "tractor", "qq3", "shengji", "fiftyk", "", "x",
+                                *LONG_TEXTS])
+    if field.name == "transcript_json":
+        return st.one_of(st.text(max_size=200), st.sampled_from(TRANSCRIPT_SHAPES))
+    return st.one_of(st.text(max_size=200), st.sampled_from(LONG_TEXTS))
 
 
 def _message(descriptor: Descriptor, ids: list[str], depth: int = 0
@@ -84,9 +100,10 @@ def _message(descriptor: Descriptor, ids: list[str], depth: int = 0
                 if value_field.message_type is None:
                     continue
                 entries[field.name] = st.dictionaries(
-                    st.text(max_size=20),
+                    st.one_of(st.text(max_size=20), st.sampled_from(LONG_TEXTS)),
                     st.one_of(st.none(), st.booleans(), st.integers(-10, 10**6),
-                              st.floats(allow_nan=False), st.text(max_size=10)),
+                              st.floats(allow_nan=False), st.text(max_size=10),
+                              st.sampled_from(LONG_TEXTS)),
                     max_size=4)
                 continue
             if depth >= MAX_DEPTH or field.message_type.full_name.startswith("google."):
@@ -133,7 +150,14 @@ def _check(call: Callable[[], Any]) -> None:
         assert code not in FORBIDDEN, f"{code}: {error.details()}"
         if code not in WITHOUT_INFO:
             details = error_details(error)
-            assert details.reason, f"{code} without an ErrorInfo: {error.details()}"
+            assert details.reason, f"{code} without an ErrorInfo: {error.details()[:200]}"
+            assert _status_bytes(error) <= MAX_STATUS_BYTES, details.message[:200]
+
+
+def _status_bytes(error: grpc.RpcError) -> int:
+    """The size of the rich status in the call's trailers."""
+    trailers = cast(grpc.Call, error).trailing_metadata() or ()
+    return sum(len(value) for key, value in trailers if key == "grpc-status-details-bin")
 
 
 @dataclass
@@ -212,6 +236,35 @@ def test_no_request_makes_any_rpc_fail_unknown_or_internal(target: Target,
         probe()
     finally:
         channel.close()
+
+
+@pytest.mark.parametrize("transcript", TRANSCRIPT_SHAPES, ids=["huge-integer",
+                         "long-option-value", "long-preset", "long-game", "deep-nesting"])
+def test_adjudicate_refuses_unreadable_or_oversized_transcripts_with_a_small_status(
+    target: Target, transcript: str,
+) -> None:
+    with pytest.raises(grpc.RpcError) as refused:
+        target.server.platform().stub.Adjudicate(
+            pb.AdjudicateRequest(transcript_json=transcript),
+            metadata=((PLATFORM_KEY_HEADER, DEV_PLATFORM_KEY),), timeout=30)
+    details = error_details(refused.value)
+    assert (details.code, details.reason) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                              details.reason)
+    assert details.reason in ("INVALID_REQUEST", "INVALID_TRANSCRIPT", "INVALID_RULESET")
+    assert _status_bytes(refused.value) <= MAX_STATUS_BYTES
+
+
+@pytest.mark.parametrize("value", LONG_TEXTS, ids=["5000-characters", "200000-characters"])
+def test_a_long_option_value_is_echoed_cut_short_once(target: Target, value: str) -> None:
+    with pytest.raises(grpc.RpcError) as refused:
+        target.server.platform().create_table("classic", 4, options={"scoring": value})
+    details = error_details(refused.value)
+    assert (details.code, details.reason) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                              "INVALID_RULESET")
+    assert value[:60] in details.message and value[:64] not in details.message
+    assert f"({len(value) + 2} characters)" in details.message  # repr's quotes, JSON's here
+    assert all(value[:60] not in v.description for v in details.field_violations)
+    assert _status_bytes(refused.value) <= MAX_STATUS_BYTES
 
 
 def test_the_fuzzed_server_kept_its_memory_and_still_serves(target: Target) -> None:

@@ -68,7 +68,7 @@ CASES: dict[str, Case] = {
                                 Code.FAILED_PRECONDITION),
     "seat_taken": Case(RuleError(Reason.SEAT_TAKEN, "seat 0 is taken"), Code.FAILED_PRECONDITION),
     "unknown_card": Case(UnknownCard("1X"), Code.INVALID_ARGUMENT, field="cards[0]",
-                         violations=(FieldViolation("cards[0]", UnknownCard("1X").message),),
+                         violations=(FieldViolation("cards[0]", "UNKNOWN_CARD"),),
                          metadata={"card": "1X"}),
     "invalid_ruleset": Case(InvalidRuleset("unknown preset 'nope'"), Code.INVALID_ARGUMENT),
     "invalid_transcript": Case(RuleError(Reason.INVALID_TRANSCRIPT, "not a transcript"),
