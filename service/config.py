@@ -3,7 +3,8 @@
 `Config.load(env, args)` reads both, then `validate()` checks the whole. Secrets come only
 from the environment (a flag would show them in the process list). Development defaults for
 the token secret and the role keys keep a laptop setup to zero steps, and are refused as soon
-as the server binds anything but a loopback address.
+as the server binds anything but a loopback address; a secret that is set is checked for
+length and distinctness on every address (a loopback bind behind a proxy is not private).
 
 TLS: with `FIFTYK_TLS_CERT_FILE` and `FIFTYK_TLS_KEY_FILE` every port (gRPC and metrics)
 speaks TLS (`service.tls`). The quickstart stays plaintext on loopback; any other bind
@@ -493,15 +494,15 @@ class Config:
         if is_placeholder(password):
             problems.append(f"{keys.DATABASE_URL}: the database password is still the example"
                             " file's placeholder")
-        if is_loopback(self.host):
-            return problems
+        # A secret the operator set is checked on every address: a loopback bind behind a
+        # proxy, sidecar or port-forward is reachable from elsewhere.
         for attr, (name, dev) in _DEV_SECRETS.items():
             value = getattr(self, attr)
-            if value == dev:
+            if value == dev and not is_loopback(self.host):
                 problems.append(
                     f"{name} is the development default, which only loopback hosts accept;"
                     f" set a real secret to bind {self.host}")
-            elif 0 < len(value) < MIN_SECRET_LENGTH:
+            elif value != dev and 0 < len(value) < MIN_SECRET_LENGTH:
                 problems.append(f"{name} is shorter than {MIN_SECRET_LENGTH} characters")
         values = [getattr(self, attr) for attr in _DEV_SECRETS]
         if len(set(values)) != len(values):

@@ -9,9 +9,12 @@ reloaded when the files change (a renewed certificate needs no restart).
   change (`refresh`, called periodically by the composition root); new connections use it.
 - A client CA (`FIFTYK_TLS_CLIENT_CA_FILE`) makes both ports require a client certificate
   signed by it (mutual TLS). gRPC cannot ask for a certificate without requiring one, so a
-  deployment with client certificates has every caller present one. A verified certificate
-  whose common name is listed in `FIFTYK_TLS_PLATFORM_NAMES` holds the platform role
-  (`PlatformCertificateInterceptor`), in place of the platform key.
+  deployment with client certificates has every caller present one — the health probes
+  too (`fiftyk health --tls-cert --tls-key`; the deploy files give them the server's own
+  certificate). A verified certificate that carries a name listed in
+  `FIFTYK_TLS_PLATFORM_NAMES`, as its common name or as one of its subject alternative names
+  (DNS, URI, e-mail or IP), holds the platform role (`PlatformCertificateInterceptor`), in
+  place of the platform key: list only names the client CA issues to platforms.
 
 A file that cannot be read or does not hold a usable certificate and key is refused at
 start (`TlsError`); after start, a bad renewal is logged and the previous certificate kept.

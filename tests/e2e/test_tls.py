@@ -118,6 +118,14 @@ def test_client_certificates_are_required_and_a_listed_name_holds_the_platform_r
         finally:
             platform.channel.close()
 
+        # A subject alternative name counts like the common name (service.tls).
+        by_san = RefereeClient(_channel(live, ca.pem, ca.issue("lobby-7",
+                                                               hosts=("platform-1",))))
+        try:
+            assert by_san.create_table("classic", 4).table.table_id
+        finally:
+            by_san.channel.close()
+
         other = RefereeClient(_channel(live, ca.pem, ca.issue("someone-else")))
         try:
             with pytest.raises(grpc.RpcError) as refused:
@@ -171,6 +179,10 @@ def test_fiftyk_health_checks_a_tls_server_with_a_client_certificate(
         assert ok.returncode == 0, ok.stderr
         no_cert = subprocess.run(base, capture_output=True, text=True, timeout=60, check=False)
         assert no_cert.returncode == 2
+        # What the Kubernetes probes do: present the server's own certificate.
+        own = subprocess.run([*base, "--tls-cert", str(cert), "--tls-key", str(key)],
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert own.returncode == 0, own.stderr
     finally:
         live.stop()
 

@@ -207,6 +207,17 @@ def test_short_or_shared_secrets_are_refused_off_loopback() -> None:
         Config.load(shared)
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])
+def test_a_set_secret_that_is_short_or_shared_is_refused_on_loopback_too(host: str) -> None:
+    # A loopback bind behind a proxy or port-forward is reachable: no exemption for it.
+    with pytest.raises(ConfigError, match="FIFTYK_PLATFORM_KEY is shorter than"):
+        Config.load({"FIFTYK_HOST": host, "FIFTYK_PLATFORM_KEY": "k"})
+    with pytest.raises(ConfigError, match="must differ"):
+        Config.load({"FIFTYK_HOST": host, "FIFTYK_AUDIT_KEY": "the-same-long-secret-123",
+                     "FIFTYK_PLATFORM_KEY": "the-same-long-secret-123"})
+    assert Config.load({"FIFTYK_HOST": host}).uses_dev_secrets  # the defaults still start
+
+
 def test_an_empty_secret_is_refused_even_on_loopback() -> None:
     with pytest.raises(ConfigError, match="FIFTYK_AUDIT_KEY is empty"):
         Config(audit_key="").validate()

@@ -187,6 +187,9 @@ def test_compose_referees_serve_tls_and_prometheus_scrapes_over_https() -> None:
         assert check[1:3] == ["fiftyk", "health"] and "--tls-ca" in check
         args = build_parser().parse_args(check[2:])
         assert args.tls_ca.startswith("/etc/fiftyk/tls/")
+        # With client certificates required, a check without one could never pass.
+        assert (args.tls_cert, args.tls_key) == (environment["FIFTYK_TLS_CERT_FILE"],
+                                                 environment["FIFTYK_TLS_KEY_FILE"])
     [config] = yaml_documents(PROMETHEUS / "prometheus.yml")
     [job] = [job for job in config["scrape_configs"] if job["job_name"] == "fiftyk-referee"]
     assert job["scheme"] == "https" and job["tls_config"]["ca_file"].startswith(
@@ -284,6 +287,10 @@ def test_probes_run_fiftyk_health_over_tls_on_the_grpc_port() -> None:
         args = build_parser().parse_args(command[1:])
         assert args.server == f"127.0.0.1:{configured}", probe
         assert args.tls_ca.startswith(mounts["tls"] + "/"), probe
+        # The pod's own certificate is the probe's client certificate: the probes still
+        # pass when FIFTYK_TLS_CLIENT_CA_FILE makes the server require one.
+        assert (args.tls_cert, args.tls_key) == (data["FIFTYK_TLS_CERT_FILE"],
+                                                 data["FIFTYK_TLS_KEY_FILE"]), probe
         # Liveness must not follow the database: restarting does not bring it back.
         assert args.service == ("liveness" if probe == "livenessProbe" else ""), probe
     assert data["FIFTYK_TLS_CERT_FILE"].startswith(mounts["tls"] + "/")
