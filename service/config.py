@@ -35,6 +35,7 @@ from fiftyk_referee.service.limits import (
     Rate,
     TransportLimits,
     WatchLimits,
+    parse_peer_rate,
     parse_rate_limits,
     parse_transport_limits,
     parse_watch_limits,
@@ -350,6 +351,11 @@ class Config:
         return parse_rate_limits(self.rate_limits)
 
     @property
+    def peer_rate(self) -> Rate | None:
+        """The rate of all calls from one peer address together (None: unlimited)."""
+        return parse_peer_rate(self.rate_limits)
+
+    @property
     def watches(self) -> WatchLimits:
         """Limits on open WatchTable streams."""
         return parse_watch_limits(self.watch_limits)
@@ -559,7 +565,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f" protects the traffic ({keys.TRUSTED_NETWORK})")
     group.add_argument("--rate-limits", metavar="SPEC",
                        help="call rates per role and RPC class, e.g."
-                            " player.command=50/100,platform.create=off, or off"
+                            " player.command=50/100,platform.create=off,peer=500/1000, or off"
                             f" ({keys.RATE_LIMITS})")
     group.add_argument("--watch-limits", metavar="SPEC",
                        help="open WatchTable streams, e.g. seat=4,key=256,table=64,server=2000"

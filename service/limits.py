@@ -12,12 +12,16 @@ Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC 
 Each credential has a bucket per class: `rate` tokens a second, up to `burst` saved up; a
 call takes one token or is refused with the time until one is there. The credential is the
 seat (table, seat, player) for seat tokens, the role for the audit and platform keys, and
-the peer's address for calls without a valid credential. `FIFTYK_RATE_LIMITS` overrides
-entries — `player.command=20/40,platform.create=100/500` — or turns them off (`off`, or
-`role.class=off`).
+the peer's address for calls without a valid credential. Every call also takes a token of
+its peer address's bucket (`peer`, all classes together: 2,000 a second, 4,000 at once), so
+many credentials from one address do not multiply its rates. `FIFTYK_RATE_LIMITS` overrides
+entries — `player.command=20/40,platform.create=100/500,peer=500/1000` — or turns them off
+(`off`, `role.class=off`, `peer=off`).
 
 Watch streams are counted while open: per seat token, per key credential (audit, platform),
-per table and per server (`FIFTYK_WATCH_LIMITS`, e.g. `seat=4,key=256,table=64,server=2000`).
+per table and per server (`FIFTYK_WATCH_LIMITS`, e.g. `seat=4,key=256,table=64,server=2000`);
+`reserved` (16) of a table's slots are its seats' own, which audit and platform keys cannot
+take.
 
 Below authentication, `TransportLimits` bound what any peer can hold before it has shown a
 credential: streams per connection, connections per server, idle and old connections, the
@@ -48,8 +52,7 @@ METHOD_CLASSES: Mapping[str, str] = {
     "WatchTable": "watch",
 }
 OFF = "off"
-# Buckets kept per limiter; a bucket left alone refills completely, so dropping the least
-# recently used one loses nothing once it has been idle for burst/rate seconds.
+# Buckets kept per limiter (the least recently used is dropped; see RateLimiter).
 MAX_BUCKETS = 100_000
 
 
@@ -66,6 +69,14 @@ def _rates(create: Rate, command: Rate, read: Rate, adjudicate: Rate,
     return {"create": create, "command": command, "read": read, "adjudicate": adjudicate,
             "watch": watch}
 
+
+# Every call from one peer address, whatever its credential: 16 seat tokens from one process
+# no longer add up to 16 times a seat's rates. Above a platform's busiest class, so one
+# platform server is not held up; behind a proxy every caller is the proxy's address (raise
+# it, or `peer=off`, and limit per address in the proxy).
+PEER = "peer"
+PEER_CLASS = "total"
+DEFAULT_PEER_RATE = Rate(2000, 4000)
 
 # A seat acts only on its turn, but four bots playing one table flat out reach a few
 # hundred commands a second between them on a fast machine, each with a read or two: a
@@ -84,12 +95,20 @@ DEFAULT_RATES: Mapping[str, Mapping[str, Rate]] = {
 @dataclass(frozen=True)
 class WatchLimits:
     """Most WatchTable streams open at once: per seat token, per key credential (audit or
-    platform), per table and per server."""
+    platform), per table and per server; `reserved` of a table's are for its seats' tokens
+    (spectating keys may hold at most `table - reserved`, so they cannot lock the seats out).
+    """
 
     seat: int = 4
     key: int = 256
     table: int = 64
     server: int = 2000
+    reserved: int = 16  # four seats' worth of the per-seat limit
+
+    @property
+    def keys_per_table(self) -> int:
+        """A table's streams that audit and platform keys may hold together (at least 1)."""
+        return max(1, self.table - self.reserved)
 
 
 @dataclass(frozen=True)
@@ -124,20 +143,42 @@ class LimitSpecError(ValueError):
     """A malformed limit setting; the message says which entry and why."""
 
 
+def _rate_entries(text: str) -> list[str]:
+    return [entry.strip() for entry in text.split(",") if entry.strip()]
+
+
+def parse_peer_rate(text: str) -> Rate | None:
+    """The per-peer total rate: the default, `text`'s `peer=RATE/BURST` or `peer=off`
+    (None: no limit), or none at all when `text` is `off`."""
+    entries = _rate_entries(text)
+    if entries == [OFF]:
+        return None
+    rate: Rate | None = DEFAULT_PEER_RATE
+    for entry in entries:
+        key, _, value = entry.partition("=")
+        if key.strip() == PEER:
+            rate = _parse_rate(entry, value.strip())
+    return rate
+
+
 def parse_rate_limits(text: str) -> dict[str, dict[str, Rate | None]]:
     """Rates per role and class: the defaults with `text`'s entries applied (None: no limit)."""
     rates: dict[str, dict[str, Rate | None]] = {
         role: dict(classes) for role, classes in DEFAULT_RATES.items()}
-    entries = [entry.strip() for entry in text.split(",") if entry.strip()]
+    entries = _rate_entries(text)
     if entries == [OFF]:
         return {role: dict.fromkeys(RPC_CLASSES) for role in ROLES}
     for entry in entries:
+        if entry.partition("=")[0].strip() == PEER:
+            _parse_rate(entry, entry.partition("=")[2].strip())  # checked; parse_peer_rate
+            continue
         key, sep, value = entry.partition("=")
         role, dot, rpc_class = key.strip().partition(".")
         if not sep or not dot or role not in ROLES or rpc_class not in RPC_CLASSES:
             raise LimitSpecError(
                 f"{entry!r}: write role.class=RATE/BURST or role.class=off, with a role of"
-                f" {', '.join(ROLES)} and a class of {', '.join(RPC_CLASSES)}")
+                f" {', '.join(ROLES)} and a class of {', '.join(RPC_CLASSES)}"
+                f" (or {PEER}=RATE/BURST for every call from one address)")
         rates[role][rpc_class] = _parse_rate(entry, value.strip())
     return rates
 
@@ -168,8 +209,11 @@ def parse_watch_limits(text: str) -> WatchLimits:
             values[scope.strip()] = int(number)
         except ValueError:
             raise LimitSpecError(f"{entry!r}: {number!r} is not a whole number") from None
-        if values[scope.strip()] < 1:
+        if values[scope.strip()] < (0 if scope.strip() == "reserved" else 1):
             raise LimitSpecError(f"{entry!r}: a limit is at least 1")
+    if values["reserved"] >= values["table"]:
+        raise LimitSpecError(f"reserved={values['reserved']} leaves no watch slot of a table"
+                             f" (table={values['table']}) to anyone but its seats")
     return WatchLimits(**values)
 
 
@@ -213,40 +257,82 @@ class TokenBucket:
             return 0.0
         return (1 - self._tokens) / rate.per_second
 
+    def give_back(self) -> None:
+        """Return the token just taken (the call was refused by another limit)."""
+        self._tokens = min(self._rate.burst, self._tokens + 1)
+
+    def full_at(self) -> float:
+        """When the bucket will hold `burst` tokens again, left alone."""
+        return self._stamp + (self._rate.burst - self._tokens) / self._rate.per_second
+
+    def empty(self, now: float) -> None:
+        """Hold no tokens as of `now` (it refills from here)."""
+        self._tokens, self._stamp = 0.0, now
+
 
 class RateLimiter:
-    """Token buckets per (credential, RPC class); thread-safe."""
+    """Token buckets per (credential, RPC class), and one per peer address for all its calls
+    (`peer_rate`); thread-safe.
+
+    At most `max_buckets` are kept, the least recently used dropped first. A bucket dropped
+    before it had refilled must not come back full: until every such bucket would have
+    refilled, new buckets start empty (they refill at their rate from then), so flooding the
+    limiter with other keys wins an attacker nothing.
+    """
 
     def __init__(self, rates: Mapping[str, Mapping[str, Rate | None]],
                  clock: Callable[[], float] = time.monotonic,
-                 max_buckets: int = MAX_BUCKETS) -> None:
+                 max_buckets: int = MAX_BUCKETS, *,
+                 peer_rate: Rate | None = None) -> None:
         self._rates = rates
+        self._peer_rate = peer_rate
         self._clock = clock
         self._max = max_buckets
         self._buckets: OrderedDict[tuple[str, str], TokenBucket] = OrderedDict()
+        self._refilled_by = float("-inf")  # when every dropped bucket would be full again
         self._lock = threading.Lock()
 
-    def check(self, role: str, rpc_class: str, credential: str) -> None:
-        """Take a token for the call, or raise RateLimited with the wait until one is there."""
+    def check(self, role: str, rpc_class: str, credential: str, peer: str = "") -> None:
+        """Take a token for the call (and one of its peer's), or raise RateLimited with the
+        wait until there is one; a call refused by either takes neither."""
         rate = self._rates.get(role, {}).get(rpc_class)
-        if rate is None:
-            return
-        key = (credential, rpc_class)
+        peer_rate = self._peer_rate if peer else None
         with self._lock:
             now = self._clock()
-            bucket = self._buckets.get(key)
-            if bucket is None:
-                bucket = self._buckets[key] = TokenBucket(rate, now)
-                if len(self._buckets) > self._max:
-                    self._buckets.popitem(last=False)
-            else:
-                self._buckets.move_to_end(key)
-            wait = bucket.take(now)
-        if wait > 0:
+            wait = peer_wait = 0.0
+            own = None
+            if rate is not None:
+                own = self._bucket((credential, rpc_class), rate, now)
+                wait = own.take(now)
+            if peer_rate is not None and wait == 0:
+                peer_wait = self._bucket((f"peer:{peer}", PEER_CLASS), peer_rate, now).take(now)
+                if peer_wait > 0 and own is not None:
+                    own.give_back()
+        if wait > 0 and rate is not None:
             raise RateLimited(
                 f"too many {rpc_class} calls for this credential: {rate.per_second:g} a"
                 f" second, {rate.burst:g} at once; retry in {wait:.3f} s",
                 retry_after_seconds=wait, metadata={"rpc_class": rpc_class, "role": role})
+        if peer_wait > 0 and peer_rate is not None:
+            raise RateLimited(
+                f"too many calls from this address, whatever their credentials:"
+                f" {peer_rate.per_second:g} a second, {peer_rate.burst:g} at once; retry in"
+                f" {peer_wait:.3f} s",
+                retry_after_seconds=peer_wait,
+                metadata={"rpc_class": PEER_CLASS, "role": PEER})
+
+    def _bucket(self, key: tuple[str, str], rate: Rate, now: float) -> TokenBucket:
+        bucket = self._buckets.get(key)
+        if bucket is not None:
+            self._buckets.move_to_end(key)
+            return bucket
+        bucket = self._buckets[key] = TokenBucket(rate, now)
+        if now < self._refilled_by:
+            bucket.empty(now)  # it may be one that was dropped half-drained
+        if len(self._buckets) > self._max:
+            _, dropped = self._buckets.popitem(last=False)
+            self._refilled_by = max(self._refilled_by, dropped.full_at())
+        return bucket
 
 
 class WatchLimiter:
@@ -256,20 +342,26 @@ class WatchLimiter:
         self.limits = limits
         self._by_credential: dict[str, int] = {}
         self._by_table: dict[str, int] = {}
+        self._keys_by_table: dict[str, int] = {}  # streams of key credentials per table
         self._total = 0
         self._lock = threading.Lock()
 
     def acquire(self, credential: str, key_credential: bool, table_id: str
-                ) -> tuple[str, str]:
+                ) -> tuple[str, str, bool]:
         """Hold a place for one stream (give it back with `release`); ResourceExhausted
-        (LIMIT_EXCEEDED, naming the scope in its metadata) when a limit is reached."""
+        (LIMIT_EXCEEDED, naming the scope in its metadata) when a limit is reached. Key
+        credentials (audit, platform) may fill a table only up to `table - reserved`."""
         per_credential = self.limits.key if key_credential else self.limits.seat
         with self._lock:
-            for scope, count, limit in (
+            checks = [
                 ("server", self._total, self.limits.server),
                 ("table", self._by_table.get(table_id, 0), self.limits.table),
                 ("credential", self._by_credential.get(credential, 0), per_credential),
-            ):
+            ]
+            if key_credential:
+                checks.append(("table", self._keys_by_table.get(table_id, 0),
+                               self.limits.keys_per_table))
+            for scope, count, limit in checks:
                 if count >= limit:
                     raise ResourceExhausted(
                         ServiceReason.LIMIT_EXCEEDED,
@@ -279,15 +371,19 @@ class WatchLimiter:
             self._total += 1
             self._by_table[table_id] = self._by_table.get(table_id, 0) + 1
             self._by_credential[credential] = self._by_credential.get(credential, 0) + 1
-        return credential, table_id
+            if key_credential:
+                self._keys_by_table[table_id] = self._keys_by_table.get(table_id, 0) + 1
+        return credential, table_id, key_credential
 
-    def release(self, ticket: tuple[str, str]) -> None:
+    def release(self, ticket: tuple[str, str, bool]) -> None:
         """Give back the place `acquire` held."""
-        credential, table_id = ticket
+        credential, table_id, key_credential = ticket
         with self._lock:
             self._total -= 1
             _decrement(self._by_table, table_id)
             _decrement(self._by_credential, credential)
+            if key_credential:
+                _decrement(self._keys_by_table, table_id)
 
     def open_streams(self) -> int:
         """Streams open now."""
@@ -307,6 +403,7 @@ def _decrement(counts: dict[str, int], key: str) -> None:
 
 
 __all__ = [
+    "DEFAULT_PEER_RATE",
     "DEFAULT_RATES",
     "METHOD_CLASSES",
     "ROLES",
@@ -318,6 +415,7 @@ __all__ = [
     "TransportLimits",
     "WatchLimiter",
     "WatchLimits",
+    "parse_peer_rate",
     "parse_rate_limits",
     "parse_transport_limits",
     "parse_watch_limits",

@@ -65,7 +65,7 @@ from fiftyk_referee.domain.shengji.events import TrickWon as ShengjiTrickWon
 from fiftyk_referee.domain.shengji.hand import GAME_NAME as SHENGJI
 from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
 from fiftyk_referee.service.errors import ServiceReason
-from fiftyk_referee.service.limits import ROLES, RPC_CLASSES
+from fiftyk_referee.service.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
 from fiftyk_referee.service.tls import TlsFiles
 
 # From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
@@ -304,7 +304,8 @@ class Metrics:
         self._store_up.set(1)
         self._rate_limited = Counter(
             "fiftyk_rate_limited_total",
-            "Calls refused RATE_LIMITED, by the caller's role and the RPC class.",
+            "Calls refused RATE_LIMITED, by the caller's role and the RPC class (role peer,"
+            " class total: all calls from one address together).",
             ("role", "rpc_class"), registry=registry,
         )
         self._watch_limited = Counter(
@@ -323,6 +324,7 @@ class Metrics:
         for role in ROLES:
             for rpc_class in RPC_CLASSES:
                 self._rate_limited.labels(role, rpc_class)
+        self._rate_limited.labels(PEER, PEER_CLASS)
         for scope in WATCH_SCOPES:
             self._watch_limited.labels(scope)
         # The fixed label values start at 0: every family shows from the first scrape and the
@@ -416,8 +418,9 @@ class Metrics:
 
     def rate_limited(self, role: str, rpc_class: str) -> None:
         """Count a call refused by its credential's rate limit."""
-        self._rate_limited.labels(_bounded(role, frozenset(ROLES), OTHER),
-                                  _bounded(rpc_class, frozenset(RPC_CLASSES), OTHER)).inc()
+        self._rate_limited.labels(_bounded(role, frozenset({*ROLES, PEER}), OTHER),
+                                  _bounded(rpc_class, frozenset({*RPC_CLASSES, PEER_CLASS}),
+                                           OTHER)).inc()
 
     def watch_limited(self, scope: str) -> None:
         """Count a WatchTable stream refused by a limit on open streams."""

@@ -249,7 +249,8 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     if config.tls_platform_names:
         interceptors.append(PlatformCertificateInterceptor(config.tls_platform_names))
     # After the certificate interceptor: a platform by certificate is limited as the platform.
-    interceptors.append(RateLimitInterceptor(config, RateLimiter(config.rates),
+    interceptors.append(RateLimitInterceptor(config, RateLimiter(config.rates,
+                                                                  peer_rate=config.peer_rate),
                                              WatchLimiter(config.watches), metrics,
                                              SERVICE_NAME))
     # Innermost: undecodable requests are refused before any handler (see its module).

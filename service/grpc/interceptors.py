@@ -24,6 +24,7 @@ import grpc.aio
 from google.protobuf.message import Message
 
 from fiftyk_referee.service.errors import (
+    RateLimited,
     ResourceExhausted,
     ServiceError,
     ServiceReason,
@@ -472,9 +473,10 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
             principal = ANONYMOUS
         role, credential = _caller(principal, context.peer())
         try:
-            self._rates.check(role, rpc_class, credential)
-        except ServiceError:
-            self._metrics.rate_limited(role, rpc_class)
+            self._rates.check(role, rpc_class, credential, peer_address(context.peer()))
+        except RateLimited as refused:
+            # Counted under the limit that refused: the credential's, or the peer's total.
+            self._metrics.rate_limited(refused.metadata["role"], refused.metadata["rpc_class"])
             raise
         return role, credential
 

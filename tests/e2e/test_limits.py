@@ -198,3 +198,47 @@ def test_six_hundred_watch_streams_from_one_token_leave_a_probe_table_unharmed(
         assert under_abuse <= 3 * baseline + LATENCY_SLACK_SECONDS, (baseline, under_abuse)
     finally:
         live.stop()
+
+
+def test_spectating_keys_cannot_lock_a_tables_seats_out_of_their_watch_slots(
+    tmp_path: Path,
+) -> None:
+    live = LiveServer(server_config(tmp_path, watch_limits="table=3,reserved=2,key=10"))
+    try:
+        seated = seat_bots(live, "classic", 4)
+        streams = [seated.platform.watch(seated.table_id)]
+        next(iter(streams[0]))  # the platform holds the one slot keys may take
+        with pytest.raises(grpc.RpcError) as refused:
+            next(iter(live.audit().watch(seated.table_id)))
+        details = error_details(refused.value)
+        assert (details.reason, details.metadata["scope"]) == ("LIMIT_EXCEEDED", "table")
+        for seat in (0, 1):  # the seats still get the reserved two
+            stream = seated.seats[seat].watch(seated.table_id)
+            next(iter(stream))
+            streams.append(stream)
+        for stream in streams:
+            stream.cancel()  # type: ignore[attr-defined]  # also a grpc.Call
+    finally:
+        live.stop()
+
+
+def test_many_credentials_from_one_address_share_its_total_rate(tmp_path: Path) -> None:
+    # A rate so slow no token comes back during the test, however loaded the machine.
+    live = LiveServer(server_config(tmp_path, rate_limits="peer=0.001/6"))
+    try:
+        platform = live.platform()
+        table_id = platform.create_table("classic", 4).table.table_id  # 1
+        tokens = [platform.join_table(table_id, f"p{seat}").seat_token  # 2, 3
+                  for seat in range(2)]
+        seats = [live.client(token=token, retry_rate_limited=False) for token in tokens]
+        seats[0].get_table(table_id)  # 4
+        seats[1].get_table(table_id)  # 5
+        live.audit().get_table(table_id)  # 6
+        with pytest.raises(grpc.RpcError) as refused:
+            seats[0].get_table(table_id)
+        details = error_details(refused.value)
+        assert details.reason == "RATE_LIMITED"
+        assert details.metadata == {"rpc_class": "total", "role": "peer"}
+        assert _metric(live, 'fiftyk_rate_limited_total{role="peer",rpc_class="total"}') == 1
+    finally:
+        live.stop()

@@ -7,6 +7,7 @@ import pytest
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2
 from fiftyk_referee.service.limits import (
+    DEFAULT_PEER_RATE,
     DEFAULT_RATES,
     METHOD_CLASSES,
     RPC_CLASSES,
@@ -17,6 +18,7 @@ from fiftyk_referee.service.limits import (
     TransportLimits,
     WatchLimiter,
     WatchLimits,
+    parse_peer_rate,
     parse_rate_limits,
     parse_transport_limits,
     parse_watch_limits,
@@ -64,13 +66,64 @@ def test_the_limiter_refuses_with_the_wait_and_keeps_credentials_apart() -> None
 
 
 def test_the_least_recently_used_buckets_are_dropped_beyond_the_cap() -> None:
-    limiter = RateLimiter(parse_rate_limits("anonymous.read=1/1"), clock=FakeClock(),
+    clock = FakeClock()
+    limiter = RateLimiter(parse_rate_limits("anonymous.read=1/1"), clock=clock,
                           max_buckets=2)
     for peer in ("a", "b", "c"):
         limiter.check("anonymous", "read", peer)
+    assert len(limiter._buckets) == 2
+    clock.now += 1.0  # every dropped bucket has refilled by now
     limiter.check("anonymous", "read", "a")  # "a" was dropped: a full bucket again
     with pytest.raises(RateLimited):
-        limiter.check("anonymous", "read", "c")
+        limiter.check("anonymous", "read", "a")
+
+
+def test_a_drained_bucket_dropped_under_a_flood_of_other_keys_does_not_come_back_full(
+) -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(parse_rate_limits("anonymous.read=1/5"), clock=clock,
+                          max_buckets=100)
+    for _ in range(5):
+        limiter.check("anonymous", "read", "attacker")
+    refused_others = 0
+    for index in range(200):  # pushes "attacker" (and more) out of the limiter
+        try:
+            limiter.check("anonymous", "read", f"other-{index}")
+        except RateLimited:
+            refused_others += 1  # once a drained bucket was dropped, new ones start empty
+    assert refused_others == 100
+    with pytest.raises(RateLimited) as refused:
+        limiter.check("anonymous", "read", "attacker")
+    assert refused.value.retry_after_seconds == pytest.approx(1.0)  # it refills at its rate
+    clock.now += 5.0  # the drained buckets would all be full now: new ones start full
+    for _ in range(5):
+        limiter.check("anonymous", "read", "newcomer")
+
+
+def test_one_address_shares_a_total_over_all_its_credentials() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(parse_rate_limits("player.read=100/100"), clock=clock,
+                          peer_rate=Rate(1, 3))
+    for seat in range(3):  # three seat tokens of one process
+        limiter.check("player", "read", f"seat:t:{seat}:p{seat}", "10.0.0.7")
+    with pytest.raises(RateLimited) as refused:
+        limiter.check("player", "read", "seat:t:3:p3", "10.0.0.7")
+    assert refused.value.metadata == {"rpc_class": "total", "role": "peer"}
+    assert refused.value.retry_after_seconds == pytest.approx(1.0)
+    limiter.check("player", "read", "seat:t:3:p3", "10.0.0.8")  # another address
+    # The refused call took no token of its credential: after the wait it gets through.
+    clock.now += 1.0
+    limiter.check("player", "read", "seat:t:3:p3", "10.0.0.7")
+
+
+def test_the_peer_total_is_set_with_the_rate_limits() -> None:
+    assert parse_peer_rate("") == DEFAULT_PEER_RATE
+    assert parse_peer_rate("peer=5/10, player.read=1/2") == Rate(5, 10)
+    assert parse_peer_rate("peer=off") is None
+    assert parse_peer_rate("off") is None
+    assert parse_rate_limits("peer=5/10")["player"] == DEFAULT_RATES["player"]
+    with pytest.raises(LimitSpecError):
+        parse_rate_limits("peer=fast")
 
 
 def test_limits_can_be_overridden_per_entry_or_turned_off() -> None:
@@ -92,7 +145,7 @@ def test_malformed_rate_limits_are_refused(spec: str) -> None:
 
 def test_watch_limits_parse_and_refuse_nonsense() -> None:
     assert parse_watch_limits("seat=2, server=9") == WatchLimits(seat=2, key=256, table=64,
-                                                                  server=9)
+                                                                  server=9, reserved=16)
     for spec in ("seat", "planet=3", "seat=two", "table=0"):
         with pytest.raises(LimitSpecError):
             parse_watch_limits(spec)
@@ -138,8 +191,22 @@ def test_every_referee_method_has_an_rpc_class() -> None:
     assert set(METHOD_CLASSES.values()) == set(RPC_CLASSES)
 
 
+def test_keys_cannot_take_a_tables_reserved_watch_slots_but_its_seats_can() -> None:
+    watches = WatchLimiter(WatchLimits(seat=10, key=10, table=3, server=10, reserved=2))
+    watches.acquire("platform", True, "t1")
+    with pytest.raises(ResourceExhausted) as refused:
+        watches.acquire("audit", True, "t1")
+    assert refused.value.metadata["scope"] == "table"
+    watches.acquire("seat:a", False, "t1")
+    watches.acquire("seat:b", False, "t1")  # the seats still find their reserved slots
+    assert parse_watch_limits("reserved=0").reserved == 0
+    for spec in ("reserved=64", "table=8,reserved=9", "reserved=-1"):
+        with pytest.raises(LimitSpecError):
+            parse_watch_limits(spec)
+
+
 def test_watches_are_counted_per_credential_table_and_server() -> None:
-    watches = WatchLimiter(WatchLimits(seat=2, key=3, table=4, server=5))
+    watches = WatchLimiter(WatchLimits(seat=2, key=3, table=4, server=5, reserved=0))
     held = [watches.acquire("seat:a", False, "t1") for _ in range(2)]
     with pytest.raises(ResourceExhausted) as refused:
         watches.acquire("seat:a", False, "t1")
