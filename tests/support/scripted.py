@@ -1,6 +1,6 @@
 """Scripted hands: build the deck that deals chosen hands, then drive the Hand aggregate.
 
-Card specs are the notation of RULES.md section 1 plus one shorthand, `R*N`: N cards of rank
+Card specs are the notation of docs/rules.md#cards plus one shorthand, `R*N`: N cards of rank
 R (a bare rank `R` is one card of it). When building a deck the shorthand takes suits in the
 order S H C D from the cards nobody named explicitly; when playing it takes the seat's own
 cards of that rank (canonical order).

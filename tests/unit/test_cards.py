@@ -1,4 +1,4 @@
-"""Cards: the notation of RULES.md section 1, point values and decks."""
+"""Cards: the notation of docs/rules.md#cards, point values and decks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Classification (RULES.md section 3) and comparison (section 4), table-driven per preset."""
+"""Classifying (docs/rules.md#combinations) and comparing plays (who beats what), per preset."""
 
 from __future__ import annotations
 
@@ -562,7 +562,7 @@ JINZHOU_PLAYS = [
 
 
 def jinzhou_reaches(rung: int, top: str) -> bool:
-    """RULES.md section 4: what each rung may beat under bomb_reach=jinzhou."""
+    """docs/rules.md#who-beats-what: what each rung may beat under bomb_reach=jinzhou."""
     if top == "pair_straight":
         return rung >= RUNG_BOMB_4
     if top in ("triple_straight", "long_triple_straight"):

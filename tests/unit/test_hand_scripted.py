@@ -1,8 +1,8 @@
-"""Scripted hands from preset decks: every expected number is worked out by hand from RULES.md.
+"""Scripted hands from preset decks: every expected number is worked out by hand from docs/rules.md.
 
 Hands are chosen so that most cards leave in a few big plays (long triple straights, bombs),
-which keeps each script short. Point cards: every 5 is worth 5, every 10 and K 10 (RULES.md
-section 1); a two-pack deck holds 200 points, a one-pack deck 100 (120 with joker_points).
+which keeps each script short. Point cards (docs/rules.md#cards): every 5 is worth 5, every
+10 and K 10; a two-pack deck holds 200 points, a one-pack deck 100 (120 with joker_points).
 Each finished hand is also replayed from its events and adjudicated from its exported
 transcript, which must give the same state and the same result.
 """
@@ -71,7 +71,7 @@ def rejected(hand: Hand, script: str) -> Reason:
     return refused.value.reason
 
 
-# -- full-deal team games (section 6) ---------------------------------------------------------
+# -- full-deal team games (docs/rules.md#full-deal-team-games-scoringteam) --------------------
 
 def test_classic_double_catch_leftover_to_winners_and_a_trick_cut_short() -> None:
     hand = deal("classic", CLASSIC_HANDS)
@@ -267,7 +267,7 @@ def test_jiaodong_joker_points_kickers_four_with_two_and_zero_penalties() -> Non
     assert winner(result) == (0, None)
 
 
-# -- QQ rules (section 7) ----------------------------------------------------------------------
+# -- QQ rules (docs/rules.md#the-qq-rules-scoringqq) -------------------------------------------
 
 
 def test_qq4_first_out_bonus_leftover_loss_and_rating_doubling() -> None:
@@ -340,7 +340,7 @@ def test_qq3_tie_on_score_goes_to_the_player_who_went_out_earlier() -> None:
     assert winner(result) == (None, 1)
 
 
-# -- 5/6-card games (section 8) ----------------------------------------------------------------
+# -- 5/6-card games (docs/rules.md#56-card-games-scoringstock) ---------------------------------
 
 
 @pytest.mark.parametrize(("leftover", "scores"), [("void", [100, -20]), ("to_winners", [120, -20])])

@@ -1,7 +1,7 @@
-"""The rules oracle `fiftyk rules ask` (ORACLE.md): its examples, every kind, every refusal.
+"""The rules oracle `fiftyk rules ask` (docs/oracle.md): its examples, every kind, every refusal.
 
-Answers are checked against the rule books (RULES.md, SHENGJI.md: section numbers below are
-SHENGJI.md's unless said), not against the code that produces them.
+Answers are checked against the rules as docs/rules.md and docs/shengji.md state them (the
+sections below name the rule each group checks), not against the code that produces them.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from fiftyk_referee.service.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 
-# The example section of ORACLE.md (shared/ORACLE.md, "The rules oracle: `fiftyk rules ask`"),
-# copied verbatim: the shared folder is not part of the repository. When a copy of the shared
-# folder sits beside the checkout, `test_the_copied_examples_are_those_of_oracle_md` checks
-# that this text still says what the contract says.
+# The examples of the oracle's contract as the team received it (ORACLE.md, "The rules oracle:
+# `fiftyk rules ask`"), copied verbatim: that contract is not part of the repository. When a
+# copy of the shared folder sits beside the checkout,
+# `test_the_copied_examples_are_those_of_oracle_md` checks that this text still says what the
+# contract says.
 ORACLE_EXAMPLES = """\
 ```sh
 echo '{"game":"shengji","kind":"classify","preset":"tractor","options":{},
@@ -90,7 +91,7 @@ def cards(text: str) -> list[str]:
     return text.split()
 
 
-# -- the examples of ORACLE.md ----------------------------------------------------------------
+# -- the examples of the oracle's contract ----------------------------------------------------
 
 
 EXAMPLES = examples_of(ORACLE_EXAMPLES)
@@ -129,7 +130,7 @@ def test_docs_oracle_md_shows_every_kind_of_both_games() -> None:
     assert every <= shown
 
 
-# -- 五十K (RULES.md §3–4) ---------------------------------------------------------------------
+# -- 五十K (docs/rules.md#combinations, docs/rules.md#who-beats-what) ---------------------
 
 
 @pytest.mark.parametrize(
@@ -183,7 +184,7 @@ def test_fiftyk_a_top_that_is_no_combination_is_not_a_question() -> None:
     assert answer["message"].startswith("input.top")
 
 
-# -- Shengji: suit and order (§2.1) ----------------------------------------------------------
+# -- Shengji: suit and order (docs/shengji.md#teams-levels-and-trump) ------------------------
 
 
 @pytest.mark.parametrize(
@@ -229,7 +230,7 @@ def test_order_of_two_suit_groups_is_not_a_question() -> None:
     assert ask("order", hearts(cards=["AS", "AH"]))["error"] == "INVALID_COMBINATION"
 
 
-# -- Shengji: classify (§3) ------------------------------------------------------------------
+# -- Shengji: classify (docs/shengji.md#combinations) ----------------------------------------
 
 SEED_TRACTORS = ["KS KS QS QS", "JS JS 9S 9S", "5S 5S 4S 4S 3S 3S", "SJ SJ 10H 10H",
                  "10H 10H 10S 10S", "10S 10S AH AH", "10H 10H 10S 10S AH AH"]
@@ -281,7 +282,7 @@ def test_a_throw_is_read_triple_first_and_copies_are_never_split() -> None:
     assert answer == {"type": "throw", "components": [["7C", "7C", "7C"], ["8C", "8C"]]}
 
 
-# -- Shengji: follow (§6.3) ------------------------------------------------------------------
+# -- Shengji: follow (docs/shengji.md#following) ---------------------------------------------
 
 
 @pytest.mark.parametrize(("lead", "hand", "play", "expected"), [
@@ -334,7 +335,7 @@ def test_a_lead_of_two_suit_groups_is_not_a_standing_lead() -> None:
     assert answer["message"].startswith("input.lead")
 
 
-# -- Shengji: trick (§6.4) -------------------------------------------------------------------
+# -- Shengji: trick (docs/shengji.md#winning-a-trick) ----------------------------------------
 
 
 @pytest.mark.parametrize(("plays", "winner"), [
@@ -356,7 +357,7 @@ def test_trick_plays_of_another_size_than_the_lead_are_not_legal_plays() -> None
     assert answer["error"] == "INVALID_REQUEST"
 
 
-# -- Shengji: throw (§6.2) -------------------------------------------------------------------
+# -- Shengji: throw (docs/shengji.md#leading-and-throwing) -----------------------------------
 
 THROW_98844 = cards("9C 8C 8C 4C 4C")
 
@@ -377,7 +378,7 @@ def test_one_component_is_never_a_failed_throw() -> None:
         {"valid": True}
 
 
-# -- Shengji: kitty (§7.2) -------------------------------------------------------------------
+# -- Shengji: kitty (docs/shengji.md#scoring-a-hand) -----------------------------------------
 
 KITTY = cards("5D KD 10C 3C 4D 6D 7D 8D")  # 25 points
 
@@ -413,7 +414,7 @@ def test_kitty_multiplier_options_double_and_cap() -> None:
     assert ask("kitty", given, options={"kitty_cap": 8})["multiplier"] == 8
 
 
-# -- Shengji: level_change (§7.3) and hand_outcome (§7) ------------------------------------------
+# -- Shengji: level_change and hand_outcome (docs/shengji.md#scoring-a-hand) ---------------------
 
 
 @pytest.mark.parametrize("preset", ["shengji_one_pack", "tractor", "titanic"])
@@ -434,7 +435,7 @@ def test_the_band_option_moves_the_rows() -> None:
 
 
 def outcome_input(**fields: Any) -> dict[str, Any]:
-    """The §12 example hand: dealer 2, both at 2, spades, 30 trick points, 25 in the kitty."""
+    """An example hand: dealer 2, both at 2, spades, 30 trick points, 25 in the kitty."""
     return {"dealer": 2, "levels": ["2", "2"], "level": "2", "trump": "S", "trick_points": 30,
             "kitty": KITTY, "last_winner_side": "attackers", "last_lead": ["4C", "4C"],
             **fields}
@@ -477,7 +478,7 @@ def test_hand_outcome_points_cannot_exceed_the_deck() -> None:
     assert answer["error"] == "INVALID_REQUEST"
 
 
-# -- Shengji: qq_points (§7.6) ---------------------------------------------------------------
+# -- Shengji: qq_points (docs/shengji.md#qq-room-points) -------------------------------------
 
 
 @pytest.mark.parametrize(("totals", "options", "points", "expected"), [
@@ -495,7 +496,7 @@ def test_the_seed_room_points(totals: list[int], options: dict[str, Any], points
     assert answer == expected
 
 
-# -- Shengji: declare (§4) -------------------------------------------------------------------
+# -- Shengji: declare (docs/shengji.md#the-deal-and-declarations) ----------------------------
 
 
 def declare(declarations: list[tuple[int, str]], dealer: int | None = None,
@@ -544,7 +545,7 @@ def test_declare_more_copies_than_the_packs_is_not_in_the_deck() -> None:
     assert declare([(0, "2H 2H 2H")])["error"] == "CARD_NOT_IN_DECK"
 
 
-# -- Shengji: bury (§5) ----------------------------------------------------------------------
+# -- Shengji: bury (docs/shengji.md#the-kitty) -----------------------------------------------
 
 
 def test_bury_exactly_the_kitty_size() -> None:

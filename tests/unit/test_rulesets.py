@@ -1,4 +1,4 @@
-"""Rulesets: options with defaults, the presets of RULES.md section 10, validation, JSON."""
+"""Rulesets: options with defaults, the presets of docs/rules.md#presets, validation, JSON."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from fiftyk_referee.domain.fiftyk.rulesets import (
 
 ALL_PRESETS = sorted(PRESETS)
 
-# RULES.md section 10, column by column: players, cards, smallest bomb, joker rungs.
+# docs/rules.md#presets, column by column: players, cards, smallest bomb, joker rungs.
 PRESET_TABLE: dict[str, tuple[tuple[int, ...], int, int, bool]] = {
     "classic": ((4,), 108, 4, True),
     "jinzhou": ((4,), 108, 3, True),

@@ -1,4 +1,4 @@
-"""Hand scoring, RULES.md sections 6–8, with every case computed by hand from the rule text."""
+"""Hand scoring (docs/rules.md#scoring), every case computed by hand from the rule text."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def D(text: str) -> Decimal:
 DOUBLE_CATCH_HAND = facts((0, 2), (1, 3), (30, 20, 40, 85), (0, 15, 0, 10))
 
 
-# -- section 6: finishing penalty --------------------------------------------------------
+# -- full-deal teams: finishing penalty --------------------------------------------------
 
 
 def test_transcript_example_double_catch_raw_scores_255_and_minus_55() -> None:
@@ -123,7 +123,7 @@ def test_every_seat_of_a_team_game_carries_its_team_score() -> None:
     assert [seat.rating for seat in score.seats] == [None] * 4
 
 
-# -- section 6: leftover points ----------------------------------------------------------
+# -- full-deal teams: leftover points ----------------------------------------------------
 
 
 def test_leftover_deduct_subtracts_from_the_holders_team() -> None:
@@ -144,7 +144,7 @@ def test_leftover_of_the_fourth_placed_goes_to_the_other_team() -> None:
     assert score.winner_team == 1
 
 
-# -- section 6: bomb bonus ---------------------------------------------------------------
+# -- the settling steps: bomb bonus ------------------------------------------------------
 
 
 @pytest.mark.parametrize(("size", "bonus"), [(4, 0), (5, 50), (6, 100), (7, 300), (8, 1000)])
@@ -192,7 +192,7 @@ def test_multiplier_applies_to_the_diff_tenth_score() -> None:
     assert team_scores(score) == [-32, 32]
 
 
-# -- section 6: final score --------------------------------------------------------------
+# -- the settling steps: final score -----------------------------------------------------
 
 
 def test_diff_tenth_can_end_in_a_half() -> None:
@@ -220,7 +220,7 @@ def test_diff_tenth_half_scores_serialise_as_json_decimals() -> None:
     assert '"score": -25.5' in json.dumps(result)
 
 
-# -- section 7: QQ rules, 4 players ------------------------------------------------------
+# -- QQ rules, 4 players -----------------------------------------------------------------
 
 
 def test_qq4_first_out_plus_20_and_players_left_lose_20_and_their_points() -> None:
@@ -270,7 +270,7 @@ def test_qq4_odd_team_rating_splits_into_halves() -> None:
     assert '"rating": 22.5' in json.dumps(score.to_json())
 
 
-# -- section 7: QQ rules, 3 players ------------------------------------------------------
+# -- QQ rules, 3 players -----------------------------------------------------------------
 
 
 def test_qq3_places_by_score_with_first_out_bonus_and_last_player_penalty() -> None:
@@ -317,7 +317,7 @@ def test_qq3_no_doubling_when_the_third_placed_collected_points() -> None:
     assert not score.doubled
 
 
-# -- section 8: 5/6-card games -----------------------------------------------------------
+# -- 5/6-card games ----------------------------------------------------------------------
 
 
 def test_stock_first_out_every_other_player_pays_the_winner() -> None:

@@ -1,4 +1,4 @@
-"""Transcripts in, results out (TRANSCRIPT.md): rulings, unreadable files, exports."""
+"""Transcripts in, results out (docs/transcript.md): rulings, unreadable files, exports."""
 
 from __future__ import annotations
 

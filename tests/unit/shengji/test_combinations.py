@@ -1,4 +1,4 @@
-"""Trump order and combinations: the seed's tractor and non-tractor lists (SHENGJI.md §2–3)."""
+"""Trump order and combinations: the seed's tractor and non-tractor lists."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scripted Shengji hands: the paced deal, declarations, the kitty, throws, timeouts (§4–6)."""
+"""Scripted Shengji hands: the paced deal, declarations, the kitty, throws, timeouts."""
 
 from __future__ import annotations
 

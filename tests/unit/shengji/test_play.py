@@ -1,4 +1,4 @@
-"""Leads, throws, following, trumping and the trick winner: the seed's examples (§6)."""
+"""Leads, throws, following, trumping and the trick winner: the seed's examples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rulesets: options, the five presets, validation, JSON round trip, fingerprints (§9–10)."""
+"""Rulesets: options, the five presets, validation, JSON round trip, fingerprints."""
 
 from __future__ import annotations
 

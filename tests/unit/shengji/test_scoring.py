@@ -1,4 +1,4 @@
-"""Scoring: 抠底 multipliers, level bands per pack count, rotation, the match end, QQ (§7)."""
+"""Scoring: 抠底 multipliers, level bands per pack count, rotation, the match end, QQ."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shengji transcripts (§12): reading, rulings, the hands form, export and re-ruling."""
+"""Shengji transcripts (docs/transcript.md#shengji-hands): reading, rulings, export, re-ruling."""
 
 from __future__ import annotations
 
