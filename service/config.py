@@ -11,9 +11,13 @@ speaks TLS (`service.tls`). The quickstart stays plaintext on loopback; any othe
 address refuses to start without TLS unless `FIFTYK_TRUSTED_NETWORK=true` (or
 `--trusted-network`) says a proxy, mesh or private network protects the traffic.
 
-The database URL selects the store: `postgresql://user:password@host:port/dbname` (or
-`postgres://`) selects PostgreSQL; a file path, `sqlite:///path`, or nothing selects SQLite,
-by default `fiftyk.sqlite` in the data directory (`FIFTYK_DATA_DIR`, default `./data`).
+The database URL selects the store: a libpq URL (`postgresql://user:password@host:port/dbname`
+or `postgres://`, with several `host:port` pairs and any libpq parameter) or a libpq keyword
+string (`host=h1,h2 dbname=fiftyk target_session_attrs=read-write`) selects PostgreSQL; a file
+path, `sqlite:///path`, or nothing selects SQLite, by default `fiftyk.sqlite` in the data
+directory (`FIFTYK_DATA_DIR`, default `./data`). Refused, with the reason: what would hand
+the event store a server that cannot take its writes (`target_session_attrs=read-only`, a
+replication connection, several hosts with `target_session_attrs=any`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from fiftyk_referee.service import config_keys as keys
 from fiftyk_referee.service.limits import (
@@ -47,7 +51,6 @@ DEFAULT_DATA_DIR = Path("data")
 SQLITE_FILE_NAME = "fiftyk.sqlite"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SQLITE_SCHEME = "sqlite"
-SUPPORTED_URL_PARAMETERS = frozenset({"host"})
 DEFAULT_POSTGRES_PORT = 5432
 
 DEFAULT_HOST = "127.0.0.1"
@@ -67,7 +70,9 @@ DEFAULT_TOKEN_TTL_SECONDS = 7 * 24 * 3600
 MIN_TOKEN_TTL_SECONDS = 60
 MAX_TOKEN_TTL_SECONDS = 365 * 24 * 3600
 DEFAULT_SHUTDOWN_GRACE_SECONDS = 5.0
-DEFAULT_DB_TIMEOUT_SECONDS = 5
+# Below the shortest client deadline docs/integrating.md recommends (5 s), so a call caught
+# by an outage or a failover ends UNAVAILABLE with RetryInfo, not DEADLINE_EXCEEDED.
+DEFAULT_DB_TIMEOUT_SECONDS = 3
 MAX_DB_TIMEOUT_SECONDS = 300
 DEFAULT_DB_STARTUP_WAIT_SECONDS = 30
 MAX_DB_STARTUP_WAIT_SECONDS = 3600
@@ -161,55 +166,141 @@ def is_loopback(host: str) -> bool:
 
 @dataclass(frozen=True)
 class Database:
-    """Where events are stored: a SQLite file or a PostgreSQL database."""
+    """Where events are stored: a SQLite file, or a PostgreSQL database given as libpq
+    connection parameters (every host of a high-availability cluster, TLS settings, ...)."""
 
     kind: Literal["sqlite", "postgresql"]
     sqlite_path: Path | None = None
-    host: str = ""
-    port: int = DEFAULT_POSTGRES_PORT
-    user: str = ""
-    password: str = field(default="", repr=False)
-    dbname: str = ""
+    # The libpq keywords and values, as parsed from the URL or keyword string (may hold the
+    # password, hence not in the repr).
+    params: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    def param(self, keyword: str, default: str = "") -> str:
+        """One libpq parameter as given, or `default`."""
+        return dict(self.params).get(keyword, default)
+
+    @property
+    def host(self) -> str:
+        """The host list as libpq reads it (`h1,h2`; a socket directory is a host too)."""
+        return self.param("host", "localhost")
+
+    @property
+    def port(self) -> str:
+        """The port list, one per host (empty entries mean the default port)."""
+        return self.param("port", str(DEFAULT_POSTGRES_PORT))
+
+    @property
+    def user(self) -> str:
+        """The database user ("" lets libpq take PGUSER or the OS user's name)."""
+        return self.param("user")
+
+    @property
+    def password(self) -> str:
+        """The password given in the URL ("" lets libpq take PGPASSWORD or a password file)."""
+        return self.param("password")
+
+    @property
+    def dbname(self) -> str:
+        """The database name."""
+        return self.param("dbname")
+
+    @property
+    def addresses(self) -> str:
+        """`host:port` for every host, comma-separated, for messages."""
+        hosts = self.host.split(",")
+        ports = self.port.split(",")
+        if len(ports) == 1:
+            ports = ports * len(hosts)
+        return ",".join(f"{host or 'localhost'}:{port or DEFAULT_POSTGRES_PORT}"
+                        for host, port in zip(hosts, ports, strict=False))
+
+
+# libpq's target_session_attrs values, by whether they can hand the event store a server
+# that refuses writes.
+WRITABLE_SESSION_ATTRS = frozenset({"read-write", "primary"})
+READ_ONLY_SESSION_ATTRS = frozenset({"read-only", "standby", "prefer-standby"})
+# Turned on by any value but these (libpq accepts these spellings of "off").
+REPLICATION_OFF = frozenset({"", "0", "off", "false", "no"})
+# `key=value ...`: a libpq keyword string (a file path never starts like this and parses).
+_KEYWORD_STRING = re.compile(r"\s*[a-z_]+\s*=")
+
+
+def _looks_like_keywords(text: str) -> bool:
+    return bool(_KEYWORD_STRING.match(text))
+
+
+def _libpq_params(text: str) -> dict[str, str]:
+    """The parameters of a PostgreSQL URL or keyword string, parsed by libpq itself."""
+    # Imported here: the client-only install has no psycopg, and never parses a database URL.
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parsed = conninfo_to_dict(text)
+    except psycopg.ProgrammingError as error:
+        raise ConfigError(f"{keys.DATABASE_URL}: {' '.join(str(error).split())}") from None
+    return {key: str(value) for key, value in parsed.items() if value is not None}
+
+
+def _postgres_problems(params: Mapping[str, str]) -> list[str]:
+    """What in these parameters would break the event store, each with the reason."""
+    problems: list[str] = []
+    if not params.get("dbname"):
+        problems.append("the PostgreSQL URL names no database")
+    ports = params.get("port", "").split(",")
+    if not all(port.isdigit() or port == "" for port in ports):
+        problems.append("the port is not a number")
+    hosts = params.get("host", "").split(",")
+    if len(ports) > 1 and len(ports) != len(hosts):
+        problems.append(f"{len(hosts)} host(s) but {len(ports)} ports: give one port, or one"
+                        " per host")
+    attrs = params.get("target_session_attrs", "")
+    if attrs in READ_ONLY_SESSION_ATTRS:
+        problems.append(f"target_session_attrs={attrs} would connect to a server that refuses"
+                        " writes, and the event store writes; use read-write")
+    elif attrs == "any" and len(hosts) > 1:
+        problems.append("target_session_attrs=any with several hosts may connect to a standby,"
+                        " which refuses writes; use read-write (the default with several hosts)")
+    if params.get("replication", "").lower() not in REPLICATION_OFF:
+        problems.append("replication connections cannot run the event store's queries;"
+                        " remove the replication parameter")
+    return problems
 
 
 def parse_database_url(url: str, data_dir: Path) -> Database:
-    """Resolve a database URL (or path, or nothing) to a `Database`."""
+    """Resolve a database URL, libpq keyword string, path or nothing to a `Database`.
+
+    PostgreSQL takes every libpq form: `postgresql://` URLs with several `host:port` pairs
+    and any libpq parameter (`target_session_attrs`, `sslmode`, `sslrootcert`, ...), or a
+    keyword string (`host=h1,h2 dbname=fiftyk ...`). With several hosts and no
+    `target_session_attrs`, `read-write` is added: the store must reach the primary.
+    """
     text = url.strip()
     if not text:
         return Database("sqlite", sqlite_path=data_dir / SQLITE_FILE_NAME)
-    if "://" not in text:
+    if "://" in text:
+        parts = urlsplit(text)
+        scheme = parts.scheme.lower()
+        if scheme == SQLITE_SCHEME:
+            path = unquote(parts.netloc + parts.path)
+            if not path or path == "/":
+                raise ConfigError(f"{keys.DATABASE_URL}: sqlite:///PATH needs a file path")
+            return Database("sqlite", sqlite_path=Path(path).expanduser())
+        if scheme not in POSTGRES_SCHEMES:
+            raise ConfigError(
+                f"{keys.DATABASE_URL}: unsupported scheme {parts.scheme!r};"
+                " use postgresql://user:password@host:port/dbname (or a libpq keyword"
+                " string), or a SQLite file path"
+            )
+    elif not _looks_like_keywords(text):
         return Database("sqlite", sqlite_path=Path(text).expanduser())
-    parts = urlsplit(text)
-    scheme = parts.scheme.lower()
-    if scheme == SQLITE_SCHEME:
-        path = unquote(parts.netloc + parts.path)
-        if not path or path == "/":
-            raise ConfigError(f"{keys.DATABASE_URL}: sqlite:///PATH needs a file path")
-        return Database("sqlite", sqlite_path=Path(path).expanduser())
-    if scheme not in POSTGRES_SCHEMES:
-        raise ConfigError(
-            f"{keys.DATABASE_URL}: unsupported scheme {parts.scheme!r};"
-            " use postgresql://user:password@host:port/dbname, or a SQLite file path"
-        )
-    query = parse_qs(parts.query)
-    unsupported = sorted(set(query) - SUPPORTED_URL_PARAMETERS)
-    if unsupported:
-        raise ConfigError(
-            f"{keys.DATABASE_URL}: parameter(s) {', '.join(unsupported)} cannot be passed on"
-            " to the event store; use only user, password, host, port and the database name"
-        )
-    dbname = unquote(parts.path.lstrip("/"))
-    if not dbname:
-        raise ConfigError(f"{keys.DATABASE_URL}: the PostgreSQL URL names no database")
-    try:
-        port = parts.port or DEFAULT_POSTGRES_PORT
-    except ValueError:
-        raise ConfigError(f"{keys.DATABASE_URL}: the port is not a number") from None
-    host = unquote(parts.hostname or "") or query.get("host", ["localhost"])[0]
-    return Database(
-        "postgresql", host=host, port=port, user=unquote(parts.username or ""),
-        password=unquote(parts.password or ""), dbname=dbname,
-    )
+    params = _libpq_params(text)
+    problems = _postgres_problems(params)
+    if problems:
+        raise ConfigError(f"{keys.DATABASE_URL}: " + "; ".join(problems))
+    if "," in params.get("host", "") and "target_session_attrs" not in params:
+        params["target_session_attrs"] = "read-write"
+    return Database("postgresql", params=tuple(sorted(params.items())))
 
 
 def _env_text(env: Mapping[str, str], name: str) -> str | None:
@@ -381,8 +472,7 @@ class Config:
         """The settings for a startup log line: secrets and the database password hidden."""
         database = self.database
         where = (str(database.sqlite_path) if database.kind == "sqlite"
-                 else f"postgresql://{database.user}@{database.host}:{database.port}"
-                      f"/{database.dbname}")
+                 else f"postgresql://{database.user}@{database.addresses}/{database.dbname}")
         secrets = {attr: "development default" if getattr(self, attr) == dev else "set"
                    for attr, (_, dev) in _DEV_SECRETS.items()}
         return {
@@ -521,7 +611,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the flags that override the environment (secrets are environment-only)."""
     group = parser.add_argument_group("server configuration (flags override FIFTYK_* env)")
     group.add_argument("--database-url", metavar="URL",
-                       help=f"postgresql://… or a SQLite file path ({keys.DATABASE_URL});"
+                       help=f"postgresql://… (several hosts and libpq parameters welcome), a"
+                            f" libpq keyword string, or a SQLite file path ({keys.DATABASE_URL});"
                             f" default: {SQLITE_FILE_NAME} in the data directory")
     group.add_argument("--data-dir", metavar="DIR",
                        help=f"data directory for the SQLite default ({DATA_DIR_ENV},"

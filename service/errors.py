@@ -135,10 +135,12 @@ class Unavailable(ServiceError):
 
 
 class StoreUnavailable(Unavailable):
-    """The event store did not answer in time (database down or unreachable): retry later."""
+    """The event store cannot take the call now (database down, unreachable, or failing
+    over to a standby): retry after the delay, with the same request id."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, retry_after_seconds: float) -> None:
         super().__init__(ServiceReason.STORE_UNAVAILABLE, message)
+        self.retry_after_seconds = retry_after_seconds
 
 
 __all__ = [

@@ -302,6 +302,18 @@ class Metrics:
             registry=registry,
         )
         self._store_up.set(1)
+        self._store_recoveries = Counter(
+            "fiftyk_event_store_recoveries_total",
+            "Times the event store took writes again after the health probe had found it"
+            " unwritable (an outage or a failover ended).",
+            registry=registry,
+        )
+        self._store_failovers = Counter(
+            "fiftyk_event_store_failovers_total",
+            "Times the writable event store server changed (host:port): the replica followed"
+            " a failover or switchover of the database to another node.",
+            registry=registry,
+        )
         self._rate_limited = Counter(
             "fiftyk_rate_limited_total",
             "Calls refused RATE_LIMITED, by the caller's role and the RPC class (role peer,"
@@ -433,6 +445,14 @@ class Metrics:
     def set_store_up(self, up: bool) -> None:
         """Record whether the event store answered the last health probe."""
         self._store_up.set(1 if up else 0)
+
+    def store_recovered(self) -> None:
+        """Count the event store taking writes again after a failed probe."""
+        self._store_recoveries.inc()
+
+    def store_failed_over(self) -> None:
+        """Count a change of the writable event store server."""
+        self._store_failovers.inc()
 
     # Exposition.
 

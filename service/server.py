@@ -11,8 +11,9 @@ tricks, bombs, appends, conflicts, retries, idempotent replays and rebuilds (`ha
 each scrape; watch streams open and close the watch gauge in the servicer.
 
 Health: the service names `""` and `fiftyk.referee.v1.RefereeService` are readiness — on a
-PostgreSQL store a background probe (`StoreHealth`) turns them NOT_SERVING while the database
-does not answer and SERVING again by itself after; `liveness` stays SERVING while the process
+PostgreSQL store a background probe (`StoreHealth`) turns them NOT_SERVING while no
+connection of the commands' pool can write (database down, or only a standby reachable) and
+SERVING again by itself after; `liveness` stays SERVING while the process
 runs (restarting a replica does not bring a database back).
 """
 
@@ -78,7 +79,8 @@ class ListenError(OSError):
 
 class StoreHealth:
     """Probes the event store in the background and reports it: readiness NOT_SERVING and
-    `fiftyk_event_store_up` 0 while the store does not answer, SERVING and 1 after."""
+    `fiftyk_event_store_up` 0 while no pooled connection can write, SERVING and 1 after;
+    counts recoveries and changes of the writable server (a failover followed)."""
 
     def __init__(self, availability: StoreAvailability, health: health.aio.HealthServicer,
                  metrics: Metrics, interval_seconds: float) -> None:
@@ -89,6 +91,8 @@ class StoreHealth:
         # A thread of its own: a probe never waits behind commands blocked on the store.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-probe")
         self._task: asyncio.Task[None] | None = None
+        self._serving = True  # as create_server set readiness before starting the probe
+        self._server = ""  # the writable server the last good probe reached
 
     async def start(self) -> None:
         """Start probing."""
@@ -111,24 +115,31 @@ class StoreHealth:
             # A network that drops packets can hold a probe for minutes: the store is down
             # meanwhile, and the next probe starts only after this one returns.
             self._availability.mark_down()
-            self._metrics.set_store_up(False)
-            await self._set_readiness(False)
+            await self._report(up=False)
             return await probe
 
-    async def _set_readiness(self, serving: bool) -> None:
-        status = (health_pb2.HealthCheckResponse.SERVING if serving
+    async def _report(self, *, up: bool) -> None:
+        """Publish the store's state: the gauge always, readiness and counters on a change."""
+        self._metrics.set_store_up(up)
+        if up:
+            server = self._availability.server
+            if self._server and server != self._server:
+                log.warning("event store followed to %s (was %s)", server, self._server)
+                self._metrics.store_failed_over()
+            self._server = server
+        if up == self._serving:
+            return
+        self._serving = up
+        if up:
+            self._metrics.store_recovered()
+        status = (health_pb2.HealthCheckResponse.SERVING if up
                   else health_pb2.HealthCheckResponse.NOT_SERVING)
         for name in READINESS_SERVICES:
             await self._health.set(name, status)
 
     async def _run(self) -> None:
-        serving = True
         while True:
-            up = await self._probe()
-            self._metrics.set_store_up(up)
-            if up != serving:
-                serving = up
-                await self._set_readiness(up)
+            await self._report(up=await self._probe())
             await asyncio.sleep(self._interval)
 
 
@@ -212,7 +223,10 @@ def _persistence(config: Config) -> dict[str, str]:
     return persistence_env(config.database, pool_size=config.pool_size,
                            lock_timeout_ms=config.lock_timeout_ms,
                            create_schema=config.create_schema,
-                           timeout_seconds=config.db_timeout_seconds)
+                           timeout_seconds=config.db_timeout_seconds,
+                           # The pool retries a lost connection at least as often as the
+                           # probe asks: ready means the commands' pool can write.
+                           reconnect_seconds=config.db_probe_seconds)
 
 
 async def create_server(config: Config, *, metrics_port: int | None = None) -> RunningServer:

@@ -1,11 +1,16 @@
 """The event store's persistence settings: a database becomes the library's environment.
 
-The configuration module parses the database URL (`service.config.parse_database_url`:
-`postgresql://…` selects `eventsourcing.postgres`, psycopg 3 with a connection pool; a file
-path, `sqlite:///…` or nothing selects SQLite). This module only translates those settings
-into the `eventsourcing` environment variables (names checked
-against the installed library's `PostgresFactory` / `SQLiteFactory`); it reads no
-environment itself.
+The configuration module parses the database URL (`service.config.parse_database_url`: a
+libpq URL or keyword string selects `eventsourcing.postgres`, psycopg 3 with a connection
+pool; a file path, `sqlite:///…` or nothing selects SQLite). This module translates those
+settings into the `eventsourcing` environment variables (names checked against the installed
+library's `PostgresFactory` / `SQLiteFactory`); it reads no environment itself.
+
+- High availability: the pool connects with the whole libpq connection string, so a URL
+  listing every node of a cluster (`pg_autoctl show uri`, or an operator's read-write
+  service) with `target_session_attrs=read-write` reaches whichever node is the primary.
+  After a failover the pool reconnects within one probe interval (`FailoverPool`); a write
+  that meets a read-only server drains the pool (`StoreAvailability`).
 
 - Pool: `POSTGRES_POOL_SIZE` connections are kept open, `POSTGRES_MAX_OVERFLOW` more may be
   opened under load. A command holds one connection for its reads and one short
@@ -22,8 +27,8 @@ environment itself.
   connection, `POSTGRES_CONNECT_TIMEOUT` — and retries a dropped connection only within
   that budget; then it raises `StoreUnavailable` (gRPC `UNAVAILABLE`, `STORE_UNAVAILABLE`)
   instead of the library's ten retries of a full pool wait each (about 92 s of hang). While
-  the health probe (`StoreAvailability.probe`, run by the composition root) finds the
-  database unreachable, calls fail at once instead of each waiting out the budget.
+  the health probe (`StoreAvailability.probe`, run by the composition root) finds that no
+  pooled connection can write, calls fail at once instead of each waiting out the budget.
 - Aggregate cache: `AGGREGATE_CACHE_MAXSIZE` hot aggregates per process, always with
   `AGGREGATE_CACHE_FASTFORWARD` on: every read of a cached aggregate first selects the events
   stored after its cached version, so processes sharing one database never act on stale state
@@ -32,7 +37,6 @@ environment itself.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import math
@@ -45,21 +49,28 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from uuid import UUID
 
 import psycopg
+import psycopg.errors
 from eventsourcing.persistence import (
     InterfaceError,
+    InternalError,
     Notification,
     OperationalError,
     StoredEvent,
 )
 from eventsourcing.postgres import (
+    ConnectionPool,
     PostgresAggregateRecorder,
     PostgresApplicationRecorder,
     PostgresDatastore,
     PostgresFactory,
 )
 from eventsourcing.utils import get_topic
+from psycopg import Connection
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import DictRow, dict_row
 from psycopg.sql import SQL, Identifier
 from psycopg_pool import PoolTimeout
+from psycopg_pool.pool import AddConnection, MaintenanceTask
 
 from fiftyk_referee.service.config import SQLITE_FILE_NAME, Database
 from fiftyk_referee.service.errors import StoreUnavailable
@@ -70,7 +81,23 @@ DEFAULT_CACHE_SIZE = 1_000
 CONN_MAX_AGE_SECONDS = 1_800
 IDLE_IN_TRANSACTION_TIMEOUT_SECONDS = 5
 MS_PER_SECOND = 1_000
-DEFAULT_STORE_TIMEOUT_SECONDS = 5
+DEFAULT_STORE_TIMEOUT_SECONDS = 3
+DEFAULT_RECONNECT_SECONDS = 1.0  # the readiness probe's default interval
+# libpq's own floor for connect_timeout is 2 s; more than a few seconds per host only delays
+# reaching the next host of the list.
+MIN_CONNECT_TIMEOUT_SECONDS = 2
+MAX_CONNECT_TIMEOUT_SECONDS = 5
+KEEPALIVE_IDLE_SECONDS = 10
+KEEPALIVE_INTERVAL_SECONDS = 3
+KEEPALIVE_COUNT = 3
+APPLICATION_NAME = "fiftyk-referee"
+MIN_POOL_WAIT_SECONDS = 0.1
+CONNINFO_ENV = "FIFTYK_POSTGRES_CONNINFO"
+RECONNECT_ENV = "FIFTYK_POSTGRES_RECONNECT_SECONDS"
+# Whether the connection's server refuses writes: a standby in recovery, or a server (or
+# session) set read-only, as pg_auto_failover does to a primary it is demoting.
+WRITABLE_QUERY = ("SELECT pg_is_in_recovery()"
+                  " OR current_setting('transaction_read_only')::boolean AS read_only")
 MAX_ATTEMPTS = 10  # as the library: enough to get past every dropped connection in the pool
 UNAVAILABLE_MESSAGE = "the event store is unavailable; try again later"
 log = logging.getLogger(__name__)
@@ -79,64 +106,109 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-class StoreAvailability:
-    """Whether the PostgreSQL database answers, as the last probe found.
+class FailoverPool(ConnectionPool[Connection[DictRow]]):  # the library's pool class
+    """psycopg's pool, retrying a lost connection at least every `reconnect_seconds`.
 
-    The probe keeps one connection of its own (outside the pool, so it never waits behind
-    commands) and runs `SELECT 1` on it; a failure closes it and the next probe reconnects.
+    The stock pool doubles the pause between attempts to replace a lost connection (1, 2,
+    4, ... s): after an outage of T the pool could stay empty for about T more while the
+    database already answered. Capping the pause at the readiness probe's interval makes
+    the pool reconnect to a returned database, or to a newly promoted primary, within one
+    probe interval.
+    """
+
+    def __init__(self, *args: Any, reconnect_seconds: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reconnect_seconds = reconnect_seconds
+
+    def schedule_task(self, task: MaintenanceTask, delay: float) -> None:
+        """Schedule a maintenance task; a reconnection attempt waits at most the cap."""
+        if isinstance(task, AddConnection):
+            delay = min(delay, self.reconnect_seconds)
+        super().schedule_task(task, delay)
+
+
+def is_read_only_error(error: BaseException) -> bool:
+    """Whether a driver error (or the library's wrapper of one) says the server refuses
+    writes (SQLSTATE 25006): a standby, or a primary being demoted in a failover."""
+    cause = error if isinstance(error, psycopg.Error) else error.__cause__
+    return isinstance(cause, psycopg.errors.ReadOnlySqlTransaction)
+
+
+class StoreAvailability:
+    """Whether the event store can take writes, as the last probe found.
+
+    The probe asks a connection of the pool that serves commands (so "ready" means the
+    commands' own pool can write) whether its server is in recovery or read-only. A lost
+    connection makes the pool test and replace every idle one; a read-only server (a
+    standby, a demoted primary) drains the pool, so new connections follow
+    `target_session_attrs=read-write` to the new primary.
     """
 
     def __init__(self, datastore: PostgresDatastore, timeout_seconds: float) -> None:
-        pooled = datastore.pool.kwargs
-        kwargs = dict((pooled() if callable(pooled) else pooled) or {})
-        kwargs.pop("row_factory", None)
-        self._connect_kwargs = kwargs
+        self.pool = datastore.pool
         self.timeout_seconds = timeout_seconds
+        reconnect = getattr(self.pool, "reconnect_seconds", DEFAULT_RECONNECT_SECONDS)
+        # A caller refused during an outage is told to come back after one probe interval.
+        self.retry_after_seconds = float(reconnect)
         self.up = True  # until a probe says otherwise: calls then wait out their own budget
-        self._connection: psycopg.Connection[Any] | None = None
+        self.server = ""  # host:port of the writable server the last good probe reached
         self._lock = threading.Lock()
 
     @property
     def where(self) -> str:
-        """The database, for logs: `dbname on host:port as user` (never the password)."""
-        k = self._connect_kwargs
-        return f"{k.get('dbname')} on {k.get('host')}:{k.get('port')} as {k.get('user')}"
+        """The server(s), for logs: the one last reached, else the configured list."""
+        return self.server or self.pool.name
 
     def check(self) -> None:
-        """Raise StoreUnavailable at once while the last probe found the database down."""
+        """Raise StoreUnavailable at once while the last probe found the store unwritable."""
         if not self.up:
-            raise StoreUnavailable(UNAVAILABLE_MESSAGE)
+            raise self.unavailable()
+
+    def unavailable(self) -> StoreUnavailable:
+        """The error a call fails with while the store cannot take writes."""
+        return StoreUnavailable(UNAVAILABLE_MESSAGE, retry_after_seconds=self.retry_after_seconds)
 
     def probe(self) -> bool:
-        """Ask the database `SELECT 1` (blocking, bounded by the timeout); record and return
-        whether it answered."""
+        """Ask a pooled connection whether its server takes writes (blocking, bounded by the
+        timeout); record and return the answer."""
         with self._lock:
+            deadline = time.monotonic() + self.timeout_seconds
             try:
                 try:
-                    self._select_one()
-                except psycopg.Error:
-                    # The kept connection may have been dropped by an idle timeout or a
-                    # proxy while the database is fine: one fresh try before saying down.
-                    self._close()
-                    self._select_one()
-            except psycopg.Error as error:
-                self._close()
-                if self.up:
-                    log.warning("event store unreachable (%s): %s", self.where,
-                                one_line(str(error)))
-                self.up = False
-                return False
+                    server, read_only = self._ask(self.timeout_seconds)
+                except psycopg.OperationalError:
+                    # A lost connection: the others idle in the pool were probably lost with
+                    # it (a restart, a failover). Test and replace them, then ask again.
+                    self.pool.check()
+                    server, read_only = self._ask(deadline - time.monotonic())
+            except (psycopg.Error, PoolTimeout) as error:
+                return self._down(one_line(str(error)))
+            if read_only:
+                self.pool.drain()
+                return self._down(f"{server} is read-only (a standby, or a demoted primary)")
             if not self.up:
-                log.warning("event store reachable again (%s)", self.where)
+                log.warning("event store writable again (%s)", server)
             self.up = True
+            self.server = server
             return True
 
-    def _select_one(self) -> None:
-        if self._connection is None or self._connection.closed:
-            self._connection = psycopg.connect(
-                **self._connect_kwargs, autocommit=True,
-                connect_timeout=max(1, math.ceil(self.timeout_seconds)))
-        self._connection.execute("SELECT 1")
+    def _ask(self, timeout: float) -> tuple[str, bool]:
+        # A pool timeout of 0 or less would fail at once: a last short wait instead.
+        with self.pool.connection(timeout=max(timeout, MIN_POOL_WAIT_SECONDS)) as conn:
+            row = conn.execute(WRITABLE_QUERY).fetchone()
+            read_only = bool(row and row["read_only"])
+            return f"{conn.info.host}:{conn.info.port}", read_only
+
+    def _down(self, reason: str) -> bool:
+        if self.up:
+            log.warning("event store cannot take writes (%s): %s", self.where, reason)
+        self.up = False
+        return False
+
+    def read_only_seen(self) -> None:
+        """A write met a read-only server: drain the pool so the next connections find the
+        writable primary."""
+        self.pool.drain()
 
     def mark_down(self) -> None:
         """Record that the database stopped answering (a probe that ran out of time)."""
@@ -144,17 +216,8 @@ class StoreAvailability:
             log.warning("event store did not answer the probe in time (%s)", self.where)
         self.up = False
 
-    def _close(self) -> None:
-        if self._connection is not None:
-            # A dead connection may fail to close: it is gone anyway.
-            with contextlib.suppress(psycopg.Error):
-                self._connection.close()
-            self._connection = None
-
     def close(self) -> None:
-        """Close the probe's connection."""
-        with self._lock:
-            self._close()
+        """Nothing of its own to close: the probe borrows the pool's connections."""
 
 
 def one_line(text: str) -> str:
@@ -186,12 +249,15 @@ _AVAILABILITIES: weakref.WeakKeyDictionary[PostgresDatastore, StoreAvailability]
 
 def _bounded(method: Callable[Concatenate[G, P], T]) -> Callable[Concatenate[G, P], T]:
     """Run a recorder call within the store timeout: fail fast while the probe finds the
-    database down; retry a dropped connection while the budget lasts; then StoreUnavailable.
+    store unwritable; retry a dropped connection, or a server that turned read-only, while
+    the budget lasts; then StoreUnavailable.
 
     A dropped connection fails at once and the pool discards it, so the retry follows
     without a pause (after a database restart every pooled connection fails once; the
-    library's 0.2 s pause per attempt added seconds). A pool timeout is not retried: the
-    pool already waited the whole budget for a new connection.
+    library's 0.2 s pause per attempt added seconds). A read-only server (SQLSTATE 25006:
+    the connection reached a standby, or a primary demoted by a failover) drains the pool
+    first, so the retry connects anew and `target_session_attrs=read-write` finds the
+    primary. A pool timeout is not retried: the pool already waited the whole budget.
     """
 
     @functools.wraps(method)
@@ -206,13 +272,18 @@ def _bounded(method: Callable[Concatenate[G, P], T]) -> Callable[Concatenate[G, 
                 return method(self, *args, **kwargs)
             except StoreUnavailable:
                 raise
-            except (InterfaceError, OperationalError) as error:
+            except (InterfaceError, OperationalError, InternalError) as error:
+                read_only = is_read_only_error(error)
+                if not read_only and isinstance(error, InternalError):
+                    raise
+                if read_only:
+                    availability.read_only_seen()
                 timed_out = isinstance(error.__cause__, PoolTimeout)
                 if timed_out or attempt >= MAX_ATTEMPTS or time.monotonic() >= deadline:
                     log.warning("event store call %s failed after %d attempt(s) (%s): %s",
                                 method.__name__, attempt, availability.where,
                                 one_line(str(error)))
-                    raise StoreUnavailable(UNAVAILABLE_MESSAGE) from error
+                    raise availability.unavailable() from error
 
     return call
 
@@ -360,11 +431,42 @@ class BoundedAggregateRecorder(PostgresAggregateRecorder):
 
 
 class RefereePostgresFactory(PostgresFactory):
-    """The library's PostgreSQL factory with the referee's recorders: one-call appends for
-    the events, and every recorder bounded by the store timeout."""
+    """The library's PostgreSQL factory with the referee's recorders — one-call appends for
+    the events, every recorder bounded by the store timeout — and the referee's pool.
+
+    The library connects with five discrete settings (one host, one port); the pool here
+    connects with the whole libpq connection string of the configured database (every host
+    of a cluster, `target_session_attrs`, TLS settings) and reconnects at least every
+    `FIFTYK_POSTGRES_RECONNECT_SECONDS` (`FailoverPool`). Every other pool setting is the
+    library's, read from the same environment.
+    """
 
     aggregate_recorder_class = BoundedAggregateRecorder
     application_recorder_class = OneCallPostgresRecorder
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        conninfo = self.env.get(CONNINFO_ENV)
+        if not conninfo:
+            raise OSError(f"the referee's PostgreSQL connection string is not in {CONNINFO_ENV}")
+        reconnect = float(self.env.get(RECONNECT_ENV) or DEFAULT_RECONNECT_SECONDS)
+        stock = self.datastore.pool
+        self.datastore.pool = FailoverPool(
+            conninfo,
+            name=Database("postgresql", params=tuple(
+                (key, str(value)) for key, value in conninfo_to_dict(conninfo).items())
+            ).addresses,
+            connection_class=Connection[DictRow],
+            kwargs={"row_factory": dict_row},
+            min_size=stock.min_size,
+            max_size=stock.max_size,
+            open=False,
+            configure=self.datastore.after_connect_func(),
+            timeout=stock.timeout,
+            max_waiting=stock.max_waiting,
+            max_lifetime=stock.max_lifetime,
+            reconnect_seconds=reconnect,
+        )
 
 
 class DatabaseUnreachable(RuntimeError):
@@ -373,9 +475,32 @@ class DatabaseUnreachable(RuntimeError):
 
 
 def describe(database: Database) -> str:
-    """`PostgreSQL database NAME on HOST:PORT as USER`: for messages, without the password."""
-    return (f"PostgreSQL database {database.dbname} on {database.host}:{database.port}"
-            f" as {database.user}")
+    """`PostgreSQL database NAME on HOST:PORT[,HOST:PORT] as USER`: for messages, without the
+    password."""
+    user = database.user or "the default user"
+    return f"PostgreSQL database {database.dbname} on {database.addresses} as {user}"
+
+
+def connection_params(database: Database, timeout_seconds: int) -> dict[str, str]:
+    """The libpq parameters the referee connects with: the configured ones, plus bounds on a
+    dead or silent server where the configuration sets none.
+
+    `connect_timeout` is per host: a primary that vanished (no answer at all) costs at most
+    that before libpq tries the next host. `tcp_user_timeout` and the keepalives end a
+    connection whose server went silent mid-statement (a partition, a crashed machine),
+    which TCP alone would keep for many minutes.
+    """
+    timeout = max(MIN_CONNECT_TIMEOUT_SECONDS, timeout_seconds)
+    defaults = {
+        "connect_timeout": str(min(timeout, MAX_CONNECT_TIMEOUT_SECONDS)),
+        "tcp_user_timeout": str(timeout * MS_PER_SECOND),
+        "keepalives": "1",
+        "keepalives_idle": str(KEEPALIVE_IDLE_SECONDS),
+        "keepalives_interval": str(KEEPALIVE_INTERVAL_SECONDS),
+        "keepalives_count": str(KEEPALIVE_COUNT),
+        "application_name": APPLICATION_NAME,
+    }
+    return {**defaults, **dict(database.params)}
 
 
 def wait_for_database(database: Database, *, wait_seconds: float, timeout_seconds: int,
@@ -387,15 +512,13 @@ def wait_for_database(database: Database, *, wait_seconds: float, timeout_second
     """
     if database.kind != "postgresql":
         return
+    conninfo = make_conninfo("", **connection_params(database, timeout_seconds))
     deadline = time.monotonic() + wait_seconds
     attempts = 0
     while True:
         attempts += 1
         try:
-            with psycopg.connect(dbname=database.dbname, host=database.host,
-                                 port=database.port, user=database.user,
-                                 password=database.password, autocommit=True,
-                                 connect_timeout=max(1, timeout_seconds)) as conn:
+            with psycopg.connect(conninfo, autocommit=True) as conn:
                 conn.execute("SELECT 1")
             return
         except psycopg.Error as error:
@@ -425,10 +548,13 @@ def persistence_env(
     create_schema: bool = True,
     cache_size: int = DEFAULT_CACHE_SIZE,
     timeout_seconds: int = DEFAULT_STORE_TIMEOUT_SECONDS,
+    reconnect_seconds: float = DEFAULT_RECONNECT_SECONDS,
 ) -> dict[str, str]:
     """The `eventsourcing` environment for a database (`Config.database`) and the settings."""
     if pool_size < 1:
         raise ValueError("the connection pool needs at least one connection")
+    if reconnect_seconds <= 0:
+        raise ValueError("the reconnect interval must be positive")
     if timeout_seconds < 1:
         raise ValueError("the store timeout must be at least a second (the library counts"
                          " whole seconds)")
@@ -443,11 +569,15 @@ def persistence_env(
     if database.kind == "postgresql":
         env.update({
             "PERSISTENCE_MODULE": get_topic(RefereePostgresFactory),
+            # The library insists on these five; its pool is replaced by one connecting
+            # with the whole connection string (RefereePostgresFactory).
             "POSTGRES_DBNAME": database.dbname,
             "POSTGRES_HOST": database.host,
-            "POSTGRES_PORT": str(database.port),
+            "POSTGRES_PORT": database.port,
             "POSTGRES_USER": database.user,
             "POSTGRES_PASSWORD": database.password,
+            CONNINFO_ENV: make_conninfo("", **connection_params(database, timeout_seconds)),
+            RECONNECT_ENV: str(reconnect_seconds),
             "APPLICATION_RECORDER_TOPIC": get_topic(OneCallPostgresRecorder),
             "POSTGRES_POOL_SIZE": str(pool_size),
             "POSTGRES_MAX_OVERFLOW": str(overflow),
@@ -478,13 +608,17 @@ __all__ = [
     "DEFAULT_CACHE_SIZE",
     "DEFAULT_LOCK_TIMEOUT_MS",
     "DEFAULT_POOL_SIZE",
+    "DEFAULT_RECONNECT_SECONDS",
     "BoundedAggregateRecorder",
     "DatabaseUnreachable",
+    "FailoverPool",
     "OneCallPostgresRecorder",
     "RefereePostgresFactory",
     "StoreAvailability",
     "availability_of",
+    "connection_params",
     "describe",
+    "is_read_only_error",
     "lock_timeout_seconds",
     "persistence_env",
     "wait_for_database",

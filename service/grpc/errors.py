@@ -2,10 +2,10 @@
 
 Every error leaves the server as a `google.rpc.Status` carrying exactly one `ErrorInfo`
 (reason = the stable code, domain = `fiftyk.referee.v1`), for malformed fields one
-`BadRequest` with field violations, and for `RATE_LIMITED` one `RetryInfo` with the delay.
-Its texts are bounded (`MAX_MESSAGE_CHARS`, `MAX_DETAIL_CHARS`, `MAX_DETAILS`) so the
-trailers stay small whatever the request held; a field violation derived from a rule error
-names the field and the reason code, not the message a second time.
+`BadRequest` with field violations, and for `RATE_LIMITED` and `STORE_UNAVAILABLE` one
+`RetryInfo` with the delay. Its texts are bounded (`MAX_MESSAGE_CHARS`, `MAX_DETAIL_CHARS`,
+`MAX_DETAILS`) so the trailers stay small whatever the request held; a field violation
+derived from a rule error names the field and the reason code, not the message a second time.
 The table (README.md, "gRPC status codes"):
 
 - `INVALID_ARGUMENT`: a `RuleError` whose reason means malformed input
@@ -48,6 +48,7 @@ from fiftyk_referee.service.errors import (
     RateLimited,
     ResourceExhausted,
     ServiceError,
+    StoreUnavailable,
     Unauthenticated,
     Unavailable,
 )
@@ -156,7 +157,7 @@ def rich_status(error: MappedError, *, field: str | None = None) -> status_pb2.S
             ]
         )
         details.append(_packed(bad_request))
-    if isinstance(error, RateLimited):
+    if isinstance(error, RateLimited | StoreUnavailable):
         delay = duration_pb2.Duration()
         delay.FromNanoseconds(max(1, round(error.retry_after_seconds * NANOS_PER_SECOND)))
         details.append(_packed(error_details_pb2.RetryInfo(retry_delay=delay)))

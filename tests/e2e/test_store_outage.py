@@ -32,6 +32,10 @@ CALL_BOUND_SECONDS = STORE_TIMEOUT_SECONDS + 1.5
 HEALTH_WAIT_SECONDS = 15.0
 LOAD_WORKERS = 3
 LOAD_WAIT_SECONDS = 30.0
+# Long enough for psycopg's doubling reconnect pause to reach 32 s (issue 16: 14 s from
+# SERVING to the first command that worked).
+LONG_OUTAGE_SECONDS = 45.0
+OUTAGE_CALL_PAUSE_SECONDS = 2.0
 
 
 def _health(target: str, service: str) -> int:
@@ -99,6 +103,35 @@ def test_an_outage_fails_calls_unavailable_in_bounded_time_and_health_recovers_b
         assert _store_up(live) == "1.0"
         assert platform.get_table(table_id).table_id == table_id
         assert platform.create_table("classic", 4).table.table_id
+    finally:
+        live.stop()
+
+
+@pytest.mark.postgres
+def test_after_a_long_outage_the_first_command_once_ready_succeeds(
+    own_postgres: ThrowawayPostgres, tmp_path: Path,
+) -> None:
+    """Readiness is the commands' own pool: however long the outage grew the pool's
+    reconnect pauses, the first command after SERVING is stored, not refused."""
+    live = LiveServer(server_config(
+        tmp_path, database_url=own_postgres.url(TEST_DATABASE),
+        db_timeout_seconds=STORE_TIMEOUT_SECONDS))  # the default probe interval
+    try:
+        platform = live.platform()
+        table_id = platform.create_table("classic", 4).table.table_id
+        own_postgres.pause()
+        _wait_for_health(live.target, "", NOT_SERVING)
+        outage_ends = time.monotonic() + LONG_OUTAGE_SECONDS
+        while time.monotonic() < outage_ends:  # callers keep trying, as clients do
+            with pytest.raises(grpc.RpcError) as failed:
+                platform.get_table(table_id)
+            assert error_details(failed.value).reason == "STORE_UNAVAILABLE"
+            time.sleep(OUTAGE_CALL_PAUSE_SECONDS)
+        own_postgres.resume()
+        _wait_for_health(live.target, "", SERVING)
+        created = platform.create_table("classic", 4, request_id="first-after-outage")
+        assert not created.replayed
+        assert platform.get_table(table_id).table_id == table_id
     finally:
         live.stop()
 

@@ -242,7 +242,7 @@ def test_a_postgresql_url_is_parsed_with_escapes_and_default_port() -> None:
                                   Path("data"))
     assert database.kind == "postgresql"
     assert (database.user, database.password) == ("ref@user", "p:ss")
-    assert (database.host, database.port, database.dbname) == ("db.local", 5432, "fifty k")
+    assert (database.host, database.port, database.dbname) == ("db.local", "5432", "fifty k")
 
 
 def test_a_postgres_url_may_use_a_socket_directory_as_host() -> None:
@@ -269,11 +269,52 @@ def test_the_data_directory_comes_from_its_env_var_or_flag() -> None:
     assert Config.load(env, flags).database.sqlite_path == Path("/opt/fk/fiftyk.sqlite")
 
 
-def test_database_url_parameters_the_store_cannot_pass_on_are_refused() -> None:
-    with pytest.raises(ConfigError, match="sslmode"):
-        Config.load({"FIFTYK_DATABASE_URL": "postgresql://u@h/db?sslmode=require"})
-    with pytest.raises(ConfigError, match="no database"):
-        Config.load({"FIFTYK_DATABASE_URL": "postgresql://u@h"})
+PG_AUTOCTL_URI = ("postgres://127.0.0.1:16001,127.0.0.1:16002/fiftyk"
+                  "?target_session_attrs=read-write&sslmode=prefer")
+
+
+def test_the_uri_pg_auto_failover_prints_is_taken_as_it_is() -> None:
+    database = Config.load({"FIFTYK_DATABASE_URL": PG_AUTOCTL_URI}).database
+    assert database.kind == "postgresql"
+    assert database.addresses == "127.0.0.1:16001,127.0.0.1:16002"
+    assert database.param("target_session_attrs") == "read-write"
+    assert database.param("sslmode") == "prefer"
+
+
+@pytest.mark.parametrize("url", [
+    "host=db1,db2 port=5432 dbname=fiftyk user=referee sslmode=verify-full"
+    " sslrootcert=/etc/ssl/db-ca.pem",
+    "postgresql://referee@db1:5432,db2:5433/fiftyk?sslmode=require&connect_timeout=4",
+    "postgresql://referee@fiftyk-rw.db.svc/fiftyk?sslmode=verify-ca&application_name=r1",
+    "postgresql:///fiftyk?host=/var/run/postgresql&target_session_attrs=primary",
+])
+def test_every_libpq_form_of_a_cluster_is_accepted(url: str) -> None:
+    database = parse_database_url(url, Path())
+    assert database.kind == "postgresql" and database.dbname == "fiftyk"
+
+
+def test_several_hosts_without_session_attributes_are_asked_for_the_primary() -> None:
+    database = parse_database_url("host=db1,db2 dbname=fiftyk", Path())
+    assert database.param("target_session_attrs") == "read-write"
+    single = parse_database_url("host=db1 dbname=fiftyk", Path())
+    assert single.param("target_session_attrs") == ""
+
+
+@pytest.mark.parametrize(("url", "reason"), [
+    ("postgresql://u@h1,h2/db?target_session_attrs=standby", "refuses writes"),
+    ("postgresql://u@h/db?target_session_attrs=read-only", "refuses writes"),
+    ("postgresql://u@h1,h2/db?target_session_attrs=any", "may connect to a standby"),
+    ("postgresql://u@h/db?replication=database", "replication connections"),
+    ("postgresql://u@h/db?no_such_option=1", "invalid URI query parameter"),
+    ("host=h dbname=db no_such_option=1", "invalid connection option"),
+    ("postgresql://u@h1:5432,h2:5433,h3:5434/db?port=1,2", "ports"),
+    ("postgresql://u@h:notaport/db", "the port is not a number"),
+    ("postgresql://u@h", "no database"),
+])
+def test_what_would_break_the_event_store_is_refused_with_the_reason(url: str,
+                                                                      reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        Config.load({"FIFTYK_DATABASE_URL": url})
 
 
 @pytest.mark.parametrize(("given", "bare", "address"), [

@@ -25,6 +25,7 @@ from fiftyk_referee.service.errors import (
     ResourceExhausted,
     ServiceError,
     ServiceReason,
+    StoreUnavailable,
     Unauthenticated,
     Unavailable,
 )
@@ -73,6 +74,16 @@ def test_the_rich_status_holds_exactly_one_error_info() -> None:
 def test_a_field_hint_adds_no_bad_request_to_a_rule_violation() -> None:
     status = rich_status(RuleError(Reason.DOES_NOT_BEAT, "no"), field="cards")
     assert len(status.details) == 1
+
+
+def test_a_store_outage_is_unavailable_with_the_delay_to_retry_after() -> None:
+    status = rich_status(StoreUnavailable("the event store is unavailable",
+                                          retry_after_seconds=1.5))
+    assert status.code == Code.UNAVAILABLE.value[0]
+    [retry] = [d for d in status.details if d.Is(error_details_pb2.RetryInfo.DESCRIPTOR)]
+    info = error_details_pb2.RetryInfo()
+    retry.Unpack(info)
+    assert info.retry_delay.ToNanoseconds() == 1_500_000_000
 
 
 def test_grpc_status_carries_the_rich_status_in_the_trailing_metadata() -> None:
