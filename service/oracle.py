@@ -26,7 +26,6 @@ from fiftyk_referee.domain.cards import Card, make_deck, parse_card, sort_key
 from fiftyk_referee.domain.errors import InvalidCombination, Reason, RuleError, shown
 from fiftyk_referee.domain.fiftyk import combinations as fiftyk_combinations
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
-from fiftyk_referee.domain.shengji import combinations as shengji_combinations
 from fiftyk_referee.domain.shengji.cards import (
     LEVEL_RANK,
     LEVELS,
@@ -36,13 +35,7 @@ from fiftyk_referee.domain.shengji.cards import (
     trump_order,
 )
 from fiftyk_referee.domain.shengji.hand import check_bury, judge_declarations
-from fiftyk_referee.domain.shengji.play import (
-    Lead,
-    failed_throw,
-    follow_error,
-    make_lead,
-    trick_winner,
-)
+from fiftyk_referee.domain.shengji.play import Lead
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, POINT_STEP, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import (
     ATTACKERS,
@@ -54,6 +47,7 @@ from fiftyk_referee.domain.shengji.scoring import (
     score_hand,
     team_of,
 )
+from fiftyk_referee.domain.shengji.tricks import TrickRules
 from fiftyk_referee.service.errors import ServiceReason
 
 JSON = Any  # a value json.dumps can write
@@ -265,10 +259,11 @@ def _strongest_first(cards: Iterable[Card], order: TrumpOrder) -> list[str]:
     return [str(c) for c in sorted(cards, key=lambda c: (-order.strength(c), sort_key(c)))]
 
 
-def _standing_lead(cards: Sequence[Card], order: TrumpOrder, where: str) -> Lead:
+def _standing_lead(rules: ShengjiRules, cards: Sequence[Card], order: TrumpOrder,
+                   where: str) -> Lead:
     """A lead the question takes as standing (`INVALID_COMBINATION` when it cannot be one)."""
     try:
-        return make_lead(cards, order)
+        return TrickRules.of(rules).read(cards, order)
     except InvalidCombination as error:
         raise InvalidCombination(f"{where} is not a lead: {error.message}") from error
 
@@ -319,11 +314,11 @@ def _shengji_classify(rules: ShengjiRules, given: _Input) -> JSON:
     cards = _held(rules, given, "cards")
     _shengji_deck(rules, cards)
     try:
-        kind, components = shengji_combinations.classify(cards, order)
+        lead = TrickRules.of(rules).read(cards, order)
     except InvalidCombination:
         return {"type": Reason.INVALID_COMBINATION.value}
-    return {"type": kind,
-            "components": [_strongest_first(c.cards, order) for c in components]}
+    return {"type": lead.kind,
+            "components": [_strongest_first(c.cards, order) for c in lead.components]}
 
 
 def _shengji_follow(rules: ShengjiRules, given: _Input) -> JSON:
@@ -331,12 +326,12 @@ def _shengji_follow(rules: ShengjiRules, given: _Input) -> JSON:
     lead_cards, hand, play = (_held(rules, given, name) for name in ("lead", "hand", "play"))
     _shengji_deck(rules, lead_cards, hand)
     _shengji_deck(rules, play)
-    lead = _standing_lead(lead_cards, order, "input.lead")
+    lead = _standing_lead(rules, lead_cards, order, "input.lead")
     if Counter(play) - Counter(hand):
         # The referee checks the cards are held before any follow obligation
         # (docs/shengji.md#reason-codes gives the order of the checks).
         return Reason.CARDS_NOT_IN_HAND.value
-    problem = follow_error(hand, play, lead, order)
+    problem = TrickRules.of(rules).follow_error(hand, play, lead, order)
     return LEGAL if problem is None else problem[0].value
 
 
@@ -345,13 +340,13 @@ def _shengji_trick(rules: ShengjiRules, given: _Input) -> JSON:
     plays = [_bounded(rules, _cards(p, f"input.plays[{i}]"), f"input.plays[{i}]")
              for i, p in enumerate(_list(given["plays"], "input.plays", PLAYERS))]
     _shengji_deck(rules, *plays)
-    _standing_lead(plays[0], order, "input.plays[0]")
+    lead = _standing_lead(rules, plays[0], order, "input.plays[0]")
     size = len(plays[0])
     for index, play in enumerate(plays[1:], start=1):
         if len(play) != size:
             raise _malformed(f"input.plays[{index}] has {len(play)} cards; a legal follow"
                              f" has the lead's {size}")
-    return trick_winner(plays, order)
+    return TrickRules.of(rules).winner(plays, lead, order)
 
 
 def _shengji_throw(rules: ShengjiRules, given: _Input) -> JSON:
@@ -360,8 +355,8 @@ def _shengji_throw(rules: ShengjiRules, given: _Input) -> JSON:
     others = [_bounded(rules, _cards(h, f"input.others[{i}]"), f"input.others[{i}]")
               for i, h in enumerate(_list(given["others"], "input.others", PLAYERS - 1))]
     _shengji_deck(rules, lead_cards, *others)
-    lead = _standing_lead(lead_cards, order, "input.lead")
-    forced = failed_throw(lead, others, order)
+    lead = _standing_lead(rules, lead_cards, order, "input.lead")
+    forced = TrickRules.of(rules).forced(lead, others, order)
     if forced is None:
         return {"valid": True}
     return {"valid": False, "forced": _strongest_first(forced.cards, order)}
@@ -371,7 +366,7 @@ def _shengji_kitty(rules: ShengjiRules, given: _Input) -> JSON:
     order = _order(rules, given)
     last_lead, kitty = _held(rules, given, "last_lead"), _held(rules, given, "kitty")
     _shengji_deck(rules, last_lead, kitty)
-    lead = _standing_lead(last_lead, order, "input.last_lead")
+    lead = _standing_lead(rules, last_lead, order, "input.last_lead")
     side = _side(given["last_winner_side"], "input.last_winner_side")
     kitty_points = _card_points(kitty)
     multiplier, bonus = kitty_bonus(rules, kitty_points, lead.largest, side == ATTACKERS)
@@ -394,7 +389,7 @@ def _shengji_hand_outcome(rules: ShengjiRules, given: _Input) -> JSON:
                          f" {levels[team_of(dealer)]} (the trump rank is the dealer side's)")
     last_lead, kitty = _held(rules, given, "last_lead"), _held(rules, given, "kitty")
     _shengji_deck(rules, last_lead, kitty)
-    lead = _standing_lead(last_lead, order, "input.last_lead")
+    lead = _standing_lead(rules, last_lead, order, "input.last_lead")
     kitty_points = _card_points(kitty)
     trick_points = _points(given["trick_points"], "input.trick_points")
     if trick_points + kitty_points > rules.total_points:

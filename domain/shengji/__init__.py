@@ -1,9 +1,11 @@
 """升级 / 拖拉机 (Shengji / Tractor): the referee's second game (docs/shengji.md). Pure, no I/O.
 
 Modules: `cards` (trump order of a hand), `rulesets` (options and presets), `combinations`,
-`play` (leads, throws, following, winning, legal actions), `scoring`, `hand`
-(the event-sourced hand), `transcript` (docs/transcript.md#shengji-hands), `events` (its
-public `shengji.*` events, per viewer). `GAME` is the game-boundary object.
+`play` (leads, throws, following, winning, legal actions), `formats` (the house trick rules
+of the `shengji_io` preset), `tricks` (a table's trick rules: the rule book's or the house
+options), `scoring`, `hand` (the event-sourced hand), `transcript`
+(docs/transcript.md#shengji-hands), `events` (its public `shengji.*` events, per viewer).
+`GAME` is the game-boundary object.
 
 The match across hands (docs/shengji.md#dealer-rotation-and-the-end-of-a-match): each
 hand's `HandRecord.carry` holds what the next deal needs — `next_dealer` (rotation, also

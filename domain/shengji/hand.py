@@ -55,13 +55,8 @@ from fiftyk_referee.domain.shengji.cards import (
 )
 from fiftyk_referee.domain.shengji.play import (
     Lead,
-    failed_throw,
-    follow_constraint,
-    follow_error,
-    follow_examples,
     lead_examples,
     lead_of,
-    make_lead,
     play_key,
 )
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
@@ -71,6 +66,7 @@ from fiftyk_referee.domain.shengji.scoring import (
     score_hand,
     team_of,
 )
+from fiftyk_referee.domain.shengji.tricks import KEY_COMPONENT, TrickRules
 
 GAME_NAME = "shengji"
 HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/shengji/hand")
@@ -321,6 +317,7 @@ class ShengjiHand(Aggregate):
         self.players = PLAYERS
         self.ruleset_spec = ruleset
         self.rules = rules_of(ruleset)
+        self.tricks = TrickRules.of(self.rules)
         self.seat_players = list(seat_players) if seat_players is not None else None
         self.given_dealer = dealer
         self.dealer = dealer if dealer is not None else DEFAULT_FIRST_DEALER
@@ -520,9 +517,9 @@ class ShengjiHand(Aggregate):
         order = self.order
         lead = self.lead
         if lead is None:
-            lead = make_lead(cards, order)
-            others = [self.hands[s] for s in range(PLAYERS) if s != seat]
-            forced = failed_throw(lead, others, order)
+            lead = self.tricks.read(cards, order)
+            others = [self.hands[(seat + k) % PLAYERS] for k in range(1, PLAYERS)]
+            forced = self.tricks.forced(lead, others, order)
             if forced is not None:
                 self._throw_failed(seat=seat, attempted=[str(c) for c in cards],
                                    forced=[str(c) for c in forced.cards],
@@ -532,11 +529,16 @@ class ShengjiHand(Aggregate):
             key = play_key(cards, lead, order)
             winning = True
         else:
-            problem = follow_error(hand, cards, lead, order)
+            problem = self.tricks.follow_error(hand, cards, lead, order)
             if problem is not None:
                 raise RuleError(*problem)
             key = play_key(cards, lead, order)
-            winning = key is not None and key > self.best_key
+            if self.tricks.throw_evaluation == KEY_COMPONENT:
+                winning = key is not None and key > self.best_key
+            else:
+                plays = [played for _, played in self.trick] + [list(cards)]
+                winning = self.tricks.winner(plays, lead, order) == len(self.trick)
+                key = self.tricks.key(cards, lead, order) if winning else None
         self._played(seat=seat, cards=[str(c) for c in cards], key=key if winning else None,
                      timeout=timeout)
         if len(self.trick) == PLAYERS:
@@ -598,7 +600,7 @@ class ShengjiHand(Aggregate):
             lowest = min(self.hands[seat], key=self.order.sort_key)
             play = [lowest]
         else:
-            plays, _ = follow_examples(self.hands[seat], self.lead, self.order)
+            plays, _ = self.tricks.examples(self.hands[seat], self.lead, self.order)
             play = plays[0]
         self.play(seat, play, timeout=True)
         return Action.play([str(c) for c in play])
@@ -677,7 +679,7 @@ class ShengjiHand(Aggregate):
         for card in played:
             hand.remove(card)
         if self.lead is None:
-            self.lead = make_lead(played, self.order)
+            self.lead = self.tricks.read(played, self.order)
         if self.forced_next:
             self.forced_next = False  # the attempted throw is the transcript's action
         else:
@@ -743,11 +745,10 @@ class ShengjiHand(Aggregate):
                 constraints=("lead any cards of one suit group: one combination, or a throw"
                              " (a throw that another seat can beat plays its lowest failed"
                              " component)",))
-        plays, truncated = follow_examples(hand, self.lead, self.order)
-        constraint = follow_constraint(hand, self.lead, self.order)
+        plays, truncated = self.tricks.examples(hand, self.lead, self.order)
         return LegalActions(
             seat=seat, plays=tuple(LegalPlay(tuple(map(str, p)), "follow") for p in plays),
-            truncated=truncated, constraints=constraint.describe())
+            truncated=truncated, constraints=self.tricks.constraints(hand, self.lead, self.order))
 
     def _declare_actions(self, seat: int) -> LegalActions:
         counts = Counter(self.hands[seat])

@@ -21,6 +21,16 @@ from typing import Any
 from fiftyk_referee.domain.errors import InvalidRuleset, shown
 from fiftyk_referee.domain.fiftyk.rulesets import OptionSpec, OptionValue
 from fiftyk_referee.domain.shengji.cards import LEVELS, POINTS_PER_PACK
+from fiftyk_referee.domain.shengji.tricks import (
+    FIRST_BLOCKER,
+    FORMAT_ORDER,
+    KEY_COMPONENT,
+    LARGEST_UNIT,
+    LOWEST_COMPONENT,
+    MOST_OWED,
+    RULE_BOOK,
+    THROW_EVALUATIONS,
+)
 
 PLAYERS = 4
 CARDS_PER_PACK = 54
@@ -55,8 +65,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
                doc="who deals the first hand: the first or the standing declarer"),
     _flag("bury_points", True, "point cards may be buried in the kitty"),
     _int("throw_penalty", 0, 0, 100, "points per failed throw (multiple of 5)"),
-    OptionSpec("kitty_multiplier", str, "power", choices=("power", "double"),
-               doc="抠底: 2^cards of the last lead's largest component, or always 2"),
+    OptionSpec("kitty_multiplier", str, "power", choices=("power", "times", "double"),
+               doc="抠底: 2^cards of the last lead's largest component, 2 × its cards,"
+                   " or always 2"),
     OptionSpec("kitty_cap", int, 64, choices=(2, 4, 8, 16, 32, 64), doc="largest multiplier"),
     _int("band", None, 5, 100, "points per level band (null: 20 / 40 / 60 by packs)",
          nullable=True),
@@ -67,6 +78,19 @@ OPTIONS: tuple[OptionSpec, ...] = (
          nullable=True),
     _int("qq_double_at", 80, 0, MAX_ROOM_POINTS, "room points doubled when all have this many"),
     _int("qq_triple_at", 300, 0, MAX_ROOM_POINTS, "room points tripled when all have this many"),
+    OptionSpec("lead_reading", str, RULE_BOOK, choices=(RULE_BOOK, LARGEST_UNIT),
+               doc="a lead's components: whole tuples, longest runs first; or the reading"
+                   " with the largest unit (tractors may split triples)"),
+    OptionSpec("follow_duty", str, MOST_OWED, choices=(MOST_OWED, FORMAT_ORDER),
+               doc="what a follower owes: the most the holding allows; or the first format"
+                   " of the lead's sequence the holding can make"),
+    OptionSpec("failed_throw_play", str, LOWEST_COMPONENT,
+               choices=(LOWEST_COMPONENT, FIRST_BLOCKER),
+               doc="a failed throw plays its lowest failed component; or the first component"
+                   " the first seat able to beat one beats"),
+    OptionSpec("throw_evaluation", str, KEY_COMPONENT, choices=THROW_EVALUATIONS,
+               doc="how a later play beats the best: by its key component; or every unit,"
+                   " the highest card, the longest units"),
     _int("hands", None, 1, MAX_HANDS, "match length in hands (null: until a team wins)",
          nullable=True),
     _int("turn_timeout", 0, 0, MAX_TIMEOUT_SECONDS, "seconds per turn; 0 = no clock"),
@@ -81,7 +105,18 @@ PRESETS: dict[str, dict[str, OptionValue]] = {
     "tractor_changzhu": {**_TRACTOR, "permanent_two": True},
     "titanic": {"packs": 3, "kitty_size": 6, "band": 60},
     "tractor_qq": {**_TRACTOR, "qq_points": True},
+    # The defaults of shengji.io (rbtying/shengji) for four players: docs/shengji.md.
+    "shengji_io": {**_TRACTOR, "first_hand_dealer": "final_declarer",
+                   "kitty_multiplier": "times", "lead_reading": LARGEST_UNIT,
+                   "follow_duty": FORMAT_ORDER, "failed_throw_play": FIRST_BLOCKER,
+                   "throw_evaluation": "all"},
 }
+# Options added after tables were stored: left out of the fingerprint at their default, so
+# the fingerprint of every ruleset that does not use them stays what it was.
+_ADDED_LATER: dict[str, OptionValue] = {
+    name: DEFAULTS[name]
+    for name in ("lead_reading", "follow_duty", "failed_throw_play", "throw_evaluation")}
+_KEEP = object()  # not a value of any option
 # Options whose default follows `packs` (when neither the preset nor the caller sets them).
 _BY_PACKS: dict[str, dict[int, int]] = {"kitty_size": KITTY_BY_PACKS, "band": BAND_BY_PACKS}
 
@@ -108,6 +143,10 @@ class ShengjiRules:
     qq_da_guang: int | None
     qq_double_at: int
     qq_triple_at: int
+    lead_reading: str
+    follow_duty: str
+    failed_throw_play: str
+    throw_evaluation: str
     hands: int | None
     turn_timeout: int
 
@@ -169,7 +208,9 @@ class ShengjiRules:
     @property
     def fingerprint(self) -> str:
         """Stable SHA-256 of the resolved options: equal rules, equal fingerprint."""
-        text = json.dumps(self.options(), sort_keys=True, separators=(",", ":"))
+        values = {name: value for name, value in self.options().items()
+                  if _ADDED_LATER.get(name, _KEEP) != value}
+        text = json.dumps(values, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(("shengji-ruleset/1:" + text).encode()).hexdigest()
 
     # -- derived facts ------------------------------------------------------------------

@@ -36,9 +36,11 @@ def seats_of(team: int) -> list[int]:
 
 
 def kitty_multiplier(rules: ShengjiRules, largest_component: int) -> int:
-    """抠底 multiplier: 2^cards of the last lead's largest component (capped), or 2."""
+    """抠底 multiplier: 2^cards of the last lead's largest component (capped), 2 × them, or 2."""
     if rules.kitty_multiplier == "double":
         return MULTIPLIER_BASE
+    if rules.kitty_multiplier == "times":
+        return min(MULTIPLIER_BASE * largest_component, rules.kitty_cap)
     return min(1 << largest_component, rules.kitty_cap)  # 2 ** s
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import grpc
 import pytest
 
+from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, Seated
+from tests.unit.shengji.helpers import deck_for
 
 PLAYERS = 4
 MAX_COMMANDS = 3_000
@@ -117,3 +120,43 @@ def test_nobody_passes_in_shengji_and_fiftyk_has_no_declarations(server: LiveSer
     player = server.client(token=tokens[dealt.turn_seat])
     code, reason = _refusal(lambda: player.declare(fiftyk.table_id, dealt.hand_id, ["2S"]))
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ACTION")
+
+
+@pytest.mark.parametrize(("preset", "forced"), [("shengji_io", ["9C"]),
+                                                ("tractor", ["4C", "4C"])])
+def test_a_shengji_io_hand_plays_the_house_rules_through_the_server(
+        server: LiveServer, preset: str, forced: list[str]) -> None:
+    options = {"start_level": "10", "declare_pacing": "final"}
+    platform = server.platform()
+    table_id = platform.create_table(preset, PLAYERS, game="shengji", options=options,
+                                     allow_preset_deck=True).table.table_id
+    tokens = [platform.join_table(table_id, f"io-{preset}-{seat}", seat).seat_token
+              for seat in range(PLAYERS)]
+    table = Seated(table_id, PLAYERS, tokens, [server.client(token=t) for t in tokens],
+                   platform)
+    throw = ["9C", "8C", "8C", "4C", "4C"]
+    rules = ShengjiRules.from_spec(preset, options)
+    deck = deck_for(rules, {0: " ".join(throw) + " 10H", 1: "QC QC"}, dealer=None)
+    hand = platform.start_hand(table_id, deck=deck).hand
+    hand_id = hand.hand_id
+    seat0 = table.seats[0]
+    seat0.declare(table_id, hand_id, ["10H"])
+    for seat in (1, 2, 3, 0):
+        table.seats[seat].declare(table_id, hand_id)
+    held = list(seat0.hand_view(table_id, hand_id).own_cards)
+    for card in throw:
+        held.remove(card)
+    view = seat0.bury(table_id, hand_id, held[:rules.kitty_size]).hand
+    assert view.shengji.phase == "playing" and view.shengji.dealer == 0
+    view = seat0.play(table_id, hand_id, throw).hand
+    assert [list(f.forced) for f in view.shengji.failed_throws] == [forced]
+    assert sorted(view.trick[0].cards) == sorted(forced)
+    final = play_out(table, view, random.Random(3))
+    assert final.shengji.phase == "over"
+    transcript = server.audit().export_transcript(hand_id)
+    assert transcript["ruleset"]["preset"] == preset
+    ruling = server.platform().adjudicate(transcript)
+    assert ruling["status"] == "completed" and ruling["rejected"] is None
+    live = json.loads(final.shengji.result.result_json)
+    assert live["throws_failed"][0]["forced"] == forced
+    assert {key: ruling[key] for key in live} == live  # the export re-rules to the live result

@@ -845,3 +845,45 @@ def test_any_input_gets_an_answer_or_a_reason_code_never_a_crash(
         assert answer["error"] in {"INVALID_REQUEST", "INVALID_RULESET", "UNKNOWN_CARD",
                                    "CARD_NOT_IN_DECK", "INVALID_COMBINATION"}
         assert set(answer) == {"error", "message"}
+
+
+# -- Shengji: the shengji_io preset (docs/shengji.md, "The shengji_io preset") ---------------
+
+def test_shengji_io_reads_a_three_pack_lead_with_a_tractor_split_from_a_triple() -> None:
+    lead = hearts(cards=cards("7S 7S 7S 8S 8S"))
+    assert ask("classify", lead, "shengji_io", {"packs": 3}) == {
+        "type": "throw", "components": [["8S", "8S", "7S", "7S"], ["7S"]]}
+    assert ask("classify", lead, "titanic") == {
+        "type": "throw", "components": [["7S", "7S", "7S"], ["8S", "8S"]]}
+
+
+def test_shengji_io_owes_the_tractor_of_the_leads_length() -> None:
+    question = hearts(lead=cards("3S 3S 4S 4S 5S 5S 6S 6S"),
+                      hand=cards("7S 7S 8S 8S 9S 9S JS JS KS KS AS AS 2D"),
+                      play=cards("KS KS AS AS 7S 7S 8S 8S"))
+    assert ask("follow", question) == "legal"
+    assert ask("follow", question, "shengji_io") == "MUST_FOLLOW_TRACTOR"
+
+
+def test_shengji_io_forces_the_first_blocking_seats_smallest_unit() -> None:
+    question = hearts(lead=THROW_98844, others=[[], ["QC", "QC"], []])
+    assert ask("throw", question) == {"valid": False, "forced": ["4C", "4C"]}
+    assert ask("throw", question, "shengji_io") == {"valid": False, "forced": ["9C"]}
+
+
+@pytest.mark.parametrize(("options", "winner"), [
+    ({}, 1), ({"throw_evaluation": "highest"}, 2), ({"throw_evaluation": "unit_length"}, 2),
+])
+def test_shengji_io_judges_over_trumping_a_throw_by_its_policy(options: dict[str, Any],
+                                                                winner: int) -> None:
+    plays = [cards("AC AC KC"), cards("3H 3H 4H"), cards("5H 5H 2H"), cards("3C 3D 3S")]
+    assert ask("trick", hearts(plays=plays)) == 2  # the key component: the higher pair
+    assert ask("trick", hearts(plays=plays), "shengji_io", options) == winner
+
+
+def test_shengji_io_doubles_the_kitty_per_card_of_the_last_leads_largest_unit() -> None:
+    question = {"level": "2", "trump": "H", "last_lead": cards("4S 4S 5S 5S"),
+                "last_winner_side": "attackers", "kitty": cards("5D KD 3C 4C 6D 7D 8D 9D")}
+    assert ask("kitty", question)["multiplier"] == 16
+    assert ask("kitty", question, "shengji_io") == {
+        "multiplier": 8, "kitty_points": 15, "kitty_bonus": 120}

@@ -1,4 +1,4 @@
-"""Rulesets: options, the five presets, validation, JSON round trip, fingerprints."""
+"""Rulesets: options, the presets, validation, JSON round trip, fingerprints."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ EXPECTED = {
     "tractor_changzhu": (2, 8, 40, 25, True, True, False),
     "titanic": (3, 6, 60, 39, True, False, False),
     "tractor_qq": (2, 8, 40, 25, True, False, True),
+    "shengji_io": (2, 8, 40, 25, True, False, False),
 }
 
 

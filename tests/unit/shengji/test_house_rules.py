@@ -1,0 +1,170 @@
+"""The `shengji_io` preset: every house rule on a position where it and the rule book differ."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import islice
+
+import pytest
+
+from fiftyk_referee.domain.cards import Card, parse_cards
+from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
+from fiftyk_referee.domain.shengji.formats import describe_format, requirements
+from fiftyk_referee.domain.shengji.rulesets import PRESETS, ShengjiRules
+from fiftyk_referee.domain.shengji.scoring import kitty_multiplier
+from fiftyk_referee.domain.shengji.tricks import TrickRules
+from tests.unit.shengji.helpers import close_windows, new_hand
+
+HEARTS = trump_order(LEVEL_RANK["10"], "H", False)  # level 10, ♥ trump
+BOOK = TrickRules.of(ShengjiRules.from_spec("tractor"))
+HOUSE = TrickRules.of(ShengjiRules.from_spec("shengji_io"))
+
+
+def cards(text: str) -> list[Card]:
+    """Cards from notation."""
+    return parse_cards(text)
+
+
+def refusal(rules: TrickRules, lead: str, hand: str, play: str) -> Reason | None:
+    """The reason a follow is refused under these trick rules (None: legal)."""
+    found = rules.follow_error(cards(hand), cards(play), rules.read(cards(lead), HEARTS), HEARTS)
+    return None if found is None else found[0]
+
+
+def test_the_preset_is_the_tractor_table_with_the_house_options() -> None:
+    house = ShengjiRules.from_spec("shengji_io")
+    assert (house.packs, house.kitty_size, house.band, house.hand_size) == (2, 8, 40, 25)
+    assert (house.lead_reading, house.follow_duty, house.failed_throw_play,
+            house.throw_evaluation) == ("largest_unit", "format_order", "first_blocker", "all")
+    assert (house.first_hand_dealer, house.kitty_multiplier) == ("final_declarer", "times")
+
+
+@pytest.mark.parametrize("preset", sorted(set(PRESETS) - {"shengji_io"}))
+def test_every_other_preset_keeps_the_rule_books_trick_rules(preset: str) -> None:
+    assert TrickRules.of(ShengjiRules.from_spec(preset)) == TrickRules()
+
+
+def test_new_options_leave_the_fingerprints_of_existing_tables_alone() -> None:
+    # Pinned before the trick options existed: stored tables keep their fingerprint.
+    assert ShengjiRules.from_spec("tractor").fingerprint == (
+        "d2ff5d94c527ca17e26e22735a07ca84640b34bd8c44dbdcb01ee604b9fd8fc9")
+    house = ShengjiRules.from_spec("tractor", {"throw_evaluation": "highest"})
+    assert house.fingerprint != ShengjiRules.from_spec("tractor").fingerprint
+
+
+# -- a follower owes the first format of the lead's sequence ------------------------------
+
+def test_a_follower_holding_a_tractor_of_the_leads_length_must_play_it() -> None:
+    lead = "3S 3S 4S 4S 5S 5S 6S 6S"
+    hand = "7S 7S 8S 8S 9S 9S JS JS KS KS AS AS 2D"  # 7-8-9-J (10 is trump) and K-A
+    two_short_ones = "KS KS AS AS 7S 7S 8S 8S"
+    assert refusal(BOOK, lead, hand, two_short_ones) is None  # four run tuples either way
+    assert refusal(HOUSE, lead, hand, two_short_ones) == Reason.MUST_FOLLOW_TRACTOR
+    assert refusal(HOUSE, lead, hand, "7S 7S 8S 8S 9S 9S JS JS") is None
+
+
+def test_without_the_leads_format_the_next_one_down_is_owed() -> None:
+    lead = "3S 3S 4S 4S"
+    assert refusal(HOUSE, lead, "7S 7S 9S 9S 2S 5S", "7S 7S 2S 5S") == Reason.MUST_FOLLOW_PAIR
+    assert refusal(HOUSE, lead, "7S 7S 9S 9S 2S 5S", "7S 7S 9S 9S") is None
+    assert refusal(HOUSE, lead, "7S 7S 9S 2S 5S", "9S 2S 5S 7S") == Reason.MUST_FOLLOW_PAIR
+    assert refusal(HOUSE, lead, "7S 9S JS 2S 5S", "9S JS 2S 5S") is None
+
+
+def test_the_sequence_of_owed_formats_walks_down_one_split_at_a_time() -> None:
+    assert list(requirements([(2, 2)])) == [((2,), (2,)), ((2,), (1,), (1,)), ((1,),) * 4]
+    assert list(requirements([(3,)])) == [((2,), (1,)), ((1,),) * 3]
+    assert list(requirements([(2,), (2,)])) == [((2,), (1,), (1,)), ((1,),) * 4]
+    # A titanic: two triples, then a triple joined to a pair, before three pairs.
+    first = list(islice(requirements([(3, 3)]), 4))
+    assert first == [((3,), (3,)), ((3, 2), (1,)), ((2, 3), (1,)), ((3,), (2,), (1,))]
+    assert describe_format(((2, 2, 2), (2,), (1,))) == "a tractor of 3, a pair, a single"
+
+
+def test_three_packs_a_triple_is_not_owed_where_the_house_reads_a_tractor() -> None:
+    lead = "7S 7S 7S 8S 8S"  # the rule book: a triple and a pair; the house: 7-8 and a 7
+    assert [c.kind for c in BOOK.read(cards(lead), HEARTS).components] == ["triple", "pair"]
+    assert [c.kind for c in HOUSE.read(cards(lead), HEARTS).components] == ["tractor", "single"]
+    hand, play = "9S 9S 9S 3S 4S 6S", "9S 9S 3S 4S 6S"
+    assert refusal(BOOK, lead, hand, play) == Reason.MUST_FOLLOW_TRIPLE
+    assert refusal(HOUSE, lead, hand, play) is None
+
+
+def test_house_examples_and_constraints_name_the_owed_format() -> None:
+    lead = HOUSE.read(cards("3S 3S 4S 4S 5S 5S 6S 6S"), HEARTS)
+    hand = cards("7S 7S 8S 8S 9S 9S JS JS KS KS AS AS 2D")
+    plays, truncated = HOUSE.examples(hand, lead, HEARTS)
+    assert plays and truncated
+    assert all(HOUSE.follow_error(hand, p, lead, HEARTS) is None for p in plays)
+    assert Counter(plays[0]) == Counter(cards("7S 7S 8S 8S 9S 9S JS JS"))
+    assert "spades making a tractor of 4" in HOUSE.constraints(hand, lead, HEARTS)[-1]
+
+
+# -- failed throws ----------------------------------------------------------------------------
+
+def test_a_failed_throw_plays_the_first_unit_the_first_blocking_seat_beats() -> None:
+    throw = "9C 8C 8C 4C 4C"
+    others = [cards("QC QC 3S"), cards("2D"), cards("3H")]  # seat 1 beats the 9 and both pairs
+    book = BOOK.forced(BOOK.read(cards(throw), HEARTS), others, HEARTS)
+    house = HOUSE.forced(HOUSE.read(cards(throw), HEARTS), others, HEARTS)
+    assert book is not None and list(book.cards) == cards("4C 4C")  # the lowest failed part
+    assert house is not None and list(house.cards) == cards("9C")  # the smallest unit first
+
+
+def test_the_seat_asked_first_decides_the_forced_unit() -> None:
+    throw = "9C 8C 8C 4C 4C"
+    first_beats_a_pair = [cards("5C 5C"), cards("JC"), cards("3H")]
+    house = HOUSE.forced(HOUSE.read(cards(throw), HEARTS), first_beats_a_pair, HEARTS)
+    assert house is not None and list(house.cards) == cards("4C 4C")
+    first_beats_the_nine = [cards("JC"), cards("5C 5C"), cards("3H")]
+    house = HOUSE.forced(HOUSE.read(cards(throw), HEARTS), first_beats_the_nine, HEARTS)
+    assert house is not None and list(house.cards) == cards("9C")
+
+
+# -- over-trumping a throw --------------------------------------------------------------------
+
+@pytest.mark.parametrize(("policy", "winners"), [
+    ("key_component", (2, 2)), ("all", (1, 1)), ("highest", (2, 1)), ("unit_length", (2, 2)),
+])
+def test_over_trumping_a_throw_follows_the_evaluation_policy(
+        policy: str, winners: tuple[int, int]) -> None:
+    rules = TrickRules.of(ShengjiRules.from_spec("shengji_io", {"throw_evaluation": policy}))
+    throw = cards("AC AC KC")  # a pair and a single nobody can beat
+    lead = rules.read(throw, HEARTS)
+    trumped = cards("3H 3H 4H")
+    higher_pair_lower_single = [throw, trumped, cards("5H 5H 2H"), cards("3C 3D 3S")]
+    higher_pair_lowest_top = [throw, cards("3H 3H 9H"), cards("5H 5H 4H"), cards("3C 3D 3S")]
+    assert (rules.winner(higher_pair_lower_single, lead, HEARTS),
+            rules.winner(higher_pair_lowest_top, lead, HEARTS)) == winners
+
+
+# -- scoring and the first dealer ------------------------------------------------------------
+
+@pytest.mark.parametrize(("largest", "power", "times"), [(1, 2, 2), (2, 4, 4), (3, 8, 6),
+                                                         (4, 16, 8), (6, 64, 12)])
+def test_the_kitty_multiplier_is_twice_the_largest_unit(largest: int, power: int,
+                                                         times: int) -> None:
+    assert kitty_multiplier(ShengjiRules.from_spec("tractor"), largest) == power
+    assert kitty_multiplier(ShengjiRules.from_spec("shengji_io"), largest) == times
+
+
+def test_the_standing_declarer_deals_the_first_hand() -> None:
+    for preset, dealer in (("tractor", 1), ("shengji_io", 2)):
+        hand = new_hand(preset, dealer=None, hands={1: "2S", 2: "2H 2H"})
+        close_windows(hand, {1: (1, "2S"), hand.rules.hand_size: (2, "2H 2H")})
+        assert hand.dealer == dealer, preset
+
+
+# -- a whole hand under the preset -----------------------------------------------------------
+
+def test_a_shengji_io_hand_forces_the_house_component_and_scores() -> None:
+    hands = {0: "9C 8C 8C 4C 4C 10H", 1: "QC QC"}
+    for preset, forced in (("tractor", ["4C", "4C"]), ("shengji_io", ["9C"])):
+        hand = new_hand(preset, levels=("10", "10"), hands=hands)
+        close_windows(hand, {hand.rules.hand_size: (0, "10H")})
+        hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.kitty_dealt))))
+        hand.act(0, Action.play(["9C", "8C", "8C", "4C", "4C"]))
+        assert hand.throws_failed[-1]["forced"] == forced, preset
+        assert [str(c) for c in hand.trick[0][1]] == forced
