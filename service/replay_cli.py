@@ -23,7 +23,10 @@ from fiftyk_referee.service.shengji_text import (
     ShengjiAccount,
     ended_lines,
     levels_text,
+    rules_of,
     shengji_state_text,
+    sort_seat_cards,
+    to_act_text,
 )
 
 CALL_TIMEOUT_SECONDS = 30.0
@@ -51,7 +54,7 @@ def shengji_account(audit: RefereeClient, hand_id: str, events: list[pb.Event]) 
         f"deal commitment {dealt.deal_commitment}{seed}",
         f"{levels_text(list(dealt.levels))}; {dealer}",
     ]
-    told = ShengjiAccount()
+    told = ShengjiAccount(dealt)
     for event in events[1:]:
         lines.extend("  " + line for line in told.lines(event))
     last = events[-1]
@@ -60,7 +63,7 @@ def shengji_account(audit: RefereeClient, hand_id: str, events: list[pb.Event]) 
         lines.extend(f"  {line}" for line in ended_lines(last.shengji_hand_ended))
     else:
         view = audit.hand_at(hand_id, last.aggregate_version)
-        lines.append(f"in progress ({view.shengji.phase}): seat {view.turn_seat} to act")
+        lines.append(f"in progress ({view.shengji.phase}): {to_act_text(view)}")
     return lines
 
 
@@ -96,6 +99,8 @@ def state_at(audit: RefereeClient, hand_id: str, version: int) -> list[str]:
              f" at version {version}{what}:"]
     if view.HasField("shengji"):
         lines.append("  " + shengji_state_text(view.shengji))
+        first = audit.hand_history(hand_id, after_version=0, limit=1).events[0]
+        sort_seat_cards(view, rules_of(first.shengji_hand_dealt))
     lines.extend("  " + line for line in state_lines(view))
     return lines
 

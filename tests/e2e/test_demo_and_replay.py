@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service import config_keys as keys
 from fiftyk_referee.service.cli import main
 from fiftyk_referee.service.hand_text import totals_text
+from fiftyk_referee.service.shengji_text import order_of, sorted_cards
 from tests.e2e.harness import LiveServer
 
 FIFTYK = str(Path(sys.executable).with_name("fiftyk"))
@@ -27,8 +29,13 @@ SHENGJI_HAND = re.compile(r"^hand (\d+) (\S+): team 0\+2 at \w+, team 1\+3 at \w
                           re.MULTILINE)
 SHENGJI_TRICK = re.compile(r"^  trick \d+: .* → seat \d+ takes \d+ points$", re.MULTILINE)
 SHENGJI_BURY = re.compile(r"^  seat (\d) takes the kitty and buries (.*)$", re.MULTILINE)
-REPLAYED_TRICK = re.compile(r"^  \[v\d+-v\d+\] trick \d+: .* → seat \d+ takes \d+ points$",
-                            re.MULTILINE)
+REPLAYED_TRICK = re.compile(
+    r"^  \[v\d+-v\d+\] trick \d+: .* → seat \d+ takes \d+ points( and leads)?$", re.MULTILINE)
+DEALT_SEAT = re.compile(r"^    seat (\d): 25 cards (.*)$", re.MULTILINE)
+REPLAYED_PLAY = re.compile(
+    r"^seat \d (leads (single|pair|tractor|throw \(.*\)) |throws .* fails: forced to play"
+    r" |follows: |trumps: |discards )")
+ROOM_POINTS = re.compile(r"^ *(room points: .*)$", re.MULTILINE)
 
 
 @pytest.fixture(autouse=True)
@@ -117,14 +124,30 @@ def test_replay_tells_a_shengji_hand_trick_by_trick(
     assert out.startswith(f"hand {hand_id} (table {table_id.group(1)}, hand 1): game shengji,"
                           f" preset tractor, 4 players, {len(events)} events\n")
     final = audit.hand_view(table_id.group(1), hand_id).shengji
-    assert len(REPLAYED_TRICK.findall(out)) == final.tricks_played
+    tricks = [line for line in out.splitlines() if REPLAYED_TRICK.match(line)]
+    assert len(tricks) == final.tricks_played
+    # Every play is named by its shape; every trick but the last says who leads next.
+    for line in tricks:
+        plays = line.split(": ", 1)[1].rsplit(" → ", 1)[0].split(" · ")
+        assert len(plays) == 4 and all(REPLAYED_PLAY.match(p) for p in plays), line
+    assert [line.endswith(" and leads") for line in tricks] == [True] * (len(tricks) - 1) + [
+        False]
+    # Every seat's cards as dealt, sorted as a player holds them: trumps first.
+    rules = ShengjiRules.from_spec("tractor")
+    order = order_of(rules, final.trump_rank,
+                     final.trump_suit if final.HasField("trump_suit") else None)
+    dealt = DEALT_SEAT.findall(out)
+    assert [seat for seat, _ in dealt] == ["0", "1", "2", "3"]
+    for _, cards in dealt:
+        assert cards.split() == sorted_cards(cards.split(), order)
     transcript = audit.export_transcript(hand_id)
     for action in transcript["actions"]:
         if "declare" in action:
             assert (f"] round {action['round']}: seat {action['seat']} declares"
                     f" {' '.join(action['declare'])}\n") in out
-        if "bury" in action:  # the audit role sees the buried cards
-            assert f"] seat {action['seat']} buries {' '.join(action['bury'])}\n" in out
+        if "bury" in action:  # the audit role sees the buried cards (sorted)
+            buried = " ".join(sorted_cards(action["bury"], order))
+            assert f"] seat {action['seat']} buries {buried}; seat {action['seat']} leads\n" in out
     changes = ", ".join(f"team {t} {before} → {after}" for t, before, after in
                         zip(("0+2", "1+3"), final.levels, final.result.levels_after,
                             strict=True))
@@ -137,6 +160,29 @@ def test_replay_tells_a_shengji_hand_trick_by_trick(
     assert state[0].endswith(f"at version {before_end} (after shengji.trick_won):")
     assert state[1].startswith(f"  playing, team 0+2 at {final.levels[0]}, team 1+3 at"
                                f" {final.levels[1]}; dealer seat {final.dealer}; trump: rank")
+    # The state at a version lists each seat's cards sorted too, and who is to act.
+    assert main(["replay", hand_id, "--version", str(before_end - 8), "--server",
+                 server.target]) == 0
+    state_text = capsys.readouterr().out
+    held = re.findall(r"^  seat \d: \d+ cards ([^;]*);", state_text, re.MULTILINE)
+    assert held and all(c.split() == sorted_cards(c.split(), order) for c in held)
+    assert re.search(r"^  to act: seat \d", state_text, re.MULTILINE)
+
+
+def test_shengji_demo_prints_the_qq_room_points_as_the_replay_does(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--server", server.target, "--game", "shengji", "--preset",
+                 "tractor_qq", "--hands", "2", "--seed", "7"]) == 0
+    out = capsys.readouterr().out
+    hands = SHENGJI_HAND.findall(out)
+    demo_lines = ROOM_POINTS.findall(out)
+    assert len(hands) == 2 and len(demo_lines) == 2
+    for (_, hand_id), demo_line in zip(hands, demo_lines, strict=True):
+        assert main(["replay", hand_id, "--server", server.target]) == 0
+        assert ROOM_POINTS.findall(capsys.readouterr().out) == [demo_line]
+    first, second = (re.search(r"after: (.*)$", line) for line in demo_lines)
+    assert first is not None and second is not None
+    assert sum(map(int, second.group(1).split())) == 0  # room points move between players
 
 
 def test_demo_refuses_a_preset_of_another_game(
