@@ -379,17 +379,19 @@ def owed_formats(components: Sequence[Component]) -> Iterator[Format]:
 
 
 def format_follow_error(held: Sequence[Card], in_suit: Sequence[Card],
-                        components: Sequence[Component],
-                        order: TrumpOrder) -> tuple[Reason, str] | None:
-    """Why a full-suit follow misses the first format the holding can make, or None."""
-    held_counts = Counter(held)
-    play_counts = Counter(in_suit)
-    for wanted in owed_formats(components):
-        if can_make(play_counts, wanted, order):
-            return None
-        if can_make(held_counts, wanted, order):
-            return _reason(wanted), f"your hand can make {describe_format(wanted)}: play it"
-    return None
+                        components: Sequence[Component], order: TrumpOrder,
+                        owed: Format | None = None) -> tuple[Reason, str] | None:
+    """Why a full-suit follow misses the first format the holding can make, or None.
+
+    The play's cards are some of the holding's, so the play can make no format before the
+    first one the holding can make: the follow is legal exactly when it makes that one.
+    `owed` is that format when the caller already knows it (`first_owed`).
+    """
+    if owed is None:
+        owed = first_owed(held, components, order)
+    if owed is None or can_make(Counter(in_suit), owed, order):
+        return None
+    return _reason(owed), f"your hand can make {describe_format(owed)}: play it"
 
 
 def first_owed(held: Sequence[Card], components: Sequence[Component],
@@ -397,7 +399,9 @@ def first_owed(held: Sequence[Card], components: Sequence[Component],
     """The first format of the sequence the holding can make (None: only the suit is owed)."""
     counts = Counter(held)
     for wanted in owed_formats(components):
-        if any(w > 1 for shape in wanted for w in shape) and can_make(counts, wanted, order):
+        if not any(w > 1 for shape in wanted for w in shape):
+            return None  # singles only: any cards of the suit make it
+        if can_make(counts, wanted, order):
             return wanted
     return None
 

@@ -83,8 +83,10 @@ class TrickRules:
     # -- following ------------------------------------------------------------------------
 
     def follow_error(self, hand: Sequence[Card], play: Sequence[Card], lead: Lead,
-                     order: TrumpOrder) -> tuple[Reason, str] | None:
-        """Why `play` may not follow `lead`, or None."""
+                     order: TrumpOrder, owed: formats.Format | None = None
+                     ) -> tuple[Reason, str] | None:
+        """Why `play` may not follow `lead`, or None (`owed`: the holding's owed format,
+        when the caller has it already)."""
         if self.follow_duty == MOST_OWED:
             return follow_error(hand, play, lead, order)
         info = order.info
@@ -100,7 +102,7 @@ class TrickRules:
             return Reason.MUST_FOLLOW_SUIT, f"play all your {len(held)} {name} first"
         if len(held) <= n:
             return None
-        return formats.format_follow_error(held, in_suit, lead.components, order)
+        return formats.format_follow_error(held, in_suit, lead.components, order, owed)
 
     def constraints(self, hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> tuple[str, ...]:
         """What a follower must play, in words."""
@@ -132,7 +134,7 @@ class TrickRules:
         for extra in itertools.islice(itertools.combinations(pool, n - len(base)), CANDIDATES):
             cards = sorted([*base, *extra], key=order.sort_key)
             key = tuple(cards)
-            if key in seen or self.follow_error(hand, cards, lead, order) is not None:
+            if key in seen or self.follow_error(hand, cards, lead, order, owed) is not None:
                 continue
             seen.add(key)
             plays.append(cards)
