@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from itertools import islice
 
@@ -11,7 +12,12 @@ from fiftyk_referee.domain.cards import Card, parse_cards
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.game import Action, ActionKind
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
-from fiftyk_referee.domain.shengji.formats import describe_format, requirements
+from fiftyk_referee.domain.shengji.formats import (
+    can_make,
+    describe_format,
+    owed_formats,
+    requirements,
+)
 from fiftyk_referee.domain.shengji.rulesets import PRESETS, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import kitty_multiplier
 from fiftyk_referee.domain.shengji.tricks import TrickRules
@@ -168,3 +174,29 @@ def test_a_shengji_io_hand_forces_the_house_component_and_scores() -> None:
         hand.act(0, Action.play(["9C", "8C", "8C", "4C", "4C"]))
         assert hand.throws_failed[-1]["forced"] == forced, preset
         assert [str(c) for c in hand.trick[0][1]] == forced
+
+
+def _walk(held: list[Card], play: list[Card], lead_cards: list[Card]) -> bool:
+    """The follow rule as stated: down the sequence, the play making a format is legal, the
+    holding making one the play does not is refused."""
+    lead = HOUSE.read(lead_cards, HEARTS)
+    for wanted in owed_formats(lead.components):
+        if can_make(Counter(play), wanted, HEARTS):
+            return True
+        if can_make(Counter(held), wanted, HEARTS):
+            return False
+    return True
+
+
+def test_the_house_follow_check_is_the_walk_down_the_sequence() -> None:
+    rng = random.Random(17)
+    spades = [c for c in cards("3S 4S 5S 6S 7S 8S 9S JS QS") for _ in range(2)]
+    for _ in range(150):
+        lead_cards = rng.sample(spades, rng.randint(2, 6))
+        rest = list((Counter(spades) - Counter(lead_cards)).elements())
+        held = rng.sample(rest, min(len(rest), len(lead_cards) + rng.randint(1, 4)))
+        for _ in range(4):
+            play = rng.sample(held, len(lead_cards))
+            lead = HOUSE.read(lead_cards, HEARTS)
+            legal = HOUSE.follow_error(held, play, lead, HEARTS) is None
+            assert legal == _walk(held, play, lead_cards), (lead_cards, held, play)

@@ -2,7 +2,8 @@
 
 Each step takes the legal-actions answer of the seat to act and does one of its actions at
 random — declarations, burials, example plays, random throws (to make throws fail) and, now
-and then, a random play that the referee must judge exactly as `follow_error` does, or a
+and then, a random play that the referee must judge exactly as the table's trick rules'
+`follow_error` does (the rule book's, or the `shengji_io` house rules'), or a
 turn timeout. After every step the points are counted; in the first hands of each preset
 every view is checked for privacy after every step. After every hand its events, stored as
 JSON and read back, must rebuild it, every other hand's transcript must re-rule to its
@@ -24,7 +25,6 @@ from fiftyk_referee.domain.game import Action, ActionKind
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import POINTS
 from fiftyk_referee.domain.shengji.hand import BURYING, DECLARING, ShengjiHand
-from fiftyk_referee.domain.shengji.play import follow_error
 from fiftyk_referee.domain.shengji.rulesets import PRESETS
 from fiftyk_referee.domain.shengji.scoring import kitty_multiplier
 from tests.unit.shengji.helpers import (
@@ -98,13 +98,14 @@ def step(hand: ShengjiHand, rng: random.Random) -> None:
         cards = [parse_card(c) for c in example.cards]
         assert not Counter(cards) - Counter(hand.hands[seat])
         if hand.lead is not None:
-            assert follow_error(hand.hands[seat], cards, hand.lead, hand.order) is None
+            assert hand.tricks.follow_error(hand.hands[seat], cards, hand.lead,
+                                            hand.order) is None
     if hand.lead is None and rng.random() < THROW_RATE:
         hand.act(seat, Action.play([str(c) for c in random_throw(hand, seat, rng)]))
         return
     if hand.lead is not None and rng.random() < RANDOM_PLAY_RATE:
         cards = random_follow(hand, seat, rng)
-        verdict = follow_error(hand.hands[seat], cards, hand.lead, hand.order)
+        verdict = hand.tricks.follow_error(hand.hands[seat], cards, hand.lead, hand.order)
         if verdict is None:
             hand.act(seat, Action.play([str(c) for c in cards]))
             return
