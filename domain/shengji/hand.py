@@ -742,9 +742,7 @@ class ShengjiHand(Aggregate):
             return LegalActions(
                 seat=seat, plays=tuple(LegalPlay(tuple(map(str, c)), k) for c, k in leads),
                 truncated=True,
-                constraints=("lead any cards of one suit group: one combination, or a throw"
-                             " (a throw that another seat can beat plays its lowest failed"
-                             " component)",))
+                constraints=(self.tricks.lead_constraint(),))
         plays, truncated = self.tricks.examples(hand, self.lead, self.order)
         return LegalActions(
             seat=seat, plays=tuple(LegalPlay(tuple(map(str, p)), "follow") for p in plays),

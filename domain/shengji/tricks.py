@@ -71,6 +71,13 @@ class TrickRules:
         kind = components[0].kind if len(components) == 1 else THROW
         return lead_of(kind, components, lead.group)
 
+    def lead_constraint(self) -> str:
+        """What a leader may play, in words."""
+        forced = ("its lowest failed component" if self.failed_throw_play == LOWEST_COMPONENT
+                  else "the first component the first seat able to beat one beats")
+        return ("lead any cards of one suit group: one combination, or a throw (a throw that"
+                f" another seat can beat plays {forced})")
+
     def forced(self, lead: Lead, others: Sequence[Sequence[Card]],
                order: TrumpOrder) -> Component | None:
         """The component a failed throw plays (None: the throw stands); `others` in play order."""

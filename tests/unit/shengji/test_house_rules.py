@@ -200,3 +200,12 @@ def test_the_house_follow_check_is_the_walk_down_the_sequence() -> None:
             lead = HOUSE.read(lead_cards, HEARTS)
             legal = HOUSE.follow_error(held, play, lead, HEARTS) is None
             assert legal == _walk(held, play, lead_cards), (lead_cards, held, play)
+
+
+def test_a_leader_is_told_which_component_a_failed_throw_plays() -> None:
+    assert "plays its lowest failed component" in BOOK.lead_constraint()
+    assert "the first seat able to beat one" in HOUSE.lead_constraint()
+    hand = new_hand("shengji_io", levels=("10", "10"), hands={0: "10H"})
+    close_windows(hand, {hand.rules.hand_size: (0, "10H")})
+    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.kitty_dealt))))
+    assert hand.legal_actions(0).constraints == (HOUSE.lead_constraint(),)
