@@ -80,10 +80,6 @@ class _Waiting:
         else:
             del self._by_address[address]  # as small as the calls waiting now
 
-    def waiting(self) -> int:
-        """Calls waiting now, over every address."""
-        return sum(self._by_address.values())
-
 
 class RequestArrivalInterceptor(grpc.aio.ServerInterceptor):
     """Bounds the wait for each call's request message (the outermost interceptor)."""
@@ -93,10 +89,6 @@ class RequestArrivalInterceptor(grpc.aio.ServerInterceptor):
         self._waiting = _Waiting(limits.pending)
         self._metrics = metrics
         self._converted: dict[int, tuple[Handler, Handler]] = {}
-
-    def waiting(self) -> int:
-        """Calls waiting for their request message now."""
-        return self._waiting.waiting()
 
     async def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
