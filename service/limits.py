@@ -200,18 +200,23 @@ def _parse_rate(entry: str, value: str) -> Rate | None:
 def parse_watch_limits(text: str) -> WatchLimits:
     """Watch limits: the defaults with `text`'s `scope=N` entries applied."""
     values = dict(WatchLimits().__dict__)
+    given: set[str] = set()
     for entry in (e.strip() for e in text.split(",") if e.strip()):
-        scope, sep, number = entry.partition("=")
-        if not sep or scope.strip() not in values:
+        scope, sep, number = (part.strip() for part in entry.partition("="))
+        if not sep or scope not in values:
             raise LimitSpecError(f"{entry!r}: write scope=N with a scope of"
                                  f" {', '.join(values)}")
         try:
-            values[scope.strip()] = int(number)
+            values[scope] = int(number)
         except ValueError:
             raise LimitSpecError(f"{entry!r}: {number!r} is not a whole number") from None
-        if values[scope.strip()] < (0 if scope.strip() == "reserved" else 1):
-            raise LimitSpecError(f"{entry!r}: a limit is at least 1")
-    if values["reserved"] >= values["table"]:
+        least = 0 if scope == "reserved" else 1
+        if values[scope] < least:
+            raise LimitSpecError(f"{entry!r}: {scope} is at least {least}")
+        given.add(scope)
+    # Only a reserve the operator chose is held to the table's size (keys_per_table keeps
+    # one slot for keys when a smaller table limit meets the default reserve).
+    if "reserved" in given and values["reserved"] >= values["table"]:
         raise LimitSpecError(f"reserved={values['reserved']} leaves no watch slot of a table"
                              f" (table={values['table']}) to anyone but its seats")
     return WatchLimits(**values)

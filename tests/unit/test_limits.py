@@ -200,6 +200,7 @@ def test_keys_cannot_take_a_tables_reserved_watch_slots_but_its_seats_can() -> N
     watches.acquire("seat:a", False, "t1")
     watches.acquire("seat:b", False, "t1")  # the seats still find their reserved slots
     assert parse_watch_limits("reserved=0").reserved == 0
+    assert parse_watch_limits("table=3").keys_per_table == 1  # the default reserve bends
     for spec in ("reserved=64", "table=8,reserved=9", "reserved=-1"):
         with pytest.raises(LimitSpecError):
             parse_watch_limits(spec)
