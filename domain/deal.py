@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from fiftyk_referee.domain.cards import Card, parse_card
 
 SEED_BYTES = 32
+# The name of this module's algorithm, as transcripts write it (`deal.algorithm`).
+ALGORITHM = "fiftyk-shuffle/1"
 _SHUFFLE_TAG = b"fiftyk-shuffle/1"
 _COMMIT_TAG = b"fiftyk-commit/1"
 _WORD = 8
@@ -58,6 +61,12 @@ def commitment(seed: bytes | None, deck: Sequence[str]) -> str:
     """Hex SHA-256 commitment to the seed (if any) and the deck it produced."""
     digest = hashlib.sha256(_COMMIT_TAG + (seed or b"") + " ".join(deck).encode())
     return digest.hexdigest()
+
+
+def deal_inputs(seed: str | None, digest: str) -> dict[str, Any]:
+    """What a transcript carries to let anyone check its deal: the algorithm, the revealed
+    seed (hex; None for a preset deck) and the commitment published with the deal."""
+    return {"algorithm": ALGORITHM, "seed": seed, "commitment": digest}
 
 
 def deal_order(players: int, dealer: int, cards: int) -> list[int]:

@@ -194,6 +194,10 @@ class Game(Protocol):
     def adjudicate(self, transcript: Any) -> dict[str, Any]:
         """Rule on a transcript: the result JSON (nothing is stored)."""
 
+    def replay(self, transcript: Any) -> tuple[GameHand, dict[str, Any]]:
+        """Replay a transcript: the hand as far as it went (its events still pending, so a
+        caller can publish them) and the result JSON, as `adjudicate` gives it."""
+
     def export_transcript(self, hand: Any) -> dict[str, Any]:
         """A hand of this game as a transcript (the game's transcript format)."""
 

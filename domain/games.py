@@ -22,8 +22,9 @@ def game_named(name: str) -> Game:
     return game
 
 
-def adjudicate(transcript: Any) -> dict[str, Any]:
-    """Rule on a transcript with the game it names (`"game"`, 五十K when absent)."""
+def game_of_transcript(transcript: Any) -> Game:
+    """The game a transcript names (`"game"`, 五十K when absent; `INVALID_TRANSCRIPT` for an
+    unknown one)."""
     name = DEFAULT_GAME
     if isinstance(transcript, Mapping) and isinstance(transcript.get("game"), str):
         name = transcript["game"]
@@ -31,7 +32,12 @@ def adjudicate(transcript: Any) -> dict[str, Any]:
     if game is None:
         raise RuleError(Reason.INVALID_TRANSCRIPT,
                         f"unknown game {shown(name)}; allowed: {', '.join(sorted(GAMES))}")
-    return game.adjudicate(transcript)
+    return game
+
+
+def adjudicate(transcript: Any) -> dict[str, Any]:
+    """Rule on a transcript with the game it names (`"game"`, 五十K when absent)."""
+    return game_of_transcript(transcript).adjudicate(transcript)
 
 
 def game_of(hand: object) -> Game:
@@ -42,4 +48,4 @@ def game_of(hand: object) -> Game:
     raise RuleError(Reason.INVALID_ACTION, f"no registered game plays {type(hand).__name__}")
 
 
-__all__ = ["DEFAULT_GAME", "GAMES", "adjudicate", "game_named", "game_of"]
+__all__ = ["DEFAULT_GAME", "GAMES", "adjudicate", "game_named", "game_of", "game_of_transcript"]

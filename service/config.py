@@ -56,6 +56,7 @@ DEFAULT_POSTGRES_PORT = 5432
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051
 DEFAULT_METRICS_PORT = 9464
+WEB_OFF = -1  # the web table's port is off unless configured
 DEFAULT_LOG_LEVEL = "INFO"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_LOCK_TIMEOUT_MS = 5000
@@ -333,6 +334,7 @@ class Config:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     metrics_port: int = DEFAULT_METRICS_PORT
+    web_port: int = WEB_OFF  # the web table (service/web); 0 picks a port
     log_level: str = DEFAULT_LOG_LEVEL
     token_secret: str = field(default=DEV_TOKEN_SECRET, repr=False)
     audit_key: str = field(default=DEV_AUDIT_KEY, repr=False)
@@ -377,7 +379,7 @@ class Config:
         for attr, name in texts.items():
             if (text := _env_text(source, name)) is not None:
                 values[attr] = text.strip()
-        ints = {"port": keys.PORT, "metrics_port": keys.METRICS_PORT,
+        ints = {"port": keys.PORT, "metrics_port": keys.METRICS_PORT, "web_port": keys.WEB_PORT,
                 "db_pool_size": keys.DB_POOL_SIZE, "lock_timeout_ms": keys.LOCK_TIMEOUT_MS,
                 "processes": keys.PROCESSES, "db_timeout_seconds": keys.DB_TIMEOUT_SECONDS,
                 "db_startup_wait_seconds": keys.DB_STARTUP_WAIT_SECONDS}
@@ -477,7 +479,8 @@ class Config:
                    for attr, (_, dev) in _DEV_SECRETS.items()}
         return {
             "database": where, "host": self.host, "port": self.port,
-            "metrics_port": self.metrics_port, "log_level": self.log_level,
+            "metrics_port": self.metrics_port, "web_port": self.web_port,
+            "log_level": self.log_level,
             "create_schema": self.create_schema, "workers": self.workers,
             "db_pool_size": self.pool_size, "lock_timeout_ms": self.lock_timeout_ms,
             "db_timeout_seconds": self.db_timeout_seconds,
@@ -521,6 +524,10 @@ class Config:
              f"{keys.METRICS_PORT}: port {self.metrics_port} is not 0..{MAX_PORT}")
         need(self.port == 0 or self.port != self.metrics_port,
              f"{keys.PORT} and {keys.METRICS_PORT} are both {self.port}")
+        need(WEB_OFF <= self.web_port <= MAX_PORT,
+             f"{keys.WEB_PORT}: port {self.web_port} is not {WEB_OFF} (off) or 0..{MAX_PORT}")
+        need(self.web_port <= 0 or self.web_port not in (self.port, self.metrics_port),
+             f"{keys.WEB_PORT} {self.web_port} is also the gRPC or metrics port")
         host_error = host_problem(self.host)
         need(host_error is None, f"{keys.HOST}: {host_error}")
         need(self.log_level.upper() in LOG_LEVELS,
@@ -623,6 +630,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--metrics-port", type=int,
                        help=f"Prometheus port, 0 picks one ({keys.METRICS_PORT},"
                             f" default {DEFAULT_METRICS_PORT})")
+    group.add_argument("--web-port", type=int,
+                       help="the web table (replays, live tables) on this port, 0 picks one,"
+                            f" {WEB_OFF} is off ({keys.WEB_PORT}, default off)")
     group.add_argument("--log-level", choices=[*LOG_LEVELS, *(n.lower() for n in LOG_LEVELS)],
                        help=f"{keys.LOG_LEVEL}, default {DEFAULT_LOG_LEVEL}")
     group.add_argument("--create-schema", action=argparse.BooleanOptionalAction, default=None,

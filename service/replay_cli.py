@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 import grpc
 
@@ -28,6 +29,8 @@ from fiftyk_referee.service.shengji_text import (
     sort_seat_cards,
     to_act_text,
 )
+from fiftyk_referee.service.web.document import hand_document
+from fiftyk_referee.service.web.page import offline_html
 
 CALL_TIMEOUT_SECONDS = 30.0
 
@@ -115,6 +118,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("hand_id", metavar="HAND_ID", help="the hand's id")
     parser.add_argument("--version", type=int, help="show the state after this event version")
+    parser.add_argument("--html", metavar="FILE",
+                        help="write the hand as one offline HTML page (the web table's replay:"
+                             " step, jump, perspectives, the fairness check) instead")
     parser.add_argument("--server", required=True, metavar="HOST:PORT",
                         help="the referee's gRPC address")
     parser.add_argument("--audit-key",
@@ -124,12 +130,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.set_defaults(handler=run)
 
 
+def _write_html(client: RefereeClient, hand_id: str, path: str) -> int:
+    """Write the offline replay page; 0, or 1 when the file cannot be written."""
+    html = offline_html(hand_document(client, hand_id))
+    try:
+        Path(path).write_text(html, encoding="utf-8")
+    except OSError as error:
+        print(f"fiftyk replay: cannot write {path}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print(f"wrote {path} ({len(html.encode('utf-8'))} bytes)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the account; 0 on success, 1 when the server refused."""
     key = args.audit_key or os.environ.get(keys.AUDIT_KEY) or DEV_AUDIT_KEY
     client = RefereeClient(args.server, audit_key=key, timeout=CALL_TIMEOUT_SECONDS,
                            tls=tls_from_args(args))
     try:
+        if args.html is not None:
+            return _write_html(client, args.hand_id, args.html)
         if args.version is None:
             lines = account(client, args.hand_id)
         else:

@@ -23,7 +23,9 @@ import asyncio
 import contextlib
 import logging
 import resource
+import shutil
 import signal
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -56,6 +58,7 @@ from fiftyk_referee.service.store import (
 )
 from fiftyk_referee.service.tls import CertificateReloader
 from fiftyk_referee.service.turn_clock import TurnClock
+from fiftyk_referee.service.web.gateway import WebTable
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 LIVENESS_SERVICE = "liveness"
@@ -63,6 +66,7 @@ READINESS_SERVICES = ("", SERVICE_NAME)
 # A probe stuck longer than the store timeout (plus this) counts as a failed one.
 PROBE_GRACE_SECONDS = 1.0
 TLS_RELOAD_CHECK_SECONDS = 2.0
+WEB_SOCKET_NAME = "grpc.sock"
 # gRPC's own limit sits above ours, so an oversize request under it gets our rich status.
 TRANSPORT_LIMIT_FACTOR = 2
 # File descriptors kept back from client connections: the database pool (counted apart),
@@ -165,6 +169,9 @@ class RunningServer:
     store_health: StoreHealth | None = None
     certificates: asyncio.Task[None] | None = None
     servicer: RefereeServicer | None = None
+    web: WebTable | None = None
+    web_port: int | None = None
+    web_socket_dir: str | None = None
 
     async def stop(self, grace: float) -> None:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
@@ -177,7 +184,11 @@ class RunningServer:
             # with SHUTTING_DOWN: clients learn to go to another replica, not to give up.
             self.servicer.drain()
         await self.clock.stop()
+        if self.web is not None:
+            await self.web.stop()
         await self.server.stop(grace)
+        if self.web_socket_dir is not None:
+            shutil.rmtree(self.web_socket_dir, ignore_errors=True)
         await self.hub.stop()
         self.metrics.stop_http_server()
         self.executor.shutdown(wait=True)
@@ -293,6 +304,11 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     if port == 0:
         raise ListenError(f"cannot listen on {address}: the address is not one of this"
                           " machine's, or the port is taken")
+    # The web table reaches the gRPC service through a Unix socket in a private folder, so
+    # every web call is authenticated, limited and counted like any gRPC call.
+    web_socket_dir = tempfile.mkdtemp(prefix="fiftyk-web-") if config.web_port >= 0 else None
+    if web_socket_dir is not None:
+        server.add_insecure_port(f"unix:{web_socket_dir}/{WEB_SOCKET_NAME}")
     clock = TurnClock(app, executor, hub, sweep_seconds=config.turn_sweep_seconds,
                       on_change=hub.poke)
     await clock.start()
@@ -308,6 +324,20 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
                               f" {host_port(config.host, wanted_metrics_port)}:"
                               f" {error.strerror or error}") from None
     await server.start()
+    web, web_port = None, None
+    if web_socket_dir is not None:
+        web = WebTable(f"unix:{web_socket_dir}/{WEB_SOCKET_NAME}", executor,
+                       max_body_bytes=config.max_message_bytes)
+        try:
+            web_port = await web.start(config.host, config.web_port,
+                                       tls.ssl_context() if tls is not None else None)
+        except OSError as error:
+            await server.stop(None)
+            metrics.stop_http_server()
+            shutil.rmtree(web_socket_dir, ignore_errors=True)
+            raise ListenError(f"cannot serve the web table on"
+                              f" {host_port(config.host, config.web_port)}:"
+                              f" {error.strerror or error}") from None
     for name in (*READINESS_SERVICES, LIVENESS_SERVICE):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     availability = store_availability(app)
@@ -321,7 +351,8 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         certificates = asyncio.create_task(_follow_certificates(tls, metrics),
                                            name="tls-reload")
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
-                         clock, executor, store_health, certificates, servicer)
+                         clock, executor, store_health, certificates, servicer, web, web_port,
+                         web_socket_dir)
 
 
 async def _follow_certificates(tls: CertificateReloader, metrics: Metrics) -> None:
@@ -340,8 +371,12 @@ async def serve(config: Config, *, announce: bool = True) -> None:
     configure_logging(config.log_level)
     running = await create_server(config)
     if announce:
+        web = ""
+        if running.web_port is not None:
+            scheme = "https" if config.tls is not None else "http"
+            web = f" web={scheme}://{host_port(config.host, running.web_port)}/"
         print(f"fiftyk serving grpc={host_port(config.host, running.port)}"
-              f" metrics={running.metrics_port}", flush=True)
+              f" metrics={running.metrics_port}{web}", flush=True)
     log.info("referee started", extra={"settings": config.summary()})
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

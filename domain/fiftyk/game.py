@@ -15,6 +15,7 @@ from fiftyk_referee.domain.fiftyk.scoring import teams_of
 from fiftyk_referee.domain.fiftyk.transcript import (
     adjudicate,
     export_transcript,
+    replay,
 )
 from fiftyk_referee.domain.game import Rules
 from fiftyk_referee.domain.observer import Viewer
@@ -77,6 +78,10 @@ class FiftyK:
     def adjudicate(self, transcript: Any) -> dict[str, Any]:
         """Rule on a `fiftyk-transcript/1`."""
         return adjudicate(transcript)
+
+    def replay(self, transcript: Any) -> tuple[Hand, dict[str, Any]]:
+        """Replay a `fiftyk-transcript/1`: the hand and the ruling."""
+        return replay(transcript)
 
     def export_transcript(self, hand: Any) -> dict[str, Any]:
         """A 五十K hand as a `fiftyk-transcript/1`."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fiftyk_referee.domain.cards import make_deck, parse_card
-from fiftyk_referee.domain.deal import deck_from_hands
+from fiftyk_referee.domain.deal import deal_inputs, deck_from_hands
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.hand import Hand, check_deck, first_leader, lead_card_of
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
@@ -194,8 +194,8 @@ def _unscored(hand: Hand) -> dict[str, Any]:
     }
 
 
-def adjudicate(data: Any) -> dict[str, Any]:
-    """Replay a transcript and rule on it; InvalidTranscript if it is not readable."""
+def replay(data: Any) -> tuple[Hand, dict[str, Any]]:
+    """Replay a transcript: the hand as far as it went, and the ruling on it."""
     transcript = load_transcript(data)
     hand = start_hand(transcript)
     for index, action in enumerate(transcript.actions):
@@ -203,8 +203,13 @@ def adjudicate(data: Any) -> dict[str, Any]:
             apply_action(hand, action)
         except RuleError as error:
             rejected = {"action": index, "reason": error.reason.value, "message": error.message}
-            return result_of(hand, index, rejected)
-    return result_of(hand, len(transcript.actions), None)
+            return hand, result_of(hand, index, rejected)
+    return hand, result_of(hand, len(transcript.actions), None)
+
+
+def adjudicate(data: Any) -> dict[str, Any]:
+    """Replay a transcript and rule on it; InvalidTranscript if it is not readable."""
+    return replay(data)[1]
 
 
 def export_transcript(hand: Hand) -> dict[str, Any]:
@@ -219,4 +224,6 @@ def export_transcript(hand: Hand) -> dict[str, Any]:
     }
     if hand.rules.first_lead == "previous_first_out":
         data["first_leader"] = hand.first_leader
+    if hand.is_over:  # the seed is revealed to everyone once the hand is over
+        data["deal"] = deal_inputs(hand.seed, hand.commitment)
     return data

@@ -29,7 +29,7 @@ from fiftyk_referee.domain.shengji.events import SHENGJI_EVENTS
 from fiftyk_referee.domain.shengji.hand import GAME_NAME, NEXT_DEALER, ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import seats_of
-from fiftyk_referee.domain.shengji.transcript import adjudicate
+from fiftyk_referee.domain.shengji.transcript import adjudicate, replay
 
 TEAMS = 2
 
@@ -90,6 +90,10 @@ class ShengjiGame:
     def adjudicate(self, transcript: Any) -> dict[str, Any]:
         """Rule on a Shengji transcript: the result JSON (docs/transcript.md#shengji-result)."""
         return adjudicate(transcript)
+
+    def replay(self, transcript: Any) -> tuple[ShengjiHand, dict[str, Any]]:
+        """Replay a Shengji transcript: the hand and the ruling."""
+        return replay(transcript)
 
     def export_transcript(self, hand: Any) -> dict[str, Any]:
         """A Shengji hand as its transcript (docs/transcript.md#shengji-transcript)."""

@@ -42,7 +42,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from fiftyk_referee.domain.cards import BJ, SJ, Card, make_deck, parse_card
-from fiftyk_referee.domain.deal import SEED_BYTES, commitment, shuffle_deck
+from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal_inputs, shuffle_deck
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Action, ActionKind, HandRecord, LegalActions, LegalPlay
 from fiftyk_referee.domain.observer import Viewer, seat_of, sees_cards_of, sees_everything
@@ -815,7 +815,7 @@ class ShengjiHand(Aggregate):
 
     def transcript(self) -> dict[str, Any]:
         """The hand as a `fiftyk-transcript/1` transcript with `"game": "shengji"`."""
-        return {
+        data: dict[str, Any] = {
             "format": "fiftyk-transcript/1",
             "game": GAME_NAME,
             "ruleset": self.rules.to_json(),
@@ -826,6 +826,9 @@ class ShengjiHand(Aggregate):
             "deck": list(self.deck),
             "actions": [dict(a) for a in self.actions],
         }
+        if self.is_over:  # the seed is revealed to everyone once the hand is over
+            data["deal"] = deal_inputs(self.seed, self.commitment)
+        return data
 
 
 __all__ = [

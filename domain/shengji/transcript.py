@@ -172,8 +172,8 @@ def result_of(hand: ShengjiHand, applied: int, rejected: dict[str, Any] | None
     return out
 
 
-def adjudicate(data: Any) -> dict[str, Any]:
-    """Replay a Shengji transcript and rule on it; InvalidTranscript if it is not readable."""
+def replay(data: Any) -> tuple[ShengjiHand, dict[str, Any]]:
+    """Replay a Shengji transcript: the hand as far as it went, and the ruling on it."""
     transcript = load_transcript(data)
     try:
         hand = start_hand(transcript)
@@ -184,9 +184,14 @@ def adjudicate(data: Any) -> dict[str, Any]:
             apply_action(hand, action)
         except RuleError as error:
             rejected = {"action": index, "reason": error.reason.value, "message": error.message}
-            return result_of(hand, index, rejected)
-    return result_of(hand, len(transcript.actions), None)
+            return hand, result_of(hand, index, rejected)
+    return hand, result_of(hand, len(transcript.actions), None)
 
 
-__all__ = ["ShengjiTranscript", "adjudicate", "apply_action", "load_transcript", "result_of",
-           "start_hand"]
+def adjudicate(data: Any) -> dict[str, Any]:
+    """Replay a Shengji transcript and rule on it; InvalidTranscript if it is not readable."""
+    return replay(data)[1]
+
+
+__all__ = ["ShengjiTranscript", "adjudicate", "apply_action", "load_transcript", "replay",
+           "result_of", "start_hand"]

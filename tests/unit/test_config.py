@@ -42,6 +42,7 @@ def test_defaults_serve_sqlite_in_the_data_directory_on_loopback() -> None:
     assert config.host == "127.0.0.1"
     assert config.port == 50051
     assert config.metrics_port == 9464
+    assert config.web_port == -1  # the web table is off unless asked for
     assert config.log_level == "INFO"
     assert config.create_schema is True
     assert config.lock_timeout_ms == 5000
@@ -66,6 +67,7 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
         "FIFTYK_HOST": "0.0.0.0",
         "FIFTYK_PORT": "6000",
         "FIFTYK_METRICS_PORT": "0",
+        "FIFTYK_WEB_PORT": "8080",
         "FIFTYK_LOG_LEVEL": "debug",
         "FIFTYK_CREATE_SCHEMA": "false",
         "FIFTYK_DB_POOL_SIZE": "12",
@@ -86,6 +88,7 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
     assert set(env) == set(CONFIG_ENV_VARS)
     config = Config.load(env)
     assert (config.host, config.port, config.metrics_port) == ("0.0.0.0", 6000, 0)
+    assert config.web_port == 8080
     assert config.log_level == "DEBUG"
     assert config.create_schema is False
     assert config.pool_size == 12
@@ -145,6 +148,8 @@ def test_unparsable_env_values_name_the_variable(name: str, value: str) -> None:
     ({"FIFTYK_PORT": "70000"}, "FIFTYK_PORT"),
     ({"FIFTYK_METRICS_PORT": "-1"}, "FIFTYK_METRICS_PORT"),
     ({"FIFTYK_PORT": "7000", "FIFTYK_METRICS_PORT": "7000"}, "both 7000"),
+    ({"FIFTYK_WEB_PORT": "-2"}, "FIFTYK_WEB_PORT"),
+    ({"FIFTYK_PORT": "7000", "FIFTYK_WEB_PORT": "7000"}, "also the gRPC or metrics port"),
     ({"FIFTYK_LOG_LEVEL": "chatty"}, "FIFTYK_LOG_LEVEL"),
     ({"FIFTYK_DB_POOL_SIZE": "0"}, "FIFTYK_DB_POOL_SIZE"),
     ({"FIFTYK_LOCK_TIMEOUT_MS": "0"}, "a lock wait must end"),

@@ -1,0 +1,486 @@
+// The web table: loads a hand (a replay document, a transcript file, a stored hand by id, or a
+// live table followed as a spectator), keeps the state after every event version, and draws
+// it through the game's registered renderer (games/*.js). Nothing here knows a game's rules.
+"use strict";
+(function (FK) {
+  const C = FK.cards;
+  const el = C.el;
+  const $ = (id) => document.getElementById(id);
+  const REPLAY_FORMAT = "fiftyk-replay/1";
+  const TRANSCRIPT_FORMAT = "fiftyk-transcript/1";
+  const BASE_STEP_MS = 1000;
+  const AUDIT_HEADER = "X-Fiftyk-Audit-Key";
+  const KEY_STORE = "fiftyk.auditKey";
+  const TOKEN_STORE = "fiftyk.spectatorToken";
+
+  const view = {
+    doc: null,       // the replay document being shown
+    game: null,      // its renderer
+    states: [],      // states[i]: the hand right after events[i]
+    index: 0,        // the event shown (0-based)
+    perspective: "all",
+    timer: null,
+    speed: 1,
+    live: null,      // {table, controller} while following a table
+    follow: true,    // live: stay on the newest event
+  };
+
+  function payloadKey(event) { return event.name.replace(".", "_"); }
+
+  function status(text, kind) {
+    const node = $("status");
+    node.textContent = text;
+    node.className = kind || "";
+  }
+
+  // -- loading --------------------------------------------------------------------------
+
+  function show(doc, version) {
+    const game = FK.games[doc.game];
+    if (!game) throw new Error(`this page does not draw the game ${doc.game}`);
+    if (!doc.events.length || doc.events[0].name !== game.dealtEvent) {
+      throw new Error("the hand has no deal event");
+    }
+    stop();
+    view.doc = doc;
+    view.game = game;
+    view.states = [];
+    for (const event of doc.events) pushState(event);
+    const wanted = version ? doc.events.findIndex((e) => Number(e.aggregate_version) === version) : -1;
+    view.index = wanted >= 0 ? wanted : version ? doc.events.length - 1 : 0;
+    $("game-title").textContent = `${game.title} — hand ${doc.hand_id || "(transcript)"}`;
+    setupPerspectives();
+    setupTricks();
+    render();
+    drawChart();
+    checkFairness();
+    document.body.classList.add("loaded");
+  }
+
+  function pushState(event) {
+    const prev = view.states[view.states.length - 1];
+    let state;
+    if (!prev) state = view.game.start(event[payloadKey(event)]);
+    else { state = structuredClone(prev); view.game.apply(state, event); }
+    view.states.push(state);
+  }
+
+  async function loadFile(file) {
+    let data;
+    try { data = JSON.parse(await file.text()); } catch (err) {
+      status(`${file.name} is not JSON: ${err.message}`, "error"); return;
+    }
+    await loadJson(data, file.name);
+  }
+
+  async function loadJson(data, what) {
+    try {
+      if (data && data.format === REPLAY_FORMAT) { show(data, 0); status(`loaded ${what}`); return; }
+      if (data && data.format === TRANSCRIPT_FORMAT) {
+        if (location.protocol === "file:") {
+          status("a transcript is replayed by the referee: open this page from the referee's web port", "error");
+          return;
+        }
+        const response = await fetch("api/replay", { method: "POST", body: JSON.stringify(data),
+                                                     headers: { "Content-Type": "application/json" } });
+        const body = await response.json();
+        if (!response.ok) { status(`${what}: ${body.error}`, "error"); return; }
+        show(body, 0);
+        status(`${what}: ${body.result.status}, ${body.result.actions_applied} actions applied`);
+        return;
+      }
+      status(`${what} is neither a transcript (${TRANSCRIPT_FORMAT}) nor a replay (${REPLAY_FORMAT})`, "error");
+    } catch (err) {
+      status(`${what}: ${err.message}`, "error");
+    }
+  }
+
+  async function loadHand(handId, version) {
+    const key = $("audit-key").value || sessionStorage.getItem(KEY_STORE) || "";
+    if (!key) { status("a stored hand needs the audit key", "error"); $("audit-key").focus(); return; }
+    sessionStorage.setItem(KEY_STORE, key);
+    status(`loading hand ${handId}…`);
+    const response = await fetch(`api/hands/${encodeURIComponent(handId)}`, { headers: { [AUDIT_HEADER]: key } });
+    const body = await response.json();
+    if (!response.ok) { status(`hand ${handId}: ${body.error}`, "error"); return; }
+    show(body, version);
+    status(`hand ${handId}: ${body.events.length} events`);
+    setHash();
+  }
+
+  // -- live -----------------------------------------------------------------------------
+
+  async function watch(tableId) {
+    const token = $("spectator-token").value || sessionStorage.getItem(TOKEN_STORE) || "";
+    if (!token) { status("watching a table needs a spectator token", "error"); $("spectator-token").focus(); return; }
+    sessionStorage.setItem(TOKEN_STORE, token);
+    unwatch();
+    const controller = new AbortController();
+    view.live = { table: tableId, controller, hands: [], game: null, docs: {} };
+    view.perspective = "public";
+    status(`watching table ${tableId}…`);
+    document.body.classList.add("live");
+    try {
+      const response = await fetch(`api/tables/${encodeURIComponent(tableId)}/watch`, {
+        headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream" },
+        signal: controller.signal });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({ error: response.statusText }));
+        status(`table ${tableId}: ${body.error}`, "error"); unwatch(); return;
+      }
+      await readStream(response.body, liveEvent);
+      status(`table ${tableId}: the stream ended`);
+    } catch (err) {
+      if (err.name !== "AbortError") status(`table ${tableId}: ${err.message}`, "error");
+    }
+  }
+
+  async function readStream(body, onEvent) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const kind = (block.match(/^event: (.*)$/m) || [])[1] || "message";
+        const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+        if (data) onEvent(kind, JSON.parse(data));
+      }
+    }
+  }
+
+  function liveEvent(kind, data) {
+    const live = view.live;
+    if (kind === "error") { status(`table ${live.table}: ${data.error}`, "error"); return; }
+    if (kind === "delay") { $("live-delay").textContent = data.text; return; }
+    const event = data;
+    const key = payloadKey(event);
+    if (event.name === "table.opened") { live.game = event.table_opened.game; return; }
+    if (event.name === "table.hand_recorded") {
+      live.hands.push(event.table_hand_recorded);
+      drawChart();
+      return;
+    }
+    if (event.name.startsWith("table.")) return;
+    const game = FK.games[live.game];
+    if (!game) return;
+    if (event.name === game.dealtEvent) {
+      const doc = { format: REPLAY_FORMAT, game: live.game, hand_id: event.aggregate_id,
+                    table_id: live.table, events: [event], match: [], live: true };
+      show(doc, 0);
+      view.follow = true;
+      status(`table ${live.table}: hand ${event[key].hand_number}`);
+      return;
+    }
+    if (!view.doc || view.doc.hand_id !== event.aggregate_id) return;
+    view.doc.events.push(event);
+    pushState(event);
+    if (view.follow) view.index = view.doc.events.length - 1;
+    setupTricks();
+    render();
+    if (event.name.endsWith(".hand_ended")) checkFairness();
+  }
+
+  function unwatch() {
+    if (view.live) view.live.controller.abort();
+    view.live = null;
+    document.body.classList.remove("live");
+  }
+
+  // -- drawing --------------------------------------------------------------------------
+
+  function sees(seat) {
+    if (view.perspective === "all") return true;
+    if (view.perspective === "public") return false;
+    return Number(view.perspective) === seat;
+  }
+
+  function render() {
+    const { doc, game, states, index } = view;
+    if (!doc) return;
+    const state = states[index];
+    const event = doc.events[index];
+    const bottom = /^\d+$/.test(view.perspective) ? Number(view.perspective) : 0;
+    const drawn = game.draw(state, { sees });
+    const table = $("table");
+    table.className = `table players-${state.players}`;
+    table.replaceChildren();
+    for (const [seat, box] of Object.entries(drawn.seats)) {
+      const seatNumber = Number(seat);
+      table.append(el("section", {
+        class: `seat pos-${C.position(seatNumber, state.players, bottom)}${sees(seatNumber) ? " visible" : ""}`,
+        "data-seat": seat, "aria-label": `seat ${seat}` }, box));
+    }
+    table.append(el("section", { class: "centre", "aria-live": "polite" }, drawn.centre));
+    $("info").replaceChildren(el("div", { class: "announce" }, game.announcements(state).join(" · ")), ...drawn.info);
+    const version = Number(event.aggregate_version);
+    $("version").textContent = `version ${version} of ${doc.events.length}`;
+    $("version").dataset.version = version;
+    const slider = $("slider");
+    slider.max = String(doc.events.length);
+    slider.value = String(index + 1);
+    slider.setAttribute("aria-valuetext", `version ${version}: ${game.describe(event)}`);
+    $("now").textContent = game.describe(event);
+    renderLog();
+    const trick = $("trick-jump");
+    trick.value = String(trickOf(index));
+    setHash();
+  }
+
+  function renderLog() {
+    const { doc, game, index } = view;
+    const log = $("log");
+    const items = doc.events.map((event, i) => el("li", {
+      "data-version": event.aggregate_version, class: i === index ? "current" : i > index ? "future" : "",
+      tabindex: "-1" }, `${event.aggregate_version}. ${game.describe(event)}`));
+    log.replaceChildren(...items);
+    // Scroll the log itself (not the page) so the current event is in view.
+    const current = log.children[index];
+    if (current) {
+      const top = current.offsetTop;  // the log is the offset parent (position: relative)
+      if (top < log.scrollTop || top > log.scrollTop + log.clientHeight - current.offsetHeight) {
+        log.scrollTop = Math.max(0, top - log.clientHeight / 2);
+      }
+    }
+  }
+
+  // The tricks: the event index where each one ends (its `*.trick_won`).
+  function trickEnds() {
+    const ends = [];
+    view.doc.events.forEach((e, i) => { if (e.name === view.game.trickEvent) ends.push(i); });
+    return ends;
+  }
+
+  function trickOf(index) {
+    const ends = trickEnds();
+    const done = ends.filter((i) => i < index).length;
+    return done + 1;
+  }
+
+  function setupTricks() {
+    const select = $("trick-jump");
+    const ends = trickEnds();
+    const options = [el("option", { value: "1" }, "trick 1")];
+    ends.forEach((_, i) => options.push(el("option", { value: String(i + 2) }, `trick ${i + 2}`)));
+    select.replaceChildren(...options);
+  }
+
+  function jumpTrick(number) {
+    const ends = trickEnds();
+    // Trick n starts right after the (n-1)th trick was won; show its first play.
+    const from = number <= 1 ? firstPlay() : ends[number - 2] + 1;
+    go(Math.min(from, view.doc.events.length - 1));
+  }
+
+  function firstPlay() {
+    const i = view.doc.events.findIndex((e) => /\.cards_played$/.test(e.name));
+    return i >= 0 ? i : 0;
+  }
+
+  function setupPerspectives() {
+    const select = $("perspective");
+    const players = view.states[0].players;
+    const options = [el("option", { value: "all" }, "everything"), el("option", { value: "public" }, "public (a spectator)")];
+    for (let s = 0; s < players; s += 1) options.push(el("option", { value: String(s) }, `seat ${s}`));
+    select.replaceChildren(...options);
+    if (view.doc.live) view.perspective = "public";
+    select.value = view.perspective;
+    select.disabled = Boolean(view.doc.live);
+  }
+
+  // -- the match chart -------------------------------------------------------------------
+
+  function matchSeries() {
+    const game = view.game;
+    const hands = [];
+    for (const entry of view.doc.match || []) {
+      if (entry.ended) hands.push(game.handTotals(entry.ended));
+    }
+    const last = view.doc.events[view.doc.events.length - 1];
+    const own = last ? game.handTotals(last) : null;
+    if (own && !(view.doc.match || []).some((m) => m.hand_id === view.doc.hand_id && m.ended)) hands.push(own);
+    if (view.live) {
+      for (const recorded of view.live.hands) {
+        hands.push(recorded.scores.map((t) => ({ side: t.side, value: Number(t.score) })));
+      }
+    }
+    return hands.filter(Boolean);
+  }
+
+  function drawChart() {
+    const box = $("chart");
+    if (!view.game) return;
+    const hands = matchSeries();
+    const sides = [...new Set(hands.flat().map((t) => t.side))];
+    const series = sides.map((side) => {
+      let total = 0;
+      return hands.map((totals) => {
+        const t = totals.find((x) => x.side === side);
+        if (t && t.absolute) total = t.value; else total += t ? t.value : 0;
+        return total;
+      });
+    });
+    const width = 320, height = 140, pad = 24;
+    const values = series.flat().concat([0]);
+    const lo = Math.min(...values), hi = Math.max(...values, lo + 1);
+    const x = (i) => pad + (hands.length <= 1 ? 0 : (i * (width - 2 * pad)) / (hands.length - 1));
+    const y = (v) => height - pad - ((v - lo) * (height - 2 * pad)) / (hi - lo);
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", `${view.game.chartLabel}: ` + sides.map((s, i) => `${s} ${series[i].join(", ")}`).join("; "));
+    const line = (x1, y1, x2, y2, cls) => {
+      const l = document.createElementNS(ns, "line");
+      Object.entries({ x1, y1, x2, y2 }).forEach(([k, v]) => l.setAttribute(k, v));
+      l.setAttribute("class", cls); svg.append(l);
+    };
+    line(pad, y(0), width - pad, y(0), "axis");
+    series.forEach((points, k) => {
+      const path = document.createElementNS(ns, "polyline");
+      path.setAttribute("points", points.map((v, i) => `${x(i)},${y(v)}`).join(" "));
+      path.setAttribute("class", `series s${k}`);
+      path.setAttribute("data-side", sides[k]);
+      path.setAttribute("data-values", points.join(" "));
+      svg.append(path);
+      points.forEach((v, i) => {
+        const dot = document.createElementNS(ns, "circle");
+        dot.setAttribute("cx", x(i)); dot.setAttribute("cy", y(v)); dot.setAttribute("r", 3);
+        dot.setAttribute("class", `series s${k}`);
+        svg.append(dot);
+      });
+    });
+    const legend = el("div", { class: "legend" }, sides.map((s, k) =>
+      el("span", { class: `key s${k}` }, `${s}: ${series[k][series[k].length - 1] ?? 0}`)));
+    box.replaceChildren(el("div", { class: "chart-title" }, `${view.game.chartLabel} (${hands.length} hand(s))`), svg, legend);
+  }
+
+  // -- fairness --------------------------------------------------------------------------
+
+  async function checkFairness() {
+    const box = $("fairness");
+    const { doc, game } = view;
+    const final = view.states[view.states.length - 1];
+    const inputs = { algorithm: "fiftyk-shuffle/1", ...game.dealInputs(final) };
+    const deal = doc.transcript && doc.transcript.deal;
+    if (doc.transcript) {
+      if (!deal) {
+        box.replaceChildren(el("p", { class: "unknown", "data-fair": "unknown" },
+          "This transcript carries no deal inputs (algorithm, seed, commitment): nothing to check."));
+        return;
+      }
+      // A transcript is checked against what it says itself: its deck, seed and commitment.
+      Object.assign(inputs, { algorithm: deal.algorithm, seed: deal.seed, commitment: deal.commitment,
+                              deck: doc.transcript.deck || inputs.deck });
+    }
+    if (!inputs.seed && (!inputs.deck || !inputs.deck.length)) {
+      box.replaceChildren(el("p", { class: "unknown", "data-fair": "unknown" },
+        "The seed is revealed when the hand ends: the deal can be checked then."));
+      return;
+    }
+    box.replaceChildren(el("p", {}, "checking…"));
+    try {
+      const verdict = await FK.fairness.check(inputs);
+      box.replaceChildren(
+        el("p", { class: verdict.ok ? "ok" : "bad", "data-fair": verdict.ok ? "yes" : "no" },
+           verdict.ok ? "✔ The deal checks out." : "✘ The deal does NOT check out."),
+        el("ul", {}, verdict.lines.map((l) => el("li", { class: l.ok ? "ok" : "bad" }, l.text))));
+    } catch (err) {
+      box.replaceChildren(el("p", { class: "bad", "data-fair": "error" }, `cannot check: ${err.message}`));
+    }
+  }
+
+  // -- controls --------------------------------------------------------------------------
+
+  function go(index) {
+    if (!view.doc) return;
+    view.index = Math.max(0, Math.min(index, view.doc.events.length - 1));
+    view.follow = view.index === view.doc.events.length - 1;
+    render();
+  }
+
+  function play() {
+    if (view.timer) { stop(); return; }
+    if (view.index >= view.doc.events.length - 1) go(0);
+    $("play").textContent = "⏸ pause";
+    $("play").setAttribute("aria-pressed", "true");
+    view.timer = setInterval(() => {
+      if (view.index >= view.doc.events.length - 1) { stop(); return; }
+      go(view.index + 1);
+    }, BASE_STEP_MS / view.speed);
+  }
+
+  function stop() {
+    if (view.timer) clearInterval(view.timer);
+    view.timer = null;
+    $("play").textContent = "▶ play";
+    $("play").setAttribute("aria-pressed", "false");
+  }
+
+  function setHash() {
+    if (!view.doc || !view.doc.hand_id || view.doc.live || location.protocol === "file:") return;
+    const version = view.doc.events[view.index].aggregate_version;
+    const hash = `#hand=${encodeURIComponent(view.doc.hand_id)}&v=${version}`;
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+  }
+
+  function readHash() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    return { hand: params.get("hand"), version: Number(params.get("v")) || 0, table: params.get("watch") };
+  }
+
+  function bind() {
+    $("first").onclick = () => go(0);
+    $("prev").onclick = () => go(view.index - 1);
+    $("next").onclick = () => go(view.index + 1);
+    $("last").onclick = () => go(Infinity);
+    $("play").onclick = play;
+    $("speed").onchange = (e) => { view.speed = Number(e.target.value); if (view.timer) { stop(); play(); } };
+    $("slider").oninput = (e) => go(Number(e.target.value) - 1);
+    $("trick-jump").onchange = (e) => jumpTrick(Number(e.target.value));
+    $("perspective").onchange = (e) => { view.perspective = e.target.value; render(); };
+    $("fair-check").onclick = () => checkFairness();
+    $("file").onchange = (e) => { if (e.target.files[0]) loadFile(e.target.files[0]); };
+    $("hand-form").onsubmit = (e) => { e.preventDefault(); unwatch(); loadHand($("hand-id").value.trim(), 0); };
+    $("watch-form").onsubmit = (e) => { e.preventDefault(); watch($("table-id").value.trim()); };
+    $("log").onclick = (e) => {
+      const item = e.target.closest("li");
+      if (item) go([...item.parentNode.children].indexOf(item));
+    };
+    const drop = $("drop");
+    drop.ondragover = (e) => { e.preventDefault(); drop.classList.add("over"); };
+    drop.ondragleave = () => drop.classList.remove("over");
+    drop.ondrop = (e) => {
+      e.preventDefault(); drop.classList.remove("over");
+      if (e.dataTransfer.files[0]) loadFile(e.dataTransfer.files[0]);
+    };
+    document.addEventListener("keydown", (e) => {
+      if (!view.doc || e.target.closest("input, select, textarea")) return;
+      const keys = {
+        ArrowRight: () => go(view.index + 1), ArrowLeft: () => go(view.index - 1),
+        Home: () => go(0), End: () => go(Infinity), " ": play,
+        "]": () => jumpTrick(trickOf(view.index) + 1), "[": () => jumpTrick(Math.max(1, trickOf(view.index) - 1)),
+      };
+      if (keys[e.key] && !e.target.closest("button")) { e.preventDefault(); keys[e.key](); }
+    });
+  }
+
+  function boot() {
+    bind();
+    const embedded = $("replay-data");
+    if (embedded && embedded.textContent.trim()) {
+      try { show(JSON.parse(embedded.textContent), 0); status("offline replay"); } catch (err) { status(err.message, "error"); }
+      return;
+    }
+    const wanted = readHash();
+    if (wanted.hand) { $("hand-id").value = wanted.hand; loadHand(wanted.hand, wanted.version); }
+    else if (wanted.table) { $("table-id").value = wanted.table; watch(wanted.table); }
+  }
+
+  FK.app = { view, show, go, loadJson, watch, unwatch, render };
+  document.addEventListener("DOMContentLoaded", boot);
+})(window.FK = window.FK || {});

@@ -1,0 +1,111 @@
+// The fairness check, in the browser: recompute the deal's commitment and the shuffled deck
+// from the revealed inputs with WebCrypto (SHA-256), and say whether they match what the
+// hand published. The algorithms are those of docs/transcript.md (`deal.algorithm`), by name;
+// a newer algorithm joins `ALGORITHMS` under its own name.
+"use strict";
+(function (FK) {
+  const encoder = new TextEncoder();
+  const WORD_BYTES = 8;
+  const SPACE = 1n << 64n;
+
+  function hexToBytes(hex) {
+    if (!/^([0-9a-f]{2})*$/i.test(hex)) throw new Error("the seed is not hex");
+    const out = new Uint8Array(hex.length / 2);
+    for (let i = 0; i < out.length; i += 1) out[i] = parseInt(hex.substr(i * 2, 2), 16);
+    return out;
+  }
+
+  function concat(...parts) {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const part of parts) { out.set(part, at); at += part.length; }
+    return out;
+  }
+
+  async function sha256(bytes) {
+    if (!(window.crypto && window.crypto.subtle)) {
+      throw new Error("this page needs WebCrypto (open it over https, on localhost or as a file)");
+    }
+    return new Uint8Array(await window.crypto.subtle.digest("SHA-256", bytes));
+  }
+
+  function hex(bytes) {
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  function counter(i) {
+    const out = new Uint8Array(WORD_BYTES);
+    new DataView(out.buffer).setBigUint64(0, BigInt(i));
+    return out;
+  }
+
+  // fiftyk-shuffle/1: Fisher–Yates over the canonical deck, indices from SHA-256 in counter
+  // mode (`shuffle tag || seed || counter`), 8-byte big-endian words, rejection sampling.
+  async function shuffleV1(seed, canonical) {
+    const tag = encoder.encode("fiftyk-shuffle/1");
+    const words = [];
+    let block = 0;
+    async function next() {
+      if (words.length === 0) {
+        const digest = await sha256(concat(tag, seed, counter(block)));
+        block += 1;
+        const view = new DataView(digest.buffer);
+        for (let at = 0; at < digest.length; at += WORD_BYTES) words.push(view.getBigUint64(at));
+      }
+      return words.shift();
+    }
+    const cards = [...canonical];
+    for (let i = cards.length - 1; i > 0; i -= 1) {
+      const bound = BigInt(i + 1);
+      const limit = SPACE - (SPACE % bound);
+      let word = await next();
+      while (word >= limit) word = await next();
+      const j = Number(word % bound);
+      [cards[i], cards[j]] = [cards[j], cards[i]];
+    }
+    return cards;
+  }
+
+  async function commitV1(seed, deck) {
+    return hex(await sha256(concat(encoder.encode("fiftyk-commit/1"), seed,
+                                   encoder.encode(deck.join(" ")))));
+  }
+
+  const ALGORITHMS = { "fiftyk-shuffle/1": { shuffle: shuffleV1, commit: commitV1 } };
+
+  // inputs: {algorithm, seed (hex or null), commitment, deck, canonical}. Returns
+  // {ok, lines: [{ok, text}]}: one line per check, the first failure makes `ok` false.
+  async function check(inputs) {
+    const lines = [];
+    const say = (ok, text) => { lines.push({ ok, text }); return ok; };
+    const algorithm = ALGORITHMS[inputs.algorithm];
+    if (!algorithm) {
+      say(false, `unknown deal algorithm ${inputs.algorithm}: this page checks `
+                 + Object.keys(ALGORITHMS).join(", "));
+      return { ok: false, lines };
+    }
+    if (!inputs.commitment || !inputs.deck || inputs.deck.length === 0) {
+      say(false, "the deal inputs are not revealed here (the deck or the commitment is missing)");
+      return { ok: false, lines };
+    }
+    const seed = inputs.seed ? hexToBytes(inputs.seed) : new Uint8Array(0);
+    const digest = await algorithm.commit(seed, inputs.deck);
+    let ok = say(digest === inputs.commitment,
+                 digest === inputs.commitment
+                   ? `commitment matches: ${digest}`
+                   : `commitment does not match: published ${inputs.commitment}, recomputed ${digest}`);
+    if (inputs.seed) {
+      const deck = await algorithm.shuffle(seed, inputs.canonical);
+      const same = deck.length === inputs.deck.length && deck.every((c, i) => c === inputs.deck[i]);
+      const first = deck.findIndex((c, i) => c !== inputs.deck[i]);
+      ok = say(same, same ? `the seed deals exactly this deck (${deck.length} cards)`
+                          : `the seed deals another deck: card ${first + 1} is ${deck[first]},`
+                            + ` the hand has ${inputs.deck[first]}`) && ok;
+    } else {
+      say(true, "a preset deck (no seed): the commitment covers the deck alone");
+    }
+    return { ok, lines };
+  }
+
+  FK.fairness = { check, ALGORITHMS, sha256, hex };
+})(window.FK = window.FK || {});

@@ -1,0 +1,305 @@
+"""The web table in a real browser (Debian's chromium): stored hands of both games, a
+transcript file, the offline page, the fairness check, and a live table followed as a
+spectator. What the page draws is compared with what the referee stored (`GetHandAt`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from fiftyk_referee.service.config import DEV_AUDIT_KEY
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from tests.e2e import test_shengji
+from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
+from tests.support.browser import chromium
+
+pytestmark = pytest.mark.browser
+
+WAIT_SECONDS = 60
+ARTIFACTS = Path(os.environ.get("FIFTYK_TEST_ARTIFACTS", "build/test-artifacts"))
+KEY_STORE = "fiftyk.auditKey"
+
+
+@dataclass
+class Stored:
+    """A finished hand on the test server."""
+
+    table_id: str
+    hand_id: str
+    last_version: int
+
+
+@dataclass
+class Site:
+    """The server with its web port, and one finished hand of each game."""
+
+    server: LiveServer
+    web: str
+    fiftyk: Stored
+    shengji: Stored
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """A referee serving the web table, after bots played a hand of each game."""
+    server = LiveServer(server_config(tmp_path_factory.mktemp("web"), web_port=0))
+    try:
+        rng = random.Random(20)
+        seated = seat_bots(server, "classic", 4)
+        view = seated.platform.start_hand(seated.table_id).hand
+        final, _ = play_out(seated, view, rng)
+        table = test_shengji.shengji_table(server)
+        sj_view = table.platform.start_hand(table.table_id).hand
+        sj_final = test_shengji.play_out(table, sj_view, rng)
+        port = server.running.web_port
+        yield Site(server, f"http://127.0.0.1:{port}",
+                   Stored(seated.table_id, final.hand_id, final.version),
+                   Stored(table.table_id, sj_final.hand_id, sj_final.version))
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def browser() -> Iterator[WebDriver]:
+    """A fresh chromium for one test."""
+    with chromium() as driver:
+        yield driver
+
+
+# -- reading the page ---------------------------------------------------------------------
+
+READ_TABLE = """
+const data = (selector, key) => {
+  const node = document.querySelector(selector);
+  return node ? node.dataset[key] : null;
+};
+const seats = {};
+for (const s of document.querySelectorAll('#table .seat')) {
+  seats[s.dataset.seat] = {
+    cards: [...s.querySelectorAll('.hand .card[data-card]')].map((c) => c.dataset.card),
+    hidden: [...s.querySelectorAll('.hand .card[data-hidden-count]')]
+      .map((c) => Number(c.dataset.hiddenCount)),
+    points: Number(s.querySelector('[data-points]').dataset.points),
+  };
+}
+const trick = document.querySelector('#table .trick');
+const plays = [...document.querySelectorAll('#table .trick .play')].map((p) => ({
+  seat: Number(p.dataset.seat),
+  cards: [...p.querySelectorAll('.card')].map((c) => c.dataset.card),
+  pass: Boolean(p.querySelector('.pass')),
+}));
+return { seats, current: trick.hasAttribute('data-current'), plays,
+         version: Number(document.getElementById('version').dataset.version),
+         scores: [...document.querySelectorAll('.scores [data-score]')]
+           .map((c) => c.dataset.score),
+         fair: data('#fairness [data-fair]', 'fair'),
+         trump: data('[data-trump-suit]', 'trumpSuit'),
+         levels: data('[data-levels]', 'levels') };
+"""
+
+
+def read(driver: WebDriver) -> dict[str, Any]:
+    """What the page draws now."""
+    result: dict[str, Any] = driver.execute_script(READ_TABLE)
+    return result
+
+
+def wait_for(driver: WebDriver, script: str) -> Any:
+    """Wait until a script returns something truthy; return it."""
+    return WebDriverWait(driver, WAIT_SECONDS).until(lambda d: d.execute_script(script))
+
+
+def open_hand(driver: WebDriver, site: Site, hand_id: str, version: int) -> None:
+    """Open the page on a stored hand at a version, through its deep link."""
+    driver.get(f"{site.web}/")
+    driver.execute_script(f"sessionStorage.setItem('{KEY_STORE}', '{DEV_AUDIT_KEY}')")
+    driver.get(f"{site.web}/#hand={hand_id}&v={version}")
+    driver.refresh()
+    wait_for(driver, f"return document.getElementById('version').dataset.version == '{version}'")
+
+
+def at_version(driver: WebDriver, version: int) -> dict[str, Any]:
+    """Move the slider to a version (keyboard on the range input) and read the page."""
+    slider = driver.find_element(By.ID, "slider")
+    now = int(slider.get_attribute("value") or "1")
+    key = Keys.ARROW_RIGHT if version > now else Keys.ARROW_LEFT
+    for _ in range(abs(version - now)):
+        slider.send_keys(key)
+    wait_for(driver, f"return document.getElementById('version').dataset.version == '{version}'")
+    return read(driver)
+
+
+def assert_drawn_as_stored(drawn: dict[str, Any], view: pb.HandView) -> None:
+    """Every seat's cards and points, and the current trick, as the referee stored them."""
+    for state in view.seats:
+        seat = drawn["seats"][str(state.seat)]
+        assert sorted(seat["cards"]) == sorted(state.cards), f"seat {state.seat} cards"
+        assert seat["points"] == state.collected, f"seat {state.seat} points"
+    if view.trick:
+        assert drawn["current"]
+        stored = [(a.seat, sorted(a.cards), a.kind == pb.ACTION_KIND_PASS) for a in view.trick]
+        shown = [(p["seat"], sorted(p["cards"]), p["pass"]) for p in drawn["plays"]]
+        assert shown == stored
+    else:
+        assert not drawn["current"]
+
+
+def versions_to_check(last: int) -> list[int]:
+    """A handful of versions across the hand: the deal, early, middle, late and the end."""
+    return sorted({1, 2, last // 4, last // 2, (3 * last) // 4, last - 1, last})
+
+
+# -- stored hands -------------------------------------------------------------------------
+
+
+def test_a_stored_fiftyk_hand_is_drawn_as_stored_at_every_version_checked(
+        site: Site, browser: WebDriver) -> None:
+    audit = site.server.audit()
+    hand = site.fiftyk
+    open_hand(browser, site, hand.hand_id, 1)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for version in versions_to_check(hand.last_version):
+        drawn = at_version(browser, version)
+        assert drawn["version"] == version
+        assert_drawn_as_stored(drawn, audit.hand_at(hand.hand_id, version))
+    final = audit.hand_at(hand.hand_id, hand.last_version)
+    drawn = read(browser)
+    assert drawn["scores"] == [s.score for s in final.result.seats]
+    assert drawn["fair"] == "yes"
+    totals = {s.side: s.score for s in audit.get_table(hand.table_id).scores}
+    chart = browser.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('#chart polyline')]"
+        ".map((p) => [p.dataset.side, p.dataset.values.split(' ').pop()]))")
+    assert chart == {side: str(int(float(score))) for side, score in totals.items()}
+
+
+def test_a_stored_shengji_hand_is_drawn_as_stored_with_trump_levels_and_kitty(
+        site: Site, browser: WebDriver) -> None:
+    audit = site.server.audit()
+    hand = site.shengji
+    open_hand(browser, site, hand.hand_id, 1)
+    for version in versions_to_check(hand.last_version):
+        drawn = at_version(browser, version)
+        view = audit.hand_at(hand.hand_id, version)
+        assert_drawn_as_stored(drawn, view)
+        assert drawn["levels"] == " ".join(view.shengji.levels)
+        if view.shengji.HasField("trump_suit"):
+            assert drawn["trump"] == view.shengji.trump_suit
+    final = audit.hand_at(hand.hand_id, hand.last_version)
+    levels_after = browser.execute_script(
+        "return document.querySelector('[data-levels-after]').dataset.levelsAfter")
+    assert levels_after == " ".join(final.shengji.result.levels_after)
+    assert read(browser)["fair"] == "yes"
+
+
+def test_screenshots_of_the_replay_at_three_versions(site: Site, browser: WebDriver) -> None:
+    hand = site.fiftyk
+    open_hand(browser, site, hand.hand_id, 1)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for version in (1, hand.last_version // 2, hand.last_version):
+        at_version(browser, version)
+        path = ARTIFACTS / f"web-table-fiftyk-v{version}.png"
+        assert browser.save_screenshot(str(path)) and path.stat().st_size > 0
+
+
+def test_perspectives_hide_what_the_viewer_may_not_see(site: Site, browser: WebDriver) -> None:
+    hand = site.fiftyk
+    open_hand(browser, site, hand.hand_id, 2)
+    Select(browser.find_element(By.ID, "perspective")).select_by_value("1")
+    drawn = wait_for(browser, READ_TABLE.replace("return {", "const r = {") +
+                     "return r.seats['0'].cards.length === 0 ? r : null;")
+    assert drawn["seats"]["1"]["cards"] and not any(
+        drawn["seats"][s]["cards"] for s in ("0", "2", "3"))
+    Select(browser.find_element(By.ID, "perspective")).select_by_value("public")
+    drawn = wait_for(browser, READ_TABLE.replace("return {", "const r = {") +
+                     "return r.seats['1'].cards.length === 0 ? r : null;")
+    assert all(not seat["cards"] and seat["hidden"] for seat in drawn["seats"].values())
+
+
+# -- transcripts and the offline page -----------------------------------------------------
+
+
+def drop_file(driver: WebDriver, path: Path) -> None:
+    """Give the page a file through its file input."""
+    driver.find_element(By.ID, "file").send_keys(str(path.resolve()))
+
+
+def test_a_transcript_file_replays_and_its_deal_checks_out(
+        site: Site, browser: WebDriver, tmp_path: Path) -> None:
+    audit = site.server.audit()
+    for stored in (site.fiftyk, site.shengji):
+        transcript = audit.export_transcript(stored.hand_id)
+        path = tmp_path / f"{stored.hand_id}.json"
+        path.write_text(json.dumps(transcript))
+        browser.get(f"{site.web}/")
+        drop_file(browser, path)
+        wait_for(browser, "return document.body.classList.contains('loaded')")
+        browser.find_element(By.ID, "last").click()
+        drawn = wait_for(browser, READ_TABLE.replace("return {", "const r = {") +
+                         "return r.fair ? r : null;")
+        assert drawn["fair"] == "yes"
+        final = audit.hand_at(stored.hand_id, stored.last_version)
+        for state in final.seats:
+            assert sorted(drawn["seats"][str(state.seat)]["cards"]) == sorted(state.cards)
+            assert drawn["seats"][str(state.seat)]["points"] == state.collected
+
+
+def test_an_edited_transcript_fails_the_fairness_check(
+        site: Site, browser: WebDriver, tmp_path: Path) -> None:
+    transcript = site.server.audit().export_transcript(site.fiftyk.hand_id)
+    deck = transcript["deck"]
+    # Trade two different cards between the first and the second seat's deals.
+    other = next(i for i in range(1, len(deck)) if deck[i] != deck[0])
+    deck[0], deck[other] = deck[other], deck[0]
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(transcript))
+    browser.get(f"{site.web}/")
+    drop_file(browser, path)
+    fair = wait_for(browser, "const f = document.querySelector('#fairness [data-fair]');"
+                             " return f && f.dataset.fair !== 'unknown' ? f.dataset.fair : null;")
+    assert fair == "no"
+    text = browser.find_element(By.ID, "fairness").text
+    assert "does not match" in text and "another deck" in text
+
+
+def test_replay_html_writes_an_offline_page_that_draws_the_hand(
+        site: Site, browser: WebDriver, tmp_path: Path) -> None:
+    out = tmp_path / "hand.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "fiftyk_referee.service.cli", "replay", site.shengji.hand_id,
+         "--server", site.server.target, "--html", str(out)],
+        capture_output=True, text=True, check=False, env={**os.environ,
+                                                          "FIFTYK_AUDIT_KEY": DEV_AUDIT_KEY})
+    assert done.returncode == 0, done.stderr
+    html = out.read_text()
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in html
+    browser.get(out.resolve().as_uri())
+    wait_for(browser, "return document.body.classList.contains('loaded')")
+    browser.find_element(By.ID, "last").click()
+    drawn = wait_for(browser, READ_TABLE.replace("return {", "const r = {") +
+                     "return r.fair ? r : null;")
+    assert drawn["fair"] == "yes"
+    final = site.server.audit().hand_at(site.shengji.hand_id, site.shengji.last_version)
+    for state in final.seats:
+        assert drawn["seats"][str(state.seat)]["points"] == state.collected
+
+
+def test_the_page_loads_nothing_from_elsewhere(site: Site, browser: WebDriver) -> None:
+    open_hand(browser, site, site.fiftyk.hand_id, 3)
+    urls = browser.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name)")
+    assert urls and all(url.startswith(site.web) for url in urls)
