@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -14,6 +14,7 @@ from eventsourcing.domain import Aggregate, event
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Game, GameHand, Rules
 from fiftyk_referee.domain.games import DEFAULT_GAME, game_named
+from fiftyk_referee.domain.spectators import SpectatorPolicy
 
 MAX_PLAYER_ID_LENGTH = 128
 FIRST_OUT = "first_out"  # 0.1.0's HandRecorded field, now a key of the carry
@@ -49,6 +50,7 @@ class TableView:
     match_over: bool
     match_end_reason: str | None
     allow_preset_deck: bool
+    spectators: SpectatorPolicy = field(default_factory=SpectatorPolicy)
 
 
 @lru_cache(maxsize=256)
@@ -69,20 +71,25 @@ class Table(Aggregate):
     """
 
     # Set when the table opens, never changed in place: copies may share it (service/cache.py).
-    NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset({"ruleset_spec"})
+    NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset({"ruleset_spec", "spectator_policy"})
 
     @classmethod
     def open(cls, game: Game, rules: Rules, players: int, *, allow_preset_deck: bool = False,
-             name: str = "") -> Table:
+             name: str = "", spectators: SpectatorPolicy | None = None) -> Table:
         """Open a table of `game`, validating the seat count against the rules."""
         rules.check_players(players)
+        policy = spectators if spectators is not None else SpectatorPolicy()
         return cls(ruleset=rules.to_json(), players=players,
-                   allow_preset_deck=allow_preset_deck, name=name, game=game.name)
+                   allow_preset_deck=allow_preset_deck, name=name, game=game.name,
+                   spectators=policy.to_json())
 
     @event("Opened")
     def __init__(self, ruleset: dict[str, Any], players: int, allow_preset_deck: bool,
-                 name: str, game: str = DEFAULT_GAME) -> None:
+                 name: str, game: str = DEFAULT_GAME,
+                 spectators: dict[str, Any] | None = None) -> None:
         self.game_name = game
+        # Tables opened before spectator policies stored none: no delay, no limit.
+        self.spectator_policy = dict(spectators or SpectatorPolicy().to_json())
         self.ruleset_spec = ruleset
         self.players = players
         self.allow_preset_deck = allow_preset_deck
@@ -99,8 +106,9 @@ class Table(Aggregate):
         self.match_end_reason: str | None = None
 
 
-    # Snapshots of version 1 (0.1.0) hold `rules` and `previous_first_out` and no game name.
-    class_version = 2
+    # Snapshots of version 1 (0.1.0) hold `rules` and `previous_first_out` and no game name;
+    # those of version 2 no spectator policy.
+    class_version = 3
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -109,12 +117,22 @@ class Table(Aggregate):
         state["game_name"] = DEFAULT_GAME
         state["carry"] = {FIRST_OUT: state.pop("previous_first_out", None)}
 
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Upcast a snapshot taken before spectator policies: no delay, no limit."""
+        state["spectator_policy"] = SpectatorPolicy().to_json()
+
     # -- queries ----------------------------------------------------------------------------
 
     @property
     def game(self) -> Game:
         """The game played at this table."""
         return game_named(self.game_name)
+
+    @property
+    def spectators(self) -> SpectatorPolicy:
+        """How spectators watch this table."""
+        return SpectatorPolicy.from_json(self.spectator_policy)
 
     @property
     def rules(self) -> Rules:
@@ -151,6 +169,7 @@ class Table(Aggregate):
             match_over=self.match_over,
             match_end_reason=self.match_end_reason,
             allow_preset_deck=self.allow_preset_deck,
+            spectators=self.spectators,
         )
 
     # -- commands ---------------------------------------------------------------------------

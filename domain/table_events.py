@@ -8,13 +8,14 @@ change, and neither do the public names below.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar
 
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent, stored_event
 from fiftyk_referee.domain.games import DEFAULT_GAME
 from fiftyk_referee.domain.observer import Viewer
+from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import Table
 
 
@@ -28,6 +29,7 @@ class TableOpened(PublicEvent):
     players: int
     allow_preset_deck: bool
     table_name: str
+    spectators: SpectatorPolicy = field(default_factory=SpectatorPolicy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,8 @@ def _opened(stored: Any, viewer: Viewer) -> TableOpened:
     return TableOpened(game=str(getattr(stored, "game", DEFAULT_GAME)),
                        ruleset=dict(stored.ruleset), players=int(stored.players),
                        allow_preset_deck=bool(stored.allow_preset_deck),
-                       table_name=str(stored.name))
+                       table_name=str(stored.name),
+                       spectators=SpectatorPolicy.from_json(getattr(stored, "spectators", None)))
 
 
 def _seat_taken(stored: Any, viewer: Viewer) -> SeatTaken:

@@ -41,6 +41,7 @@ from fiftyk_referee.domain.game import (
 )
 from fiftyk_referee.domain.games import DEFAULT_GAME, game_named, game_of
 from fiftyk_referee.domain.observer import AUDITOR, Viewer
+from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.cache import AggregateCache, replay
 from fiftyk_referee.service.errors import InvalidArgument, NotFound, PermissionDenied, ServiceReason
@@ -205,17 +206,22 @@ class Referee(Application[UUID]):
 
     def create_table(self, preset: str, options: Mapping[str, Any] | None, players: int, *,
                      allow_preset_deck: bool = False, name: str = "",
-                     request_id: str | None = None, game: str = DEFAULT_GAME) -> Outcome:
+                     request_id: str | None = None, game: str = DEFAULT_GAME,
+                     spectators: SpectatorPolicy | None = None) -> Outcome:
         """Open a table of a game with a ruleset (preset plus overrides) and a seat count."""
-        arguments = {"preset": preset, "options": dict(options or {}), "players": players,
-                     "allow_preset_deck": allow_preset_deck, "name": name}
+        arguments: dict[str, Any] = {"preset": preset, "options": dict(options or {}),
+                                     "players": players, "allow_preset_deck": allow_preset_deck,
+                                     "name": name}
         if game != DEFAULT_GAME:  # receipts of 五十K tables keep their 0.1.0 fingerprints
             arguments["game"] = game
+        if spectators is not None and spectators != SpectatorPolicy():
+            arguments["spectators"] = spectators.to_json()  # earlier receipts stay the same
 
         def decide() -> Decision:
             chosen = game_named(game)
             table = Table.open(chosen, chosen.rules(preset, options), players,
-                               allow_preset_deck=allow_preset_deck, name=name)
+                               allow_preset_deck=allow_preset_deck, name=name,
+                               spectators=spectators)
             return Decision(Outcome("create_table", table), [table])
 
         return self.runner.run("create_table", CREATE_SCOPE, request_id, arguments, decide)

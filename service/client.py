@@ -197,12 +197,15 @@ class RefereeClient:
 
     def create_table(self, preset: str, players: int, *, options: Mapping[str, Any] | None = None,
                      allow_preset_deck: bool = False, name: str = "",
-                     request_id: str = "", game: str = "") -> pb.CreateTableResponse:
+                     request_id: str = "", game: str = "",
+                     spectators: pb.SpectatorPolicy | None = None) -> pb.CreateTableResponse:
         """Open a table of a game (platform; the game defaults to 五十K)."""
         request = pb.CreateTableRequest(
             request_id=request_id, players=players, allow_preset_deck=allow_preset_deck,
             name=name,
             ruleset=pb.RulesetSpec(preset=preset, options=_options(options), game=game))
+        if spectators is not None:
+            request.spectators.CopyFrom(spectators)
         response: pb.CreateTableResponse = self.stub.CreateTable(request, **self._kw())
         return response
 
@@ -214,6 +217,14 @@ class RefereeClient:
         if seat is not None:
             request.seat = seat
         response: pb.JoinTableResponse = self.stub.JoinTable(request, **self._kw())
+        return response
+
+    def issue_spectator_token(self, table_id: str, *, ttl_seconds: int = 0
+                              ) -> pb.IssueSpectatorTokenResponse:
+        """A spectator token for a table (platform)."""
+        response: pb.IssueSpectatorTokenResponse = self.stub.IssueSpectatorToken(
+            pb.IssueSpectatorTokenRequest(table_id=table_id, ttl_seconds=ttl_seconds),
+            **self._kw())
         return response
 
     def leave_table(self, table_id: str, seat: int | None = None, *,

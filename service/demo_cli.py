@@ -13,7 +13,9 @@ import argparse
 import os
 import random
 import sys
+import time
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
@@ -28,6 +30,7 @@ from fiftyk_referee.service.client import (
     RefereeClient,
     TlsClient,
     add_tls_arguments,
+    open_channel,
     tls_from_args,
 )
 from fiftyk_referee.service.config import DEV_PLATFORM_KEY
@@ -49,6 +52,8 @@ MAX_COMMANDS_PER_HAND = 10_000
 DEFAULT_PLAYERS = 4
 CALL_TIMEOUT_SECONDS = 30.0
 SHENGJI = "shengji"
+# The RPCs a bot acts with, which `--pace` slows down.
+PACED_METHODS = frozenset({"Act", "Play", "Pass", "Resign", "Declare", "Bury"})
 DEFAULT_PRESETS = {DEFAULT_GAME: "classic", SHENGJI: "tractor"}
 
 
@@ -141,11 +146,37 @@ def _shengji_match(bots: Bots, view: pb.HandView) -> str:
     return match_text(table, list(result.levels_after), result.next_dealer)
 
 
+class _Pace(grpc.UnaryUnaryClientInterceptor):
+    """Waits before every action a bot sends, so that people can follow the table."""
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+
+    def intercept_unary_unary(self, continuation: Any, client_call_details: Any,
+                              request: Any) -> Any:
+        """Wait, then send (only actions: the bots' reads and the platform's calls go on)."""
+        if str(client_call_details.method).rsplit("/", 1)[-1] in PACED_METHODS:
+            time.sleep(self._seconds)
+        return continuation(client_call_details, request)
+
+
+def _announce_spectators(bots: Bots, web: str | None) -> None:
+    """Print a spectator token for the table, and its live page when the web is named."""
+    token = bots.platform.issue_spectator_token(bots.table_id).spectator_token
+    print(f"fiftyk demo: spectator token {token}")
+    if web:
+        print(f"fiftyk demo: watch live at {web.rstrip('/')}/#watch={bots.table_id}"
+              f"&token={token}")
+
+
 def run_demo(server: str, preset: str, players: int, hands: int, platform_key: str,
-             seed: int | None, tls: TlsClient | None = None, game: str = DEFAULT_GAME) -> int:
+             seed: int | None, tls: TlsClient | None = None, game: str = DEFAULT_GAME, *,
+             pace: float = 0.0, web: str | None = None) -> int:
     """Play `hands` hands of `game`; 0 when every hand completed."""
     rng = random.Random(seed)
-    client = RefereeClient(server, timeout=CALL_TIMEOUT_SECONDS, tls=tls)
+    opened = open_channel(server, tls)
+    channel = grpc.intercept_channel(opened, _Pace(pace)) if pace > 0 else opened
+    client = RefereeClient(channel, timeout=CALL_TIMEOUT_SECONDS)
     completed = 0
     try:
         bots = seat_bots(client.as_platform(platform_key), preset, players, game)
@@ -154,6 +185,7 @@ def run_demo(server: str, preset: str, players: int, hands: int, platform_key: s
         named = f"game {game}, " if shengji else ""
         print(f"fiftyk demo: table {bots.table_id} at {server}: {named}preset {preset},"
               f" {players} players, ruleset {table.ruleset.fingerprint[:12]}")
+        _announce_spectators(bots, web)
         match = ""
         for number in range(1, hands + 1):
             if shengji:
@@ -180,7 +212,7 @@ def run_demo(server: str, preset: str, players: int, hands: int, platform_key: s
         code, reason, message = error_reason(error)
         print(f"fiftyk demo: {code.name} {reason or ''} {message}".rstrip(), file=sys.stderr)
     finally:
-        client.close()
+        opened.close()
     print(f"fiftyk demo: {completed}/{hands} hands completed")
     return 0 if completed == hands else 1
 
@@ -204,6 +236,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="seats (default 4 where the preset allows, else its smallest)")
     parser.add_argument("--hands", type=int, default=1, help="hands to play (default 1)")
     parser.add_argument("--seed", type=int, help="seed of the bots' choices (default random)")
+    parser.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
+                        help="wait this long before each action, to watch the table live"
+                             " (default 0)")
+    parser.add_argument("--web", metavar="URL",
+                        help="the referee's web table (the web= address `fiftyk serve` printed):"
+                             " print a link that watches this demo's table live")
     parser.add_argument("--platform-key",
                         help=f"platform credential (default ${keys.PLATFORM_KEY}, else the"
                              " development key a loopback server accepts)")
@@ -224,8 +262,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     players = args.players or default_players(preset, args.game)
     key = args.platform_key or os.environ.get(keys.PLATFORM_KEY) or DEV_PLATFORM_KEY
+    if args.pace < 0:
+        print("fiftyk demo: --pace must not be negative", file=sys.stderr)
+        return 2
     return run_demo(args.server, preset, players, args.hands, key, args.seed,
-                    tls_from_args(args), args.game)
+                    tls_from_args(args), args.game, pace=args.pace, web=args.web)
 
 
 __all__ = ["add_parser", "run", "run_demo"]

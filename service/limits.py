@@ -39,10 +39,10 @@ from dataclasses import dataclass
 
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted, ServiceReason
 
-ROLES = ("player", "audit", "platform", "anonymous")
+ROLES = ("player", "spectator", "audit", "platform", "anonymous")
 RPC_CLASSES = ("create", "command", "read", "adjudicate", "watch")
 METHOD_CLASSES: Mapping[str, str] = {
-    "CreateTable": "create", "JoinTable": "create",
+    "CreateTable": "create", "JoinTable": "create", "IssueSpectatorToken": "create",
     "LeaveTable": "command", "StartHand": "command", "Play": "command", "Pass": "command",
     "Resign": "command", "Declare": "command", "Bury": "command",
     "GetTable": "read", "GetHandView": "read", "ListLegalPlays": "read", "GetScores": "read",
@@ -88,6 +88,8 @@ DEFAULT_RATES: Mapping[str, Mapping[str, Rate]] = {
     "audit": _rates(Rate(5, 10), Rate(5, 10), Rate(500, 1000), Rate(20, 50), Rate(50, 200)),
     "platform": _rates(Rate(20, 100), Rate(500, 1000), Rate(1000, 2000), Rate(20, 50),
                        Rate(50, 200)),
+    # A spectator only reads and watches one table.
+    "spectator": _rates(Rate(1, 2), Rate(1, 2), Rate(20, 40), Rate(2, 5), Rate(2, 5)),
     "anonymous": _rates(Rate(5, 10), Rate(5, 10), Rate(10, 20), Rate(2, 5), Rate(2, 5)),
 }
 

@@ -78,7 +78,7 @@ REBUILD_BUCKETS: tuple[float, ...] = (
 )
 
 OTHER = "other"
-WATCH_SCOPES = frozenset({"credential", "table", "server"})
+WATCH_SCOPES = frozenset({"credential", "table", "server", "spectators"})
 # Calls ended before their request message arrived (service.grpc.arrival).
 ARRIVAL_LIMITS = frozenset({"request_timeout", "pending_per_peer"})
 OTHER_REASON = "OTHER"
@@ -295,6 +295,19 @@ class Metrics:
         self._watch_streams = Gauge(
             "fiftyk_watch_streams_open", "Open WatchTable streams.", registry=registry
         )
+        self._spectators = Gauge(
+            "fiftyk_spectators_watching",
+            "Open WatchTable streams of spectator tokens (this replica).", registry=registry
+        )
+        self._spectator_tokens = Counter(
+            "fiftyk_spectator_tokens_issued_total", "Spectator tokens issued.",
+            registry=registry,
+        )
+        self._spectator_delayed = Counter(
+            "fiftyk_spectator_events_delayed_total",
+            "Events a spectator stream held back for the table's spectator delay.",
+            registry=registry,
+        )
         self._store_up = Gauge(
             "fiftyk_event_store_up",
             "1 while the event store answers the health probe, 0 while it does not (the"
@@ -323,7 +336,7 @@ class Metrics:
         self._watch_limited = Counter(
             "fiftyk_watch_limited_total",
             "WatchTable streams refused LIMIT_EXCEEDED, by the limit reached (credential,"
-            " table, server).", ("scope",), registry=registry,
+            " table, server, a table's spectators).", ("scope",), registry=registry,
         )
         self._arrival_refused = Counter(
             "fiftyk_request_arrival_refused_total",
@@ -427,6 +440,22 @@ class Metrics:
     def watch_closed(self) -> None:
         """Count a WatchTable stream that closed."""
         self._watch_streams.dec()
+
+    def spectator_opened(self) -> None:
+        """Count a spectator's WatchTable stream that opened."""
+        self._spectators.inc()
+
+    def spectator_closed(self) -> None:
+        """Count a spectator's WatchTable stream that closed."""
+        self._spectators.dec()
+
+    def spectator_token_issued(self) -> None:
+        """Count a spectator token issued."""
+        self._spectator_tokens.inc()
+
+    def spectator_event_delayed(self) -> None:
+        """Count an event a spectator stream held back."""
+        self._spectator_delayed.inc()
 
     def rate_limited(self, role: str, rpc_class: str) -> None:
         """Count a call refused by its credential's rate limit."""

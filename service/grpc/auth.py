@@ -7,10 +7,16 @@ A seat token is compact base64url text, `fk1.<payload>.<signature>`:
 - `signature` is HMAC-SHA256, keyed with the configured token secret, over the domain tag
   `fiftyk-seat-token` and the text `fk1.<payload>`, base64url without padding.
 
+A spectator token (`IssueSpectatorToken`) is the same shape with its own version and MAC
+tag, `fks1.<payload>.<signature>`: payload `{"tid": table id, "sid": spectator id, "iat",
+"exp"}`, MAC over `fiftyk-spectator-token` and `fks1.<payload>`. It names no seat: its holder
+watches one table as a spectator (no hidden card) and acts for nobody.
+
 Verification recomputes the MAC and compares it in constant time before reading the payload,
 so a forged payload is never parsed. Credentials travel in request metadata:
 
 - player:   `authorization: Bearer <seat token>`
+- spectator: `authorization: Bearer <spectator token>`
 - audit:    `x-fiftyk-audit-key: <key>`
 - platform: `x-fiftyk-platform-key: <key>`
 
@@ -29,6 +35,7 @@ import hashlib
 import hmac
 import json
 import re
+import secrets
 import time
 from collections.abc import Iterable
 from contextvars import ContextVar
@@ -41,6 +48,9 @@ from fiftyk_referee.service.errors import PermissionDenied, ServiceReason, Unaut
 
 TOKEN_VERSION = "fk1"
 _MAC_TAG = b"fiftyk-seat-token\n"
+SPECTATOR_TOKEN_VERSION = "fks1"
+_SPECTATOR_MAC_TAG = b"fiftyk-spectator-token\n"
+SPECTATOR_ID_BYTES = 8
 DEFAULT_TOKEN_TTL_SECONDS = 7 * 24 * 3600
 CLOCK_SKEW_SECONDS = 60  # tolerated difference between the issuing and verifying clocks
 MAX_TOKEN_LENGTH = 2048
@@ -82,6 +92,7 @@ class Role(StrEnum):
     """What a principal may be."""
 
     PLAYER = "player"
+    SPECTATOR = "spectator"
     AUDIT = "audit"
     PLATFORM = "platform"
 
@@ -103,17 +114,36 @@ class SeatClaim:
 
 
 @dataclass(frozen=True)
+class SpectatorClaim:
+    """What a valid spectator token says: someone may watch this table until expiry."""
+
+    table_id: str
+    spectator_id: str
+    issued_at: int
+    expires_at: int
+
+    @property
+    def expires(self) -> datetime:
+        """The expiry as an aware UTC datetime."""
+        return datetime.fromtimestamp(self.expires_at, tz=UTC)
+
+
+@dataclass(frozen=True)
 class Principal:
-    """The authenticated caller: an optional seat claim plus the roles proven by keys."""
+    """The authenticated caller: an optional seat or spectator claim plus the roles proven
+    by keys."""
 
     seat: SeatClaim | None = None
     audit: bool = False
     platform: bool = False
+    spectator: SpectatorClaim | None = None
 
     @property
     def roles(self) -> frozenset[Role]:
         """Every role this principal holds."""
         held = {Role.PLAYER} if self.seat is not None else set()
+        if self.spectator is not None:
+            held.add(Role.SPECTATOR)
         if self.audit:
             held.add(Role.AUDIT)
         if self.platform:
@@ -151,10 +181,10 @@ def _b64decode(text: str) -> bytes:
     return data
 
 
-def _mac(secret: str, signed_text: str) -> bytes:
+def _mac(secret: str, signed_text: str, tag: bytes = _MAC_TAG) -> bytes:
     if not secret:
         raise ValueError("the token secret is empty")
-    return hmac.new(secret.encode("utf-8"), _MAC_TAG + signed_text.encode("ascii"),
+    return hmac.new(secret.encode("utf-8"), tag + signed_text.encode("ascii"),
                     hashlib.sha256).digest()
 
 
@@ -185,33 +215,65 @@ def issue_seat_token(
     issued = int(time.time() if now is None else now)
     payload = {"tid": table_id, "seat": seat, "pid": player_id, "iat": issued,
                "exp": issued + ttl_seconds}
+    return _sign(secret, TOKEN_VERSION, _MAC_TAG, payload)
+
+
+def issue_spectator_token(secret: str, table_id: str, *,
+                          ttl_seconds: int = DEFAULT_TOKEN_TTL_SECONDS,
+                          now: float | None = None) -> str:
+    """Sign a token letting its holder watch `table_id` as a spectator for `ttl_seconds`."""
+    if not _valid_id(table_id):
+        raise ValueError(f"a table id is 1..{MAX_ID_LENGTH} characters")
+    if ttl_seconds <= 0:
+        raise ValueError("a token needs a positive lifetime")
+    issued = int(time.time() if now is None else now)
+    payload = {"tid": table_id, "sid": secrets.token_hex(SPECTATOR_ID_BYTES), "iat": issued,
+               "exp": issued + ttl_seconds}
+    return _sign(secret, SPECTATOR_TOKEN_VERSION, _SPECTATOR_MAC_TAG, payload)
+
+
+def _sign(secret: str, version: str, tag: bytes, payload: dict[str, Any]) -> str:
     body = _b64encode(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode())
-    signed = f"{TOKEN_VERSION}.{body}"
-    return f"{signed}.{_b64encode(_mac(secret, signed))}"
+    signed = f"{version}.{body}"
+    return f"{signed}.{_b64encode(_mac(secret, signed, tag))}"
 
 
-def _invalid(why: str) -> Unauthenticated:
-    return Unauthenticated(ServiceReason.INVALID_TOKEN, f"invalid seat token: {why}")
+def _invalid(why: str, what: str = "seat token") -> Unauthenticated:
+    return Unauthenticated(ServiceReason.INVALID_TOKEN, f"invalid {what}: {why}")
 
 
-def verify_seat_token(secret: str, token: str, *, now: float | None = None) -> SeatClaim:
-    """Check a token's signature and expiry; raise Unauthenticated (why in the reason) if bad."""
+def _opened(secret: str, token: str, version: str, tag: bytes, what: str) -> Any:
+    """A token's payload once its form and signature are checked (not yet its fields)."""
     if not isinstance(token, str) or not token.isascii() or len(token) > MAX_TOKEN_LENGTH:
-        raise _invalid("not a token")
+        raise _invalid("not a token", what)
     parts = token.split(".")
-    if len(parts) != 3 or parts[0] != TOKEN_VERSION:
-        raise _invalid(f"expected {TOKEN_VERSION}.<payload>.<signature>")
+    if len(parts) != 3 or parts[0] != version:
+        raise _invalid(f"expected {version}.<payload>.<signature>", what)
     signed = f"{parts[0]}.{parts[1]}"
     try:
         signature = _b64decode(parts[2])
     except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
-        raise _invalid("malformed signature") from None
-    if not hmac.compare_digest(signature, _mac(secret, signed)):
-        raise _invalid("bad signature")
+        raise _invalid("malformed signature", what) from None
+    if not hmac.compare_digest(signature, _mac(secret, signed, tag)):
+        raise _invalid("bad signature", what)
     try:
-        payload = json.loads(_b64decode(parts[1]))
+        return json.loads(_b64decode(parts[1]))
     except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
-        raise _invalid("malformed payload") from None
+        raise _invalid("malformed payload", what) from None
+
+
+def _check_times(issued_at: int, expires: datetime, now: float | None, what: str) -> None:
+    current = time.time() if now is None else now
+    if issued_at > current + CLOCK_SKEW_SECONDS:
+        raise _invalid("issued in the future", what)
+    if current >= expires.timestamp():
+        raise Unauthenticated(ServiceReason.TOKEN_EXPIRED,
+                              f"the {what} expired at {expires.isoformat()}")
+
+
+def verify_seat_token(secret: str, token: str, *, now: float | None = None) -> SeatClaim:
+    """Check a token's signature and expiry; raise Unauthenticated (why in the reason) if bad."""
+    payload = _opened(secret, token, TOKEN_VERSION, _MAC_TAG, "seat token")
     if not (isinstance(payload, dict) and _valid_id(payload.get("tid"))
             and _valid_id(payload.get("pid")) and _is_int(payload.get("seat"))
             and payload["seat"] >= 0 and _is_int(payload.get("iat"))
@@ -219,12 +281,22 @@ def verify_seat_token(secret: str, token: str, *, now: float | None = None) -> S
         raise _invalid("malformed payload")
     claim = SeatClaim(table_id=payload["tid"], seat=payload["seat"], player_id=payload["pid"],
                       issued_at=payload["iat"], expires_at=payload["exp"])
-    current = time.time() if now is None else now
-    if claim.issued_at > current + CLOCK_SKEW_SECONDS:
-        raise _invalid("issued in the future")
-    if current >= claim.expires_at:
-        raise Unauthenticated(ServiceReason.TOKEN_EXPIRED,
-                              f"the seat token expired at {claim.expires.isoformat()}")
+    _check_times(claim.issued_at, claim.expires, now, "seat token")
+    return claim
+
+
+def verify_spectator_token(secret: str, token: str, *, now: float | None = None
+                           ) -> SpectatorClaim:
+    """Check a spectator token's signature and expiry (Unauthenticated if bad)."""
+    what = "spectator token"
+    payload = _opened(secret, token, SPECTATOR_TOKEN_VERSION, _SPECTATOR_MAC_TAG, what)
+    if not (isinstance(payload, dict) and _valid_id(payload.get("tid"))
+            and _valid_id(payload.get("sid")) and _is_int(payload.get("iat"))
+            and _is_int(payload.get("exp"))):
+        raise _invalid("malformed payload", what)
+    claim = SpectatorClaim(table_id=payload["tid"], spectator_id=payload["sid"],
+                           issued_at=payload["iat"], expires_at=payload["exp"])
+    _check_times(claim.issued_at, claim.expires, now, what)
     return claim
 
 
@@ -254,12 +326,16 @@ def authenticate(
     """The caller proven by the request metadata; raise Unauthenticated for any bad credential."""
     pairs = [(key.lower(), _text(value)) for key, value in (metadata or ())]
     seat: SeatClaim | None = None
+    spectator: SpectatorClaim | None = None
     authorization = _single(pairs, AUTHORIZATION_HEADER, ServiceReason.INVALID_TOKEN)
     if authorization is not None:
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != BEARER_SCHEME or not token.strip():
             raise _invalid("send `authorization: Bearer <seat token>`")
-        seat = verify_seat_token(settings.token_secret, token.strip(), now=now)
+        if token.strip().startswith(f"{SPECTATOR_TOKEN_VERSION}."):
+            spectator = verify_spectator_token(settings.token_secret, token.strip(), now=now)
+        else:
+            seat = verify_seat_token(settings.token_secret, token.strip(), now=now)
     audit_key = _single(pairs, AUDIT_KEY_HEADER, ServiceReason.INVALID_AUDIT_KEY)
     if audit_key is not None and not _key_matches(audit_key, settings.audit_key):
         raise Unauthenticated(ServiceReason.INVALID_AUDIT_KEY, "the audit key is not valid")
@@ -268,7 +344,8 @@ def authenticate(
         raise Unauthenticated(ServiceReason.INVALID_PLATFORM_KEY,
                               "the platform key is not valid")
     return Principal(seat=seat, audit=audit_key is not None,
-                     platform=platform_key is not None or CERTIFIED_PLATFORM.get())
+                     platform=platform_key is not None or CERTIFIED_PLATFORM.get(),
+                     spectator=spectator)
 
 
 # -- authorization ---------------------------------------------------------------------------
@@ -337,6 +414,11 @@ def require_table_access(principal: Principal, table_id: str) -> None:
     _require_credentials(principal, "this call")
     if principal.audit or principal.platform:
         return
+    if principal.spectator is not None:
+        if principal.spectator.table_id != table_id:
+            raise PermissionDenied(ServiceReason.WRONG_TABLE,
+                                   "the spectator token belongs to another table")
+        return
     if principal.seat is None or principal.seat.table_id != table_id:
         raise PermissionDenied(ServiceReason.WRONG_TABLE,
                                "the seat token belongs to another table")
@@ -353,8 +435,10 @@ __all__ = [
     "Principal",
     "Role",
     "SeatClaim",
+    "SpectatorClaim",
     "authenticate",
     "issue_seat_token",
+    "issue_spectator_token",
     "require_audit",
     "require_current_holder",
     "require_deck_dealer",
@@ -362,4 +446,5 @@ __all__ = [
     "require_seat",
     "require_table_access",
     "verify_seat_token",
+    "verify_spectator_token",
 ]

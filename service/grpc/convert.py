@@ -13,7 +13,10 @@ from fiftyk_referee.domain.fiftyk.views import HandResult, HandView, TrickEntry
 from fiftyk_referee.domain.game import ActionKind, LegalPlay, Rules
 from fiftyk_referee.domain.observer import seat_of
 from fiftyk_referee.domain.shengji.hand import ShengjiView
+from fiftyk_referee.domain.spectators import LIMITS as SPECTATOR_LIMITS
+from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import TableView, rules_of
+from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc.convert_shengji import shengji_hand_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
@@ -94,7 +97,29 @@ def table_to_proto(view: TableView) -> pb.TableView:
         message.current_hand_id = view.current_hand
     if view.match_end_reason is not None:
         message.match_end_reason = view.match_end_reason
+    message.spectators.CopyFrom(spectators_to_proto(view.spectators))
     return message
+
+
+def spectators_to_proto(policy: SpectatorPolicy) -> pb.SpectatorPolicy:
+    """A table's spectator policy as SpectatorPolicy."""
+    return pb.SpectatorPolicy(ranked=policy.ranked, delay_actions=policy.delay_actions,
+                              delay_seconds=policy.delay_seconds,
+                              max_spectators=policy.max_spectators)
+
+
+def spectators_from_proto(message: pb.SpectatorPolicy, players: int) -> SpectatorPolicy:
+    """A CreateTable request's spectator policy (INVALID_REQUEST naming a value out of
+    range)."""
+    values = {"delay_actions": message.delay_actions, "delay_seconds": message.delay_seconds,
+              "max_spectators": message.max_spectators}
+    for name, value in values.items():
+        if value > SPECTATOR_LIMITS[name]:
+            field = f"spectators.{name}"
+            raise InvalidArgument(ServiceReason.INVALID_REQUEST,
+                                  f"{field} must be at most {SPECTATOR_LIMITS[name]}",
+                                  field_violations=[FieldViolation(field, "too large")])
+    return SpectatorPolicy.for_table(players, ranked=message.ranked, **values)
 
 
 def result_to_proto(result: HandResult) -> pb.HandResult:

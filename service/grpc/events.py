@@ -22,7 +22,12 @@ from fiftyk_referee.domain.shengji import events as shengji
 from fiftyk_referee.domain.shengji.hand import GAME_NAME as SHENGJI
 from fiftyk_referee.domain.shengji.hand import rules_of as shengji_rules
 from fiftyk_referee.domain.table import rules_of
-from fiftyk_referee.service.grpc.convert import decimal_text, result_to_proto, ruleset_to_proto
+from fiftyk_referee.service.grpc.convert import (
+    decimal_text,
+    result_to_proto,
+    ruleset_to_proto,
+    spectators_to_proto,
+)
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.public_events import FeedEvent
 
@@ -42,7 +47,8 @@ def _opened(event: table.TableOpened) -> pb.TableOpened:
     return pb.TableOpened(game=event.game,
                           ruleset=ruleset_to_proto(event.ruleset, rules, event.game),
                           players=event.players, allow_preset_deck=event.allow_preset_deck,
-                          name=event.table_name)
+                          name=event.table_name,
+                          spectators=spectators_to_proto(event.spectators))
 
 
 def _seat_taken(event: table.SeatTaken) -> pb.TableSeatTaken:

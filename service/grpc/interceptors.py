@@ -435,6 +435,9 @@ def _caller(principal: Principal, peer: str) -> tuple[str, str]:
     if principal.seat is not None:
         claim = principal.seat
         return "player", f"seat:{claim.table_id}:{claim.seat}:{claim.player_id}"
+    if principal.spectator is not None:
+        watcher = principal.spectator
+        return "spectator", f"spectator:{watcher.table_id}:{watcher.spectator_id}"
     return "anonymous", f"peer:{peer_address(peer)}"
 
 

@@ -24,6 +24,7 @@ MAX_POSITION = 2**63 - 1
 _HAND_COMMAND = ("table_id", "hand_id")
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "JoinTable": ("table_id", "player_id"),
+    "IssueSpectatorToken": ("table_id",),
     "LeaveTable": ("table_id",),
     "StartHand": ("table_id",),
     "Play": (*_HAND_COMMAND, "cards"),

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import Executor
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -47,6 +48,8 @@ from fiftyk_referee.service.grpc.convert import (
     legal_play_to_proto,
     options_from_proto,
     result_to_proto,
+    spectators_from_proto,
+    spectators_to_proto,
     table_to_proto,
 )
 from fiftyk_referee.service.grpc.errors import abort
@@ -57,6 +60,7 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc a
 from fiftyk_referee.service.grpc.requests import check_request, missing
 from fiftyk_referee.service.grpc.stream_views import StreamAggregates
 from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.spectating import Held, SpectatorDelay
 
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
@@ -113,6 +117,37 @@ class DeadlinePassed(Exception):
 _DEADLINE: ContextVar[float | None] = ContextVar("deadline", default=None)
 
 
+def _only_spectator(principal: auth.Principal) -> bool:
+    """Whether the caller watches only by a spectator token (no seat, no key)."""
+    return (principal.spectator is not None and principal.seat is None
+            and not principal.audit and not principal.platform)
+
+
+class _SpectatorCount:
+    """Open spectator streams per table (this process), against each table's limit."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, int] = {}
+
+    def enter(self, table_id: str, limit: int) -> None:
+        """Hold a place (ResourceExhausted LIMIT_EXCEEDED when the table is full)."""
+        count = self._open.get(table_id, 0)
+        if limit and count >= limit:
+            raise ResourceExhausted(
+                ServiceReason.LIMIT_EXCEEDED,
+                f"this table admits {limit} spectators at once; try again later",
+                metadata={"scope": "spectators", "limit": str(limit)})
+        self._open[table_id] = count + 1
+
+    def leave(self, table_id: str) -> None:
+        """Give a place back."""
+        count = self._open.get(table_id, 0) - 1
+        if count > 0:
+            self._open[table_id] = count
+        else:
+            self._open.pop(table_id, None)
+
+
 def _deadline_of(context: Context) -> None:
     remaining = context.time_remaining()
     _DEADLINE.set(None if remaining is None else time.monotonic() + remaining)
@@ -140,6 +175,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self._hub = hub
         self._metrics = metrics
         self._draining = False
+        self._spectators = _SpectatorCount()
         self.watch_send_timeout = WATCH_SEND_TIMEOUT_SECONDS
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -204,11 +240,14 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         auth.require_platform(self._principal(context))
         if not request.HasField("ruleset") or not request.ruleset.preset:
             raise missing("ruleset.preset")
+        spectators = (spectators_from_proto(request.spectators, request.players)
+                      if request.HasField("spectators") else None)
         outcome = await self._command(
             self._app.create_table, request.ruleset.preset,
             options_from_proto(request.ruleset.options), request.players,
             allow_preset_deck=request.allow_preset_deck, name=request.name,
-            request_id=_request_id(request), game=request.ruleset.game or DEFAULT_GAME)
+            request_id=_request_id(request), game=request.ruleset.game or DEFAULT_GAME,
+            spectators=spectators)
         table = outcome.table
         if table is None:  # pragma: no cover - create_table always returns its table
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, "the table was not created")
@@ -237,6 +276,27 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             table=self._table_message(outcome.table.view()), seat=outcome.seat,
             seat_token=token, seat_token_expires_at=expires, version=outcome.version,
             replayed=outcome.replayed)
+
+    @_rpc
+    async def IssueSpectatorToken(self, request: pb.IssueSpectatorTokenRequest,
+                                  context: Context) -> pb.IssueSpectatorTokenResponse:
+        auth.require_platform(self._principal(context))
+        longest = self._config.token_ttl_seconds
+        if request.ttl_seconds > longest:
+            raise InvalidArgument(
+                ServiceReason.INVALID_REQUEST, f"ttl_seconds must be at most {longest}",
+                field_violations=[FieldViolation("ttl_seconds", f"at most {longest}")])
+        table = await self._call(self._app.get_table, request.table_id)
+        token = auth.issue_spectator_token(self._config.token_secret, str(table.id),
+                                           ttl_seconds=request.ttl_seconds or longest)
+        claim = auth.verify_spectator_token(self._config.token_secret, token)
+        expires = timestamp_pb2.Timestamp()
+        expires.FromDatetime(claim.expires)
+        if self._metrics is not None:
+            self._metrics.spectator_token_issued()
+        return pb.IssueSpectatorTokenResponse(
+            spectator_token=token, expires_at=expires,
+            spectators=spectators_to_proto(table.spectators))
 
     @_rpc
     async def LeaveTable(self, request: pb.LeaveTableRequest, context: Context
@@ -363,7 +423,15 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     async def GetHandView(self, request: pb.GetHandViewRequest, context: Context
                           ) -> pb.GetHandViewResponse:
         named = request.seat if request.HasField("seat") else None
-        viewer = await self._viewer(self._principal(context), request.table_id, named)
+        principal = self._principal(context)
+        viewer = await self._viewer(principal, request.table_id, named)
+        if _only_spectator(principal):
+            table = await self._call(self._app.get_table, request.table_id)
+            if table.spectators.delayed:
+                # The hand as it stands now would show what the delay holds back.
+                raise PermissionDenied(
+                    ServiceReason.SPECTATOR_DELAYED,
+                    "this table delays its spectators: follow it with WatchTable")
         message = hand_to_proto(await self._view_for(request.table_id, request.hand_id or None,
                                                      viewer))
         seat = seat_of(viewer)
@@ -494,8 +562,20 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             await abort(context, error)
         table_id = str(table.id)
         ids = {table_id, *table.hand_ids}
+        spectator = _only_spectator(principal)
+        if spectator:
+            try:
+                self._spectators.enter(table_id, table.spectators.max_spectators)
+            except ResourceExhausted as error:
+                if self._metrics is not None:
+                    self._metrics.watch_limited("spectators")
+                await abort(context, error)
+        delay = (SpectatorDelay(table.spectators, table_id)
+                 if spectator and table.spectators.delayed else None)
         if self._metrics is not None:
             self._metrics.watch_opened()
+            if spectator:
+                self._metrics.spectator_opened()
         sending = _Sending()
         watchdog = asyncio.create_task(self._cut_off_stalled(context, sending),
                                        name="watch-watchdog")
@@ -506,7 +586,18 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 self._check_running()
                 events = await self._hub.after(position)
                 if not events:
-                    await self._hub.wait_beyond(position, WATCH_IDLE_SECONDS)
+                    idle = WATCH_IDLE_SECONDS
+                    if delay is not None:
+                        due = delay.seconds_to_next(datetime.now(UTC))
+                        idle = idle if due is None else min(idle, due)
+                    await self._hub.wait_beyond(position, idle)
+                    if delay is not None:
+                        for held in delay.due(datetime.now(UTC)):
+                            message = await self._watch_message(held.event, held.public,
+                                                                viewer, table_id, views)
+                            sending.started = time.monotonic()
+                            yield message
+                            sending.started = None
                     continue
                 for event in events:
                     position = event.position
@@ -515,12 +606,20 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                     public = event.public(viewer)
                     if isinstance(public, HandStarted):
                         ids.add(public.hand_id)
-                    message = await self._watch_message(event, public, viewer, table_id, views)
-                    sending.started = time.monotonic()
-                    yield message
-                    sending.started = None
-                    if views is not None and isinstance(public, HandRecorded):
-                        views.forget(public.hand_id)
+                    ready = [Held(event, public)]
+                    if delay is not None:
+                        ready = delay.admit(event, public, datetime.now(UTC))
+                        # Held events wait in order: when any waits, this newest one does.
+                        if self._metrics is not None and delay.holding:
+                            self._metrics.spectator_event_delayed()
+                    for held in ready:
+                        message = await self._watch_message(held.event, held.public, viewer,
+                                                            table_id, views)
+                        sending.started = time.monotonic()
+                        yield message
+                        sending.started = None
+                        if views is not None and isinstance(held.public, HandRecorded):
+                            views.forget(held.public.hand_id)
                     if (held_seat is not None and isinstance(public, SeatLeft)
                             and public.seat == held_seat and event.position > live_from):
                         raise PermissionDenied(
@@ -531,8 +630,12 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             await abort(context, error)
         finally:
             watchdog.cancel()
+            if spectator:
+                self._spectators.leave(table_id)
             if self._metrics is not None:
                 self._metrics.watch_closed()
+                if spectator:
+                    self._metrics.spectator_closed()
 
     async def _cut_off_stalled(self, context: Context, sending: _Sending) -> None:
         """End the stream LIMIT_EXCEEDED when the client leaves a message untaken too long."""

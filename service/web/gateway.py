@@ -8,7 +8,8 @@ The page (`static/`) and three calls, served by aiohttp on a port of its own:
 - `GET /api/hands/{hand_id}` — a stored hand's replay document; the audit key travels in the
   `X-Fiftyk-Audit-Key` header.
 - `GET /api/tables/{table_id}/watch` — a table followed live as server-sent events, with the
-  credential in `Authorization: Bearer <token>` (a spectator token sees no hidden card).
+  credential in `Authorization: Bearer <token>` or `?token=` (a spectator token sees no
+  hidden card); a reconnecting `EventSource` resumes after its `Last-Event-ID`.
 
 The gateway holds no authority of its own: the last two calls go to the referee's own gRPC
 service over a private Unix socket with the caller's credential, so authentication,
@@ -65,6 +66,8 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+TOKEN_PARAMETER = "token"  # EventSource sends no headers: the token may come as ?token=
+LAST_EVENT_ID = "Last-Event-ID"  # sent by a reconnecting EventSource: resume after it
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
                "X-Accel-Buffering": "no"}
 
@@ -203,13 +206,20 @@ class WebTable:
 
     async def _watch(self, request: web.Request) -> web.StreamResponse:
         credential = request.headers.get(AUTHORIZATION_HEADER)
+        if not credential and request.query.get(TOKEN_PARAMETER):
+            credential = f"Bearer {request.query[TOKEN_PARAMETER]}"
         if not credential:
-            return _error(401, "watching a table needs `Authorization: Bearer <token>`",
-                          "MISSING_CREDENTIALS")
+            return _error(401, "watching a table needs `Authorization: Bearer <token>` or"
+                          f" ?{TOKEN_PARAMETER}=<token>", "MISSING_CREDENTIALS")
+        try:
+            after = int(request.headers.get(LAST_EVENT_ID, "0") or 0)
+        except ValueError:
+            return _error(400, f"{LAST_EVENT_ID} must be a feed position", "INVALID_REQUEST")
         if self._aio_channel is None:  # pragma: no cover - routes run only once started
             raise RuntimeError("the web table is not started")
         stub = pb_grpc.RefereeServiceStub(self._aio_channel)
-        call = stub.WatchTable(pb.WatchTableRequest(table_id=request.match_info["table_id"]),
+        call = stub.WatchTable(pb.WatchTableRequest(table_id=request.match_info["table_id"],
+                                                    after_position=max(after, 0)),
                                metadata=((AUTHORIZATION_HEADER, credential),))
         task = asyncio.current_task()
         if task is not None:

@@ -9,22 +9,26 @@ import os
 import random
 import subprocess
 import sys
+import threading
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from tests.e2e import test_shengji
-from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
-from tests.support.browser import chromium
+from tests.e2e import test_shengji, test_spectators
+from tests.e2e.harness import LiveServer, hidden_cards, play_out, seat_bots, server_config
+from tests.support.browser import chromium, network_messages
 
 pytestmark = pytest.mark.browser
 
@@ -303,3 +307,87 @@ def test_the_page_loads_nothing_from_elsewhere(site: Site, browser: WebDriver) -
     urls = browser.execute_script(
         "return performance.getEntriesByType('resource').map((e) => e.name)")
     assert urls and all(url.startswith(site.web) for url in urls)
+
+
+# -- a live table, as a spectator ---------------------------------------------------------
+
+DOM_CARDS = "return [...document.querySelectorAll('[data-card]')].map((c) => c.dataset.card)"
+HELD_CARDS = ("return document.querySelectorAll("
+              "'#table .seat .hand .card[data-card], #info .kitty .card[data-card]').length")
+
+
+def public_cards(audit: RefereeClient, hand_id: str) -> Counter[str]:
+    """Every card shown face up so far in a hand (played, or declared in 升级), with counts."""
+    shown: Counter[str] = Counter()
+    for event in audit.all_hand_events(hand_id):
+        kind = event.WhichOneof("payload") or ""
+        payload = getattr(event, kind)
+        if kind.endswith("cards_played") or kind == "shengji_declared":
+            shown.update(payload.cards)
+        if kind == "shengji_throw_failed":
+            shown.update(payload.attempted)
+    return shown
+
+
+def sse_events(driver: WebDriver) -> list[pb.Event]:
+    """The events the page received over its server-sent event stream (DevTools log)."""
+    events = []
+    for message in network_messages(driver):
+        if message["method"] == "Network.eventSourceMessageReceived":
+            params = message["params"]
+            if params.get("eventName") == "event":
+                events.append(json_format.ParseDict(json.loads(params["data"]), pb.Event()))
+    return events
+
+
+@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+def test_a_live_table_followed_as_a_spectator_never_shows_a_hidden_card(
+        site: Site, browser: WebDriver, game: str) -> None:
+    server = site.server
+    if game == "fiftyk":
+        seated = seat_bots(server, "classic", 4, prefix=f"live-{game}")
+    else:
+        seated = test_shengji.shengji_table(server)
+    token = seated.platform.issue_spectator_token(seated.table_id).spectator_token
+    browser.get(f"{site.web}/#watch={seated.table_id}&token={token}")
+    wait_for(browser, "return document.body.classList.contains('live')")
+    assert token not in browser.current_url  # the token leaves the address bar
+    audit = server.audit()
+    outcome: dict[str, Any] = {}
+
+    def bots() -> None:
+        try:
+            view = seated.platform.start_hand(seated.table_id).hand
+            rng = random.Random(game)
+            outcome["final"] = (play_out(seated, view, rng)[0] if game == "fiftyk"
+                                else test_shengji.play_out(seated, view, rng))
+        except BaseException as error:  # reported below
+            outcome["error"] = error
+
+    playing = threading.Thread(target=bots, daemon=True)
+    playing.start()
+    polls = 0
+    while playing.is_alive() or not polls:
+        assert browser.execute_script(HELD_CARDS) == 0  # no seat's cards, no kitty
+        shown = Counter(browser.execute_script(DOM_CARDS))
+        hand_id = browser.execute_script("return FK.app.view.doc && FK.app.view.doc.hand_id")
+        if hand_id and not outcome.get("final"):
+            face_up = public_cards(audit, hand_id)
+            assert not shown - face_up, f"hidden cards in the page: {shown - face_up}"
+        polls += 1
+    playing.join()
+    assert "error" not in outcome, outcome.get("error")
+    final = outcome["final"]
+    wait_for(browser, "return [...document.querySelectorAll('#log li')].some("
+                      "(li) => li.textContent.includes('hand over'))")
+    drawn = read(browser)
+    for state in final.seats:
+        seat = drawn["seats"][str(state.seat)]
+        assert not seat["cards"] and seat["points"] == state.collected
+    received = sse_events(browser)
+    assert any(e.name.endswith(".hand_ended") for e in received)
+    for event in received:
+        assert not hidden_cards(event) and not test_spectators.shengji_hidden(event), event.name
+    fair = wait_for(browser, "const f = document.querySelector('#fairness [data-fair]');"
+                             " return f && f.dataset.fair !== 'unknown' ? f.dataset.fair : null;")
+    assert fair == "yes"  # the seed is revealed: a spectator checks the deal too

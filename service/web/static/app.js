@@ -110,56 +110,45 @@
 
   // -- live -----------------------------------------------------------------------------
 
-  async function watch(tableId) {
+  // Follow a table as server-sent events (EventSource: it reconnects by itself and resumes
+  // after the last event received). EventSource cannot send headers, so the spectator token
+  // travels as the `token` query parameter.
+  function watch(tableId) {
     const token = $("spectator-token").value || sessionStorage.getItem(TOKEN_STORE) || "";
     if (!token) { status("watching a table needs a spectator token", "error"); $("spectator-token").focus(); return; }
     sessionStorage.setItem(TOKEN_STORE, token);
     unwatch();
-    const controller = new AbortController();
-    view.live = { table: tableId, controller, hands: [], game: null, docs: {} };
+    const source = new EventSource(`api/tables/${encodeURIComponent(tableId)}/watch?token=${encodeURIComponent(token)}`);
+    view.live = { table: tableId, source, hands: [], game: null };
     view.perspective = "public";
     status(`watching table ${tableId}…`);
     document.body.classList.add("live");
-    try {
-      const response = await fetch(`api/tables/${encodeURIComponent(tableId)}/watch`, {
-        headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream" },
-        signal: controller.signal });
-      if (!response.ok) {
-        const body = await response.json().catch(() => ({ error: response.statusText }));
-        status(`table ${tableId}: ${body.error}`, "error"); unwatch(); return;
+    source.addEventListener("event", (e) => liveEvent("event", JSON.parse(e.data)));
+    source.addEventListener("error", (e) => {
+      if (e.data) { liveEvent("error", JSON.parse(e.data)); return; }
+      if (source.readyState === EventSource.CLOSED) {
+        status(`table ${tableId}: the referee refused the stream (is the token for this table, and still valid?)`, "error");
       }
-      await readStream(response.body, liveEvent);
-      status(`table ${tableId}: the stream ended`);
-    } catch (err) {
-      if (err.name !== "AbortError") status(`table ${tableId}: ${err.message}`, "error");
-    }
-  }
-
-  async function readStream(body, onEvent) {
-    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const kind = (block.match(/^event: (.*)$/m) || [])[1] || "message";
-        const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-        if (data) onEvent(kind, JSON.parse(data));
-      }
-    }
+    });
   }
 
   function liveEvent(kind, data) {
     const live = view.live;
-    if (kind === "error") { status(`table ${live.table}: ${data.error}`, "error"); return; }
-    if (kind === "delay") { $("live-delay").textContent = data.text; return; }
+    if (kind === "error") {
+      status(`table ${live.table}: ${data.error}`, "error");
+      unwatch();  // a refusal is final: do not let the browser reconnect
+      return;
+    }
     const event = data;
     const key = payloadKey(event);
-    if (event.name === "table.opened") { live.game = event.table_opened.game; return; }
+    if (event.name === "table.opened") {
+      live.game = event.table_opened.game;
+      const policy = event.table_opened.spectators || {};
+      const delays = [policy.delay_actions ? `${policy.delay_actions} events` : "",
+                      policy.delay_seconds ? `${policy.delay_seconds} s` : ""].filter(Boolean);
+      $("live-delay").textContent = delays.length ? `spectators watch ${delays.join(" or ")} behind the table` : "";
+      return;
+    }
     if (event.name === "table.hand_recorded") {
       live.hands.push(event.table_hand_recorded);
       drawChart();
@@ -186,7 +175,7 @@
   }
 
   function unwatch() {
-    if (view.live) view.live.controller.abort();
+    if (view.live) view.live.source.close();
     view.live = null;
     document.body.classList.remove("live");
   }
@@ -430,6 +419,13 @@
 
   function readHash() {
     const params = new URLSearchParams(location.hash.slice(1));
+    const token = params.get("token");
+    if (token) {
+      // A link may carry a spectator token: keep it for this tab only, off the address bar.
+      sessionStorage.setItem(TOKEN_STORE, token);
+      params.delete("token");
+      history.replaceState(null, "", `#${params.toString()}`);
+    }
     return { hand: params.get("hand"), version: Number(params.get("v")) || 0, table: params.get("watch") };
   }
 

@@ -73,8 +73,8 @@
 
   const ALGORITHMS = { "fiftyk-shuffle/1": { shuffle: shuffleV1, commit: commitV1 } };
 
-  // inputs: {algorithm, seed (hex or null), commitment, deck, canonical}. Returns
-  // {ok, lines: [{ok, text}]}: one line per check, the first failure makes `ok` false.
+  // inputs: {algorithm, seed (hex or null), commitment, deck (may be empty: a spectator is
+  // not shown it), canonical}. Returns {ok, lines: [{ok, text}]}: one line per check.
   async function check(inputs) {
     const lines = [];
     const say = (ok, text) => { lines.push({ ok, text }); return ok; };
@@ -84,26 +84,34 @@
                  + Object.keys(ALGORITHMS).join(", "));
       return { ok: false, lines };
     }
-    if (!inputs.commitment || !inputs.deck || inputs.deck.length === 0) {
-      say(false, "the deal inputs are not revealed here (the deck or the commitment is missing)");
+    const known = inputs.deck && inputs.deck.length ? inputs.deck : null;
+    if (!inputs.commitment || (!inputs.seed && !known)) {
+      say(false, "the deal inputs are not revealed here (no seed and no deck)");
       return { ok: false, lines };
     }
+    let ok = true;
+    let deck = known;
     const seed = inputs.seed ? hexToBytes(inputs.seed) : new Uint8Array(0);
-    const digest = await algorithm.commit(seed, inputs.deck);
-    let ok = say(digest === inputs.commitment,
-                 digest === inputs.commitment
-                   ? `commitment matches: ${digest}`
-                   : `commitment does not match: published ${inputs.commitment}, recomputed ${digest}`);
     if (inputs.seed) {
-      const deck = await algorithm.shuffle(seed, inputs.canonical);
-      const same = deck.length === inputs.deck.length && deck.every((c, i) => c === inputs.deck[i]);
-      const first = deck.findIndex((c, i) => c !== inputs.deck[i]);
-      ok = say(same, same ? `the seed deals exactly this deck (${deck.length} cards)`
-                          : `the seed deals another deck: card ${first + 1} is ${deck[first]},`
-                            + ` the hand has ${inputs.deck[first]}`) && ok;
+      const dealt = await algorithm.shuffle(seed, inputs.canonical);
+      if (known) {
+        const same = dealt.length === known.length && dealt.every((c, i) => c === known[i]);
+        const first = dealt.findIndex((c, i) => c !== known[i]);
+        ok = say(same, same ? `the seed deals exactly this deck (${dealt.length} cards)`
+                            : `the seed deals another deck: card ${first + 1} is ${dealt[first]},`
+                              + ` the hand has ${known[first]}`) && ok;
+      } else {
+        say(true, `the seed deals a deck of ${dealt.length} cards (the deck itself is not shown here)`);
+        deck = dealt;
+      }
     } else {
       say(true, "a preset deck (no seed): the commitment covers the deck alone");
     }
+    const digest = await algorithm.commit(seed, deck);
+    ok = say(digest === inputs.commitment,
+             digest === inputs.commitment
+               ? `commitment matches: ${digest}`
+               : `commitment does not match: published ${inputs.commitment}, recomputed ${digest}`) && ok;
     return { ok, lines };
   }
 

@@ -349,6 +349,7 @@ class TableView(_message.Message):
     MATCH_END_REASON_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """table_id identifies the table."""
     name: _builtins.str
@@ -391,6 +392,10 @@ class TableView(_message.Message):
     def hand_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """hand_ids lists the table's hands in order, the current one last."""
 
+    @_builtins.property
+    def spectators(self) -> Global___SpectatorPolicy:
+        """spectators is the table's spectator policy."""
+
     def __init__(
         self,
         *,
@@ -409,10 +414,11 @@ class TableView(_message.Message):
         match_end_reason: _builtins.str | None = ...,
         version: _builtins.int = ...,
         game: _builtins.str = ...,
+        spectators: Global___SpectatorPolicy | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "current_hand_id", b"current_hand_id", "match_end_reason", b"match_end_reason", "ruleset", b"ruleset"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "current_hand_id", b"current_hand_id", "match_end_reason", b"match_end_reason", "ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "current_hand_id", b"current_hand_id", "game", b"game", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "current_hand_id", b"current_hand_id", "game", b"game", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "spectators", b"spectators", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__current_hand_id: _TypeAlias = _typing.Literal["current_hand_id"]  # noqa: Y015
     _WhichOneofArgType__current_hand_id: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id"]  # noqa: Y015
@@ -904,6 +910,7 @@ class CreateTableRequest(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     ALLOW_PRESET_DECK_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent: a retry with the same id returns the original
     outcome and writes nothing. Optional; at most 128 characters.
@@ -922,6 +929,10 @@ class CreateTableRequest(_message.Message):
     def ruleset(self) -> Global___RulesetSpec:
         """ruleset is the table's preset and option overrides."""
 
+    @_builtins.property
+    def spectators(self) -> Global___SpectatorPolicy:
+        """spectators is how spectators watch the table (no delay and no limit when absent)."""
+
     def __init__(
         self,
         *,
@@ -930,14 +941,119 @@ class CreateTableRequest(_message.Message):
         players: _builtins.int = ...,
         allow_preset_deck: _builtins.bool = ...,
         name: _builtins.str = ...,
+        spectators: Global___SpectatorPolicy | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "name", b"name", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "name", b"name", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateTableRequest: _TypeAlias = CreateTableRequest  # noqa: Y015
+
+@_typing.final
+class SpectatorPolicy(_message.Message):
+    """SpectatorPolicy says how a table's spectators (holders of a spectator token) watch it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANKED_FIELD_NUMBER: _builtins.int
+    DELAY_ACTIONS_FIELD_NUMBER: _builtins.int
+    DELAY_SECONDS_FIELD_NUMBER: _builtins.int
+    MAX_SPECTATORS_FIELD_NUMBER: _builtins.int
+    ranked: _builtins.bool
+    """ranked marks a table whose hands count: its spectators are always delayed, by the
+    delay below or else by one round of actions (as many hand events as seats).
+    """
+    delay_actions: _builtins.int
+    """delay_actions: a spectator receives a hand event only once this many later events of
+    the same hand were recorded (0..1000; 0: no delay by actions).
+    """
+    delay_seconds: _builtins.int
+    """delay_seconds: ... or once this many seconds passed since it was recorded (0..3600;
+    0: no delay by time). The end of a hand releases all of it.
+    """
+    max_spectators: _builtins.int
+    """max_spectators is the most spectator streams open on the table at once, per server
+    process (0: only the server's watch limits apply; at most 100000).
+    """
+    def __init__(
+        self,
+        *,
+        ranked: _builtins.bool = ...,
+        delay_actions: _builtins.int = ...,
+        delay_seconds: _builtins.int = ...,
+        max_spectators: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delay_actions", b"delay_actions", "delay_seconds", b"delay_seconds", "max_spectators", b"max_spectators", "ranked", b"ranked"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SpectatorPolicy: _TypeAlias = SpectatorPolicy  # noqa: Y015
+
+@_typing.final
+class IssueSpectatorTokenRequest(_message.Message):
+    """IssueSpectatorTokenRequest asks for a spectator token for a table."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    TTL_SECONDS_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """table_id identifies the table."""
+    ttl_seconds: _builtins.int
+    """ttl_seconds is how long the token is accepted (0: the server's token lifetime; at most
+    that lifetime).
+    """
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        ttl_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id", "ttl_seconds", b"ttl_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IssueSpectatorTokenRequest: _TypeAlias = IssueSpectatorTokenRequest  # noqa: Y015
+
+@_typing.final
+class IssueSpectatorTokenResponse(_message.Message):
+    """IssueSpectatorTokenResponse returns the spectator token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SPECTATOR_TOKEN_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
+    spectator_token: _builtins.str
+    """spectator_token is the credential; send it as `authorization: Bearer <spectator_token>`."""
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp:
+        """expires_at is when the token stops being accepted."""
+
+    @_builtins.property
+    def spectators(self) -> Global___SpectatorPolicy:
+        """spectators is the table's spectator policy."""
+
+    def __init__(
+        self,
+        *,
+        spectator_token: _builtins.str = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+        spectators: Global___SpectatorPolicy | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "spectators", b"spectators"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "spectator_token", b"spectator_token", "spectators", b"spectators"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IssueSpectatorTokenResponse: _TypeAlias = IssueSpectatorTokenResponse  # noqa: Y015
 
 @_typing.final
 class CreateTableResponse(_message.Message):
@@ -2123,6 +2239,7 @@ class TableOpened(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     ALLOW_PRESET_DECK_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """game is the game the table plays: "fiftyk" or "shengji"."""
     players: _builtins.int
@@ -2135,6 +2252,10 @@ class TableOpened(_message.Message):
     def ruleset(self) -> Global___Ruleset:
         """ruleset is the table's ruleset: preset, overrides, every option in force."""
 
+    @_builtins.property
+    def spectators(self) -> Global___SpectatorPolicy:
+        """spectators is the table's spectator policy."""
+
     def __init__(
         self,
         *,
@@ -2143,10 +2264,11 @@ class TableOpened(_message.Message):
         players: _builtins.int = ...,
         allow_preset_deck: _builtins.bool = ...,
         name: _builtins.str = ...,
+        spectators: Global___SpectatorPolicy | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "game", b"game", "name", b"name", "players", b"players", "ruleset", b"ruleset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "game", b"game", "name", b"name", "players", b"players", "ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -46,6 +46,11 @@ class RefereeServiceStub:
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.JoinTableRequest.SerializeToString,
                 response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.JoinTableResponse.FromString,
                 _registered_method=True)
+        self.IssueSpectatorToken = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/IssueSpectatorToken',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.IssueSpectatorTokenRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.IssueSpectatorTokenResponse.FromString,
+                _registered_method=True)
         self.LeaveTable = channel.unary_unary(
                 '/fiftyk.referee.v1.RefereeService/LeaveTable',
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.LeaveTableRequest.SerializeToString,
@@ -148,6 +153,16 @@ class RefereeServiceServicer:
     def JoinTable(self, request, context):
         """JoinTable seats a player and returns the seat token the player acts with. Platform
         credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def IssueSpectatorToken(self, request, context):
+        """IssueSpectatorToken returns a spectator token for a table: its holder watches the table
+        (`WatchTable`, `GetTable`, `GetScores`, `GetHandView` at tables without a spectator
+        delay) and never sees a hidden card; the table's spectator policy delays and limits
+        it (docs/web.md#spectators). Platform credential.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -300,6 +315,11 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.JoinTableRequest.FromString,
                     response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.JoinTableResponse.SerializeToString,
             ),
+            'IssueSpectatorToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.IssueSpectatorToken,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.IssueSpectatorTokenRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.IssueSpectatorTokenResponse.SerializeToString,
+            ),
             'LeaveTable': grpc.unary_unary_rpc_method_handler(
                     servicer.LeaveTable,
                     request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.LeaveTableRequest.FromString,
@@ -442,6 +462,33 @@ class RefereeService:
             '/fiftyk.referee.v1.RefereeService/JoinTable',
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.JoinTableRequest.SerializeToString,
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.JoinTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IssueSpectatorToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/IssueSpectatorToken',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.IssueSpectatorTokenRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.IssueSpectatorTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

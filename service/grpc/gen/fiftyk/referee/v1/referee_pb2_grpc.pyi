@@ -77,6 +77,12 @@ class RefereeServiceStub:
     """JoinTable seats a player and returns the seat token the player acts with. Platform
     credential.
     """
+    IssueSpectatorToken: _grpc.UnaryUnaryMultiCallable[_referee_pb2.IssueSpectatorTokenRequest, _referee_pb2.IssueSpectatorTokenResponse]
+    """IssueSpectatorToken returns a spectator token for a table: its holder watches the table
+    (`WatchTable`, `GetTable`, `GetScores`, `GetHandView` at tables without a spectator
+    delay) and never sees a hidden card; the table's spectator policy delays and limits
+    it (docs/web.md#spectators). Platform credential.
+    """
     LeaveTable: _grpc.UnaryUnaryMultiCallable[_referee_pb2.LeaveTableRequest, _referee_pb2.LeaveTableResponse]
     """LeaveTable frees a seat while no hand is in progress. The seat's own token or the
     platform credential.
@@ -150,6 +156,12 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     JoinTable: _aio.UnaryUnaryMultiCallable[_referee_pb2.JoinTableRequest, _referee_pb2.JoinTableResponse]  # type: ignore[assignment]
     """JoinTable seats a player and returns the seat token the player acts with. Platform
     credential.
+    """
+    IssueSpectatorToken: _aio.UnaryUnaryMultiCallable[_referee_pb2.IssueSpectatorTokenRequest, _referee_pb2.IssueSpectatorTokenResponse]  # type: ignore[assignment]
+    """IssueSpectatorToken returns a spectator token for a table: its holder watches the table
+    (`WatchTable`, `GetTable`, `GetScores`, `GetHandView` at tables without a spectator
+    delay) and never sees a hidden card; the table's spectator policy delays and limits
+    it (docs/web.md#spectators). Platform credential.
     """
     LeaveTable: _aio.UnaryUnaryMultiCallable[_referee_pb2.LeaveTableRequest, _referee_pb2.LeaveTableResponse]  # type: ignore[assignment]
     """LeaveTable frees a seat while no hand is in progress. The seat's own token or the
@@ -233,6 +245,18 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.JoinTableResponse, _abc.Awaitable[_referee_pb2.JoinTableResponse]]:
         """JoinTable seats a player and returns the seat token the player acts with. Platform
         credential.
+        """
+
+    @_abc_1.abstractmethod
+    def IssueSpectatorToken(
+        self,
+        request: _referee_pb2.IssueSpectatorTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.IssueSpectatorTokenResponse, _abc.Awaitable[_referee_pb2.IssueSpectatorTokenResponse]]:
+        """IssueSpectatorToken returns a spectator token for a table: its holder watches the table
+        (`WatchTable`, `GetTable`, `GetScores`, `GetHandView` at tables without a spectator
+        delay) and never sees a hidden card; the table's spectator policy delays and limits
+        it (docs/web.md#spectators). Platform credential.
         """
 
     @_abc_1.abstractmethod
