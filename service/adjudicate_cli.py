@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from fiftyk_referee.domain.errors import RuleError
+from fiftyk_referee.service.terminal import outline, people_output
 
 EXIT_UNREADABLE = 1
 
@@ -20,6 +21,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         " result JSON. Exit 0 whenever the file is a readable transcript.",
     )
     parser.add_argument("file", help="transcript JSON file, or - for standard input")
+    parser.add_argument("--pretty", action="store_true",
+                        help="print the ruling for people (an indented outline with suit"
+                             " symbols) instead of one line of JSON")
     parser.set_defaults(handler=run)
 
 
@@ -52,5 +56,9 @@ def run(args: argparse.Namespace) -> int:
     except RuleError as error:  # only an unreadable transcript raises; rulings return
         print(f"fiftyk adjudicate: not a valid transcript: {error.message}", file=sys.stderr)
         return EXIT_UNREADABLE
+    if args.pretty:
+        with people_output():
+            print("\n".join(outline(result)))
+        return 0
     print(json.dumps(result, ensure_ascii=False))
     return 0

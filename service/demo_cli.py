@@ -46,6 +46,7 @@ from fiftyk_referee.service.hand_text import (
     trick_text,
 )
 from fiftyk_referee.service.shengji_text import match_text
+from fiftyk_referee.service.terminal import add_text_argument, for_people_wanted, people_output
 
 PASS_PROBABILITY = 0.3
 MAX_COMMANDS_PER_HAND = 10_000
@@ -236,6 +237,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="seats (default 4 where the preset allows, else its smallest)")
     parser.add_argument("--hands", type=int, default=1, help="hands to play (default 1)")
     parser.add_argument("--seed", type=int, help="seed of the bots' choices (default random)")
+    add_text_argument(parser)
     parser.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
                         help="wait this long before each action, to watch the table live"
                              " (default 0)")
@@ -265,8 +267,9 @@ def run(args: argparse.Namespace) -> int:
     if args.pace < 0:
         print("fiftyk demo: --pace must not be negative", file=sys.stderr)
         return 2
-    return run_demo(args.server, preset, players, args.hands, key, args.seed,
-                    tls_from_args(args), args.game, pace=args.pace, web=args.web)
+    with people_output(for_people_wanted(args.text)):
+        return run_demo(args.server, preset, players, args.hands, key, args.seed,
+                        tls_from_args(args), args.game, pace=args.pace, web=args.web)
 
 
 __all__ = ["add_parser", "run", "run_demo"]

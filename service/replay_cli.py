@@ -29,6 +29,7 @@ from fiftyk_referee.service.shengji_text import (
     sort_seat_cards,
     to_act_text,
 )
+from fiftyk_referee.service.terminal import add_text_argument, for_people_wanted, people_output
 from fiftyk_referee.service.web.document import hand_document
 from fiftyk_referee.service.web.page import offline_html
 
@@ -118,6 +119,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("hand_id", metavar="HAND_ID", help="the hand's id")
     parser.add_argument("--version", type=int, help="show the state after this event version")
+    add_text_argument(parser)
     parser.add_argument("--html", metavar="FILE",
                         help="write the hand as one offline HTML page (the web table's replay:"
                              " step, jump, perspectives, the fairness check) instead")
@@ -160,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         client.close()
-    print("\n".join(lines))
+    with people_output(for_people_wanted(args.text)):
+        print("\n".join(lines))
     return 0
 
 

@@ -66,7 +66,8 @@ def chromium(width: int = 1280, height: int = 900) -> Iterator[webdriver.Chrome]
 def network_messages(driver: webdriver.Chrome) -> list[dict[str, Any]]:
     """The DevTools network events recorded since the last call (performance log)."""
     out = []
-    for entry in driver.get_log("performance"):
+    entries: list[dict[str, Any]] = driver.get_log("performance")  # type: ignore[no-untyped-call]
+    for entry in entries:
         message = json.loads(entry["message"])["message"]
         if str(message.get("method", "")).startswith("Network."):
             out.append(message)

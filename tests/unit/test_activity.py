@@ -18,7 +18,7 @@ from fiftyk_referee.service.public_events import FeedEvent, feed_event
 WINDOW = 60.0
 TABLE_FIELDS: dict[str, dict[str, Any]] = {
     "Opened": {"ruleset": {"preset": "classic", "options": {}}, "players": 4,
-               "allow_preset_deck": False, "name": "", "game": "fiftyk",
+               "allow_preset_deck": False, "name": "", "game": "fiftyk", "spectators": None,
                "originator_topic": get_topic(Table)},
     "SeatTaken": {"seat": 0, "player_id": "p0"},
     "HandStarted": {"number": 1, "dealer": 3},

@@ -118,7 +118,7 @@ def test_the_docs_error_table_documents_every_reason_with_its_status_code() -> N
             (Unauthenticated, ("MISSING_CREDENTIALS", "INVALID_TOKEN", "TOKEN_EXPIRED",
                                "INVALID_AUDIT_KEY", "INVALID_PLATFORM_KEY")),
             (PermissionDenied, ("WRONG_TABLE", "WRONG_SEAT", "SEAT_TOKEN_REQUIRED",
-                                "AUDIT_REQUIRED", "PLATFORM_REQUIRED")),
+                                "AUDIT_REQUIRED", "PLATFORM_REQUIRED", "SPECTATOR_DELAYED")),
             (ResourceExhausted, ("MESSAGE_TOO_LARGE", "LIMIT_EXCEEDED", "RATE_LIMITED")),
             (DeadlineExceeded, ("REQUEST_TIMEOUT",)),
             (Unavailable, ("SHUTTING_DOWN", "STORE_UNAVAILABLE")),
