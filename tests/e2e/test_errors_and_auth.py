@@ -121,6 +121,13 @@ class Arena:
         return list(self.seat(table, hand, offset).hand_view(table.table_id).own_cards)
 
 
+def _spectator_at_a_ranked_table(a: Arena) -> object:
+    table = a.platform.create_table("classic", 4,
+                                    spectators=pb.SpectatorPolicy(ranked=True)).table
+    token = a.platform.issue_spectator_token(table.table_id).spectator_token
+    return a.server.client(token=token).hand_view(table.table_id)
+
+
 def _rank(card: str) -> int:
     return classify(parse_cards([card]), RULES).rank
 
@@ -506,6 +513,8 @@ CASES = [
          lambda a: a.idle.seats[0].read_events()),
     Case("audit creates a table", Code.PERMISSION_DENIED, ServiceReason.PLATFORM_REQUIRED,
          lambda a: a.audit.create_table("classic", 4)),
+    Case("a spectator asks a delayed table's hand", Code.PERMISSION_DENIED,
+         ServiceReason.SPECTATOR_DELAYED, _spectator_at_a_ranked_table),
     *SHENGJI_CASES,
 ]
 
@@ -563,8 +572,8 @@ def test_errors_change_nothing(arena: Arena) -> None:
         before = arena.platform.read_events(after_position=position, limit=1000)
         position = before.last_position
     for case in CASES:
-        if case.reason == ServiceReason.REQUEST_ID_REUSED:
-            continue  # its setup creates a table on purpose
+        if case.reason in (ServiceReason.REQUEST_ID_REUSED, ServiceReason.SPECTATOR_DELAYED):
+            continue  # their setup creates a table on purpose
         with pytest.raises(grpc.RpcError):
             case.call(arena)
     assert not arena.platform.read_events(after_position=position).events

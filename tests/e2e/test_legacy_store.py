@@ -110,6 +110,12 @@ def test_every_hand_of_a_0_1_0_store_exports_the_same_transcript(
             assert events >= answer["events"]
         else:
             assert events == answer["events"], hand_id
+            # A finished hand's export now carries its deal inputs, and they open its
+            # commitment: the deck 0.1.0 recorded is the one the seed deals.
+            deal = transcript.pop("deal")
+            seed = bytes.fromhex(deal["seed"]) if deal["seed"] else None
+            assert deal["commitment"] == commitment(seed, transcript["deck"]), hand_id
+        transcript.pop("deal", None)
         assert transcript == answer["transcript"], hand_id
 
 

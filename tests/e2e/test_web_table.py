@@ -391,3 +391,27 @@ def test_a_live_table_followed_as_a_spectator_never_shows_a_hidden_card(
     fair = wait_for(browser, "const f = document.querySelector('#fairness [data-fair]');"
                              " return f && f.dataset.fair !== 'unknown' ? f.dataset.fair : null;")
     assert fair == "yes"  # the seed is revealed: a spectator checks the deal too
+
+
+def test_the_page_is_keyboard_operable_and_fits_a_phone(site: Site) -> None:
+    phone_width = 390
+    with chromium(width=phone_width, height=844) as driver:
+        open_hand(driver, site, site.fiftyk.hand_id, 1)
+        overflow = driver.execute_script(
+            "return document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the page is {overflow} px wider than a phone"
+        body = driver.find_element(By.TAG_NAME, "body")
+        body.send_keys(Keys.ARROW_RIGHT)
+        wait_for(driver, "return document.getElementById('version').dataset.version == '2'")
+        body.send_keys(Keys.END)
+        last = site.fiftyk.last_version
+        wait_for(driver, f"return document.getElementById('version').dataset.version == '{last}'")
+        body.send_keys(Keys.HOME)
+        wait_for(driver, "return document.getElementById('version').dataset.version == '1'")
+        body.send_keys("]")  # the next trick: its first play is drawn as trick 2
+        body.send_keys("]")
+        trick = wait_for(driver, "const t = document.querySelector('#table .trick[data-current]');"
+                                 " return t ? t.dataset.trick : null;")
+        assert trick == "2"
+        Select(driver.find_element(By.ID, "trick-jump")).select_by_value("3")
+        wait_for(driver, "return document.querySelector('#table .trick').dataset.trick == '3'")

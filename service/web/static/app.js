@@ -265,6 +265,12 @@
     go(Math.min(from, view.doc.events.length - 1));
   }
 
+  // Where each trick starts: its first play (trick 1), or right after the trick before.
+  function trickStarts() {
+    const last = view.doc.events.length - 1;
+    return [firstPlay(), ...trickEnds().map((i) => i + 1)].filter((i) => i <= last);
+  }
+
   function firstPlay() {
     const i = view.doc.events.findIndex((e) => /\.cards_played$/.test(e.name));
     return i >= 0 ? i : 0;
@@ -459,7 +465,8 @@
       const keys = {
         ArrowRight: () => go(view.index + 1), ArrowLeft: () => go(view.index - 1),
         Home: () => go(0), End: () => go(Infinity), " ": play,
-        "]": () => jumpTrick(trickOf(view.index) + 1), "[": () => jumpTrick(Math.max(1, trickOf(view.index) - 1)),
+        "]": () => go(trickStarts().find((i) => i > view.index) ?? view.index),
+        "[": () => go([...trickStarts()].reverse().find((i) => i < view.index) ?? 0),
       };
       if (keys[e.key] && !e.target.closest("button")) { e.preventDefault(); keys[e.key](); }
     });
