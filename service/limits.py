@@ -20,8 +20,8 @@ entries — `player.command=20/40,platform.create=100/500,peer=500/1000` — or 
 
 Watch streams are counted while open: per seat token, per key credential (audit, platform),
 per table and per server (`FIFTYK_WATCH_LIMITS`, e.g. `seat=4,key=256,table=64,server=2000`);
-`reserved` (16) of a table's slots are its seats' own, which audit and platform keys cannot
-take.
+`reserved` (16) of a table's slots are its seats' own, which audit and platform keys and
+spectators cannot take.
 
 Below authentication, `TransportLimits` bound what any peer can hold before it has shown a
 credential: streams per connection, connections per server, idle and old connections, the
@@ -98,7 +98,8 @@ DEFAULT_RATES: Mapping[str, Mapping[str, Rate]] = {
 class WatchLimits:
     """Most WatchTable streams open at once: per seat token, per key credential (audit or
     platform), per table and per server; `reserved` of a table's are for its seats' tokens
-    (spectating keys may hold at most `table - reserved`, so they cannot lock the seats out).
+    (everyone else — audit and platform keys, spectators — may hold at most
+    `table - reserved` together, so they cannot lock the seats out).
     """
 
     seat: int = 4
@@ -108,8 +109,8 @@ class WatchLimits:
     reserved: int = 16  # four seats' worth of the per-seat limit
 
     @property
-    def keys_per_table(self) -> int:
-        """A table's streams that audit and platform keys may hold together (at least 1)."""
+    def others_per_table(self) -> int:
+        """A table's streams that callers other than its seats may hold together (>= 1)."""
         return max(1, self.table - self.reserved)
 
 
@@ -216,8 +217,8 @@ def parse_watch_limits(text: str) -> WatchLimits:
         if values[scope] < least:
             raise LimitSpecError(f"{entry!r}: {scope} is at least {least}")
         given.add(scope)
-    # Only a reserve the operator chose is held to the table's size (keys_per_table keeps
-    # one slot for keys when a smaller table limit meets the default reserve).
+    # Only a reserve the operator chose is held to the table's size (others_per_table keeps
+    # one slot for them when a smaller table limit meets the default reserve).
     if "reserved" in given and values["reserved"] >= values["table"]:
         raise LimitSpecError(f"reserved={values['reserved']} leaves no watch slot of a table"
                              f" (table={values['table']}) to anyone but its seats")
@@ -349,15 +350,17 @@ class WatchLimiter:
         self.limits = limits
         self._by_credential: dict[str, int] = {}
         self._by_table: dict[str, int] = {}
-        self._keys_by_table: dict[str, int] = {}  # streams of key credentials per table
+        self._others_by_table: dict[str, int] = {}  # streams of callers not seats, per table
         self._total = 0
         self._lock = threading.Lock()
 
-    def acquire(self, credential: str, key_credential: bool, table_id: str
-                ) -> tuple[str, str, bool]:
+    def acquire(self, credential: str, key_credential: bool, table_id: str, *,
+                seat: bool | None = None) -> tuple[str, str, bool]:
         """Hold a place for one stream (give it back with `release`); ResourceExhausted
-        (LIMIT_EXCEEDED, naming the scope in its metadata) when a limit is reached. Key
-        credentials (audit, platform) may fill a table only up to `table - reserved`."""
+        (LIMIT_EXCEEDED, naming the scope in its metadata) when a limit is reached. Callers
+        that are not a seat (`seat`; by default every key credential) may fill a table only
+        up to `table - reserved`."""
+        other = not seat if seat is not None else key_credential
         per_credential = self.limits.key if key_credential else self.limits.seat
         with self._lock:
             checks = [
@@ -365,9 +368,9 @@ class WatchLimiter:
                 ("table", self._by_table.get(table_id, 0), self.limits.table),
                 ("credential", self._by_credential.get(credential, 0), per_credential),
             ]
-            if key_credential:
-                checks.append(("table", self._keys_by_table.get(table_id, 0),
-                               self.limits.keys_per_table))
+            if other:
+                checks.append(("table", self._others_by_table.get(table_id, 0),
+                               self.limits.others_per_table))
             for scope, count, limit in checks:
                 if count >= limit:
                     raise ResourceExhausted(
@@ -378,19 +381,19 @@ class WatchLimiter:
             self._total += 1
             self._by_table[table_id] = self._by_table.get(table_id, 0) + 1
             self._by_credential[credential] = self._by_credential.get(credential, 0) + 1
-            if key_credential:
-                self._keys_by_table[table_id] = self._keys_by_table.get(table_id, 0) + 1
-        return credential, table_id, key_credential
+            if other:
+                self._others_by_table[table_id] = self._others_by_table.get(table_id, 0) + 1
+        return credential, table_id, other
 
     def release(self, ticket: tuple[str, str, bool]) -> None:
         """Give back the place `acquire` held."""
-        credential, table_id, key_credential = ticket
+        credential, table_id, other = ticket
         with self._lock:
             self._total -= 1
             _decrement(self._by_table, table_id)
             _decrement(self._by_credential, credential)
-            if key_credential:
-                _decrement(self._keys_by_table, table_id)
+            if other:
+                _decrement(self._others_by_table, table_id)
 
     def open_streams(self) -> int:
         """Streams open now."""

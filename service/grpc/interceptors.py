@@ -505,9 +505,11 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
             async def watched(request: Any, context: Context) -> AsyncIterator[Any]:
                 try:
                     role, credential = self._admit(context, rpc_class)
+                    # The table's own seats keep their reserved slots: everyone else
+                    # (keys, spectators) shares the rest.
                     ticket = self._watches.acquire(
                         credential, role in ("audit", "platform"),
-                        str(getattr(request, "table_id", "")))
+                        str(getattr(request, "table_id", "")), seat=role == "player")
                 except ResourceExhausted as error:
                     if error.metadata.get("scope"):
                         self._metrics.watch_limited(error.metadata["scope"])

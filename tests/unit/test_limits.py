@@ -197,10 +197,12 @@ def test_keys_cannot_take_a_tables_reserved_watch_slots_but_its_seats_can() -> N
     with pytest.raises(ResourceExhausted) as refused:
         watches.acquire("audit", True, "t1")
     assert refused.value.metadata["scope"] == "table"
-    watches.acquire("seat:a", False, "t1")
-    watches.acquire("seat:b", False, "t1")  # the seats still find their reserved slots
+    with pytest.raises(ResourceExhausted):  # a spectator shares the others' slots too
+        watches.acquire("spectator:t1:s", False, "t1", seat=False)
+    watches.acquire("seat:a", False, "t1", seat=True)
+    watches.acquire("seat:b", False, "t1", seat=True)  # the seats find their reserved slots
     assert parse_watch_limits("reserved=0").reserved == 0
-    assert parse_watch_limits("table=3").keys_per_table == 1  # the default reserve bends
+    assert parse_watch_limits("table=3").others_per_table == 1  # the default reserve bends
     for spec in ("reserved=64", "table=8,reserved=9", "reserved=-1"):
         with pytest.raises(LimitSpecError):
             parse_watch_limits(spec)
