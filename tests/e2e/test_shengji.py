@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 
 import grpc
 import pytest
@@ -160,3 +161,65 @@ def test_a_shengji_io_hand_plays_the_house_rules_through_the_server(
     live = json.loads(final.shengji.result.result_json)
     assert live["throws_failed"][0]["forced"] == forced
     assert {key: ruling[key] for key in live} == live  # the export re-rules to the live result
+
+
+# -- follow duties through the API ------------------------------------------------------------
+
+PLAIN_CLUBS = "3C 4C 5C 6C 7C 8C 9C JC QC KC AC"
+
+
+def _led_at_ten(server: LiveServer, preset: str, leader: str, lead: str, follower: str,
+                prefix: str) -> tuple[Seated, str]:
+    """Level 10: seat 0 declares 10H, deals, buries and leads `lead`; seat 1 holds `follower`."""
+    options = {"declare_pacing": "final", "start_level": "10"}
+    table = seat_bots_for(server, preset, options, prefix)
+    rules = ShengjiRules.from_spec(preset, options)
+    deck = deck_for(rules, {0: leader, 1: follower})
+    hand_id = table.platform.start_hand(table.table_id, deck=deck).hand.hand_id
+    dealer = table.seats[0]
+    dealer.declare(table.table_id, hand_id, ["10H"])
+    for seat in (1, 2, 3, 0):
+        table.seats[seat].declare(table.table_id, hand_id)
+    rest = Counter(dealer.hand_view(table.table_id, hand_id).own_cards)
+    rest.subtract(lead.split())
+    dealer.bury(table.table_id, hand_id, list(rest.elements())[:rules.kitty_size])
+    dealer.play(table.table_id, hand_id, lead.split())
+    return table, hand_id
+
+
+def seat_bots_for(server: LiveServer, preset: str, options: dict[str, str],
+                  prefix: str) -> Seated:
+    """A Shengji table with these options, preset decks allowed, a bot in every seat."""
+    platform = server.platform()
+    table = platform.create_table(preset, PLAYERS, options=options, allow_preset_deck=True,
+                                  game="shengji").table
+    tokens = [platform.join_table(table.table_id, f"{prefix}-{seat}", seat).seat_token
+              for seat in range(PLAYERS)]
+    return Seated(table.table_id, PLAYERS, tokens,
+                  [server.client(token=token) for token in tokens], platform)
+
+
+@pytest.mark.parametrize(("preset", "leader", "lead", "follower", "wrong", "reason"), [
+    # Three packs: AH-10C runs into the tractor and keeps 10S×3 for the triple slot.
+    ("titanic", "10H 10H 10D 10D SJ SJ SJ BJ", "10D 10D 10H 10H SJ SJ SJ",
+     "AH AH AH 10C 10C 10S 10S 10S 5H " + PLAIN_CLUBS.replace("C", "D") + " "
+     + PLAIN_CLUBS + " 2C 2D 2S 3S 4S 5S 6S 7S",
+     "AH AH 10S 10S 10C 10C 5H", "MUST_FOLLOW_TRIPLE"),
+    # Every 2 a trump: AH-2S and 2C-2H fill the four-pair tractor (one run AH-2S-2H fills 3).
+    ("tractor_changzhu", "10H 3H 3H 4H 4H 5H 5H 6H 6H", "3H 3H 4H 4H 5H 5H 6H 6H",
+     "AH AH 2S 2S 2C 2C 2H 2H 8H 8H " + PLAIN_CLUBS + " 3D 4D 5D 6D",
+     "AH AH 2S 2S 2H 2H 8H 8H", "MUST_FOLLOW_TRACTOR"),
+], ids=["three-packs-triple-kept", "permanent-two-two-runs"])
+def test_a_follower_owes_the_best_reading_of_its_runs(
+        server: LiveServer, preset: str, leader: str, lead: str, follower: str, wrong: str,
+        reason: str) -> None:
+    table, hand_id = _led_at_ten(server, preset, leader, lead, follower, f"runs-{preset}")
+    seat = table.seats[1]
+    assert Counter(seat.hand_view(table.table_id, hand_id).own_cards) == \
+        Counter(follower.split())
+    assert _refusal(lambda: seat.play(table.table_id, hand_id, wrong.split())) == (
+        grpc.StatusCode.FAILED_PRECONDITION, reason)
+    listed = seat.legal_plays(table.table_id, hand_id).plays
+    view = seat.play(table.table_id, hand_id, listed[0].cards).hand
+    assert [(play.seat, len(play.cards)) for play in view.trick] == [(0, len(lead.split())),
+                                                                     (1, len(lead.split()))]
