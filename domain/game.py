@@ -63,12 +63,31 @@ class LegalPlay:
 
 
 @dataclass(frozen=True, slots=True)
+class Constraint:
+    """One condition a seat's action must meet, as data a client can check.
+
+    `kind` names the condition (each game documents its kinds); the other fields are its
+    arguments, those a kind does not use left empty: how many (`count`), of which suit group
+    or card set (`group`), of which shape (`width` identical cards on each of `length`
+    consecutive steps) and which cards it concerns (`cards`).
+    """
+
+    kind: str
+    count: int = 0
+    group: str = ""
+    width: int = 0
+    length: int = 0
+    cards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class LegalActions:
     """What a seat may do now.
 
     `plays` lists legal plays, at most `limit` of them (`truncated` says when more exist);
     a game whose legal plays can be combinatorial states its `constraints` instead, in
-    words a client can apply (e.g. "play 2 cards of hearts, a pair if you hold one").
+    words a client can apply (e.g. "play 2 cards of hearts, a pair if you hold one"), and
+    the same as `requirements` records a client can check a selection against.
     """
 
     seat: int
@@ -77,6 +96,7 @@ class LegalActions:
     other_kinds: frozenset[ActionKind] = frozenset()
     truncated: bool = False
     constraints: tuple[str, ...] = ()
+    requirements: tuple[Constraint, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +233,6 @@ class Game(Protocol):
 
 
 __all__ = [
-    "PASS", "RESIGN", "Action", "ActionKind", "Game", "GameHand", "HandRecord",
+    "PASS", "RESIGN", "Action", "ActionKind", "Constraint", "Game", "GameHand", "HandRecord",
     "LegalActions", "LegalPlay", "Rules",
 ]

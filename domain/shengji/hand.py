@@ -44,7 +44,14 @@ from eventsourcing.domain import Aggregate, event
 from fiftyk_referee.domain.cards import BJ, SJ, Card, make_deck, parse_card
 from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal_inputs, shuffle_deck
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import Action, ActionKind, HandRecord, LegalActions, LegalPlay
+from fiftyk_referee.domain.game import (
+    Action,
+    ActionKind,
+    Constraint,
+    HandRecord,
+    LegalActions,
+    LegalPlay,
+)
 from fiftyk_referee.domain.observer import Viewer, seat_of, sees_cards_of, sees_everything
 from fiftyk_referee.domain.shengji.cards import (
     LEVEL_RANK,
@@ -728,12 +735,14 @@ class ShengjiHand(Aggregate):
             if seat != self.dealer:
                 return LegalActions(seat=seat)
             words = [f"bury exactly {self.rules.kitty_size} cards"]
+            needs = [Constraint("count", count=self.rules.kitty_size)]
             if not self.rules.bury_points:
                 words.append("no 5, 10 or K")
+                needs.append(Constraint("no_points"))
             example = LegalPlay(tuple(map(str, self.lowest_bury())), "bury")
             return LegalActions(seat=seat, plays=(example,), truncated=True,
                                 other_kinds=frozenset({ActionKind.BURY}),
-                                constraints=tuple(words))
+                                constraints=tuple(words), requirements=tuple(needs))
         if seat != self.turn:
             return LegalActions(seat=seat)
         hand = self.hands[seat]
@@ -742,11 +751,13 @@ class ShengjiHand(Aggregate):
             return LegalActions(
                 seat=seat, plays=tuple(LegalPlay(tuple(map(str, c)), k) for c, k in leads),
                 truncated=True,
-                constraints=(self.tricks.lead_constraint(),))
+                constraints=(self.tricks.lead_constraint(),),
+                requirements=(Constraint("one_group"),))
         plays, truncated = self.tricks.examples(hand, self.lead, self.order)
         return LegalActions(
             seat=seat, plays=tuple(LegalPlay(tuple(map(str, p)), "follow") for p in plays),
-            truncated=truncated, constraints=self.tricks.constraints(hand, self.lead, self.order))
+            truncated=truncated, constraints=self.tricks.constraints(hand, self.lead, self.order),
+            requirements=self.tricks.requirements(hand, self.lead, self.order))
 
     def _declare_actions(self, seat: int) -> LegalActions:
         counts = Counter(self.hands[seat])
@@ -766,7 +777,8 @@ class ShengjiHand(Aggregate):
         if seat not in self.spoken:
             words += ", or declare nothing (a DECLARE naming no cards)"
         return LegalActions(seat=seat, plays=tuple(plays),
-                            other_kinds=frozenset({ActionKind.DECLARE}), constraints=(words,))
+                            other_kinds=frozenset({ActionKind.DECLARE}), constraints=(words,),
+                            requirements=(Constraint("listed"),))
 
     def view(self, viewer: Viewer) -> ShengjiView:
         """The hand as `viewer` may see it: never another seat's cards or a hidden kitty."""

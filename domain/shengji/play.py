@@ -29,12 +29,13 @@ may discard any n of its cards), so the answer is **constraints plus a bounded l
 - `FollowConstraint` (data): how many cards, which suit group, how many of them must come
   from it, the cards that must all be played (when the seat holds n or fewer of the suit),
   and the match vector the play's suit cards must reach (entries 1–4 above); `describe`
-  gives the same in words, one line per constraint.
+  gives the same in words, one line per constraint, and `requirements` as `Constraint`
+  records (with the lead's slots and the seat's tuples that can serve each entry).
 - `plays`: at most `EXAMPLE_LIMIT` distinct example plays, every one checked legal by
   `follow_error` before it is listed (the lowest-ranked fills first, then variations, and a
-  void seat's shaped trump plays). `truncated` says when other legal plays may exist; the
-  list is complete when the seat has exactly one legal play, or when a single is led and
-  the seat's distinct legal cards fit in the list.
+  void seat's shaped trump plays). `truncated` says when other legal plays exist: when the
+  seat has at most `COMPLETE_LIMIT` possible plays they are all checked, so a complete list
+  is known to be complete; a single led lists every distinct legal card.
 - Leading: any cards of one suit group; the examples list the seat's single, pair, triple,
   tractor and titanic components (a throw is always allowed, and checked when played).
 """
@@ -43,12 +44,13 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from fiftyk_referee.domain.cards import Card
 from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.game import Constraint
 from fiftyk_referee.domain.shengji.cards import TRUMP, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.combinations import (
     MIN_RUN,
@@ -63,6 +65,7 @@ from fiftyk_referee.domain.shengji.combinations import (
 
 EXAMPLE_LIMIT = 24
 CANDIDATES = EXAMPLE_LIMIT + EXAMPLE_LIMIT // 2  # candidate follows tried (some repeat)
+COMPLETE_LIMIT = 256  # at most this many possible plays are all checked, to prove a list complete
 SUIT_NAMES = {"S": "spades", "H": "hearts", "C": "clubs", "D": "diamonds", TRUMP: "trumps"}
 Vector = tuple[int, int, int, int]
 ZERO: Vector = (0, 0, 0, 0)
@@ -506,6 +509,8 @@ class FollowConstraint:
     from_group: int  # how many of the cards must be of `group`
     must_include: tuple[Card, ...]  # all of these (the seat's whole suit when it is short)
     vector: Vector  # the match vector the suit cards of the play must have
+    slots: tuple[tuple[int, int, int], ...] = ()  # the lead's (width, length, how many)
+    owed_from: tuple[tuple[Card, ...], ...] = ((), (), (), ())  # per entry: tuples that serve
 
     def describe(self) -> tuple[str, ...]:
         """The constraints in words."""
@@ -528,6 +533,28 @@ class FollowConstraint:
             lines.append(f"{e4} pairs or triples where the lead has pairs or triples")
         return tuple(lines)
 
+    def requirements(self) -> tuple[Constraint, ...]:
+        """The same constraints as records (kinds documented in docs/shengji.md)."""
+        found = [Constraint("count", count=self.count),
+                 Constraint("suit", count=self.from_group, group=self.group)]
+        if self.must_include:
+            found.append(Constraint("include", group=self.group,
+                                    cards=tuple(map(str, self.must_include))))
+        if self.vector != ZERO:
+            found += [Constraint("slots", count=count, group=self.group, width=width,
+                                 length=length) for width, length, count in self.slots]
+        for entry, (kind, width) in enumerate(ENTRY_KINDS):
+            if self.vector[entry]:
+                found.append(Constraint(kind, count=self.vector[entry], group=self.group,
+                                        width=width,
+                                        cards=tuple(map(str, self.owed_from[entry]))))
+        return tuple(found)
+
+
+# The match vector's entries as constraint kinds, with the narrowest tuple each counts.
+ENTRY_KINDS = (("titanic_triples", TRIPLE_WIDTH), ("run_tuples", PAIR_WIDTH),
+               ("triples", TRIPLE_WIDTH), ("tuples", PAIR_WIDTH))
+
 
 def follow_constraint(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> FollowConstraint:
     """The constraint a follower holding `hand` must meet."""
@@ -536,7 +563,23 @@ def follow_constraint(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> Fo
     n = lead.size
     must = tuple(sorted(held.elements(), key=order.sort_key)) if have <= n else ()
     vector = match_vector(held, lead, order)[0] if have > n else ZERO
-    return FollowConstraint(n, lead.group, min(have, n), must, vector)
+    shapes = Counter((c.width, c.length) for c in lead.components if c.width >= PAIR_WIDTH)
+    slots = tuple((w, length, k) for (w, length), k in sorted(shapes.items(), reverse=True))
+    return FollowConstraint(n, lead.group, min(have, n), must, vector, slots,
+                            _owed_from(held, order))
+
+
+def _owed_from(held: Counter[Card], order: TrumpOrder) -> tuple[tuple[Card, ...], ...]:
+    """Per match-vector entry, the holding's tuples (one card each) that can count there."""
+    tuples = sorted((c for c, k in held.items() if k >= PAIR_WIDTH), key=order.sort_key)
+    triples = [c for c in tuples if held[c] >= TRIPLE_WIDTH]
+
+    def in_runs(cards: list[Card]) -> tuple[Card, ...]:
+        steps = {order.info[c].pos for c in cards}
+        return tuple(c for c in cards
+                     if order.info[c].pos - 1 in steps or order.info[c].pos + 1 in steps)
+
+    return in_runs(triples), in_runs(tuples), tuple(triples), tuple(tuples)
 
 
 def lead_examples(hand: Sequence[Card], order: TrumpOrder) -> list[tuple[list[Card], str]]:
@@ -600,7 +643,70 @@ def follow_examples(hand: Sequence[Card], lead: Lead,
         plays.append(list(key))
         if len(plays) == EXAMPLE_LIMIT:
             break
-    return plays, True
+    return complete_follows(plays, in_group, others, n, order,
+                            lambda cards: check.error(cards) is None)
+
+
+def complete_follows(plays: list[list[Card]], in_group: list[Card], others: list[Card],
+                     n: int, order: TrumpOrder, is_legal: Callable[[list[Card]], bool]
+                     ) -> tuple[list[list[Card]], bool]:
+    """Example follows made complete when the seat has few possible plays, and `truncated`.
+
+    With at most `COMPLETE_LIMIT` possible plays every one is checked: the legal ones the
+    examples missed are listed, and the answer says "complete" exactly when none is left
+    out. With more, other legal plays may exist.
+    """
+    plays = [sorted(p, key=order.sort_key) for p in plays]
+    every = _every_follow(in_group, others, n, order)
+    if every is None:
+        return plays, True
+    seen = {tuple(p) for p in plays}
+    for cards in every:
+        key = tuple(cards)
+        if key in seen or not is_legal(cards):
+            continue
+        seen.add(key)
+        plays.append(cards)
+        if len(plays) > EXAMPLE_LIMIT:
+            return plays[:EXAMPLE_LIMIT], True
+    return plays, False
+
+
+def _every_follow(in_group: list[Card], others: list[Card], n: int,
+                  order: TrumpOrder) -> list[list[Card]] | None:
+    """Every distinct play that follows the suit rule, or None when there are too many."""
+    if len(in_group) >= n:
+        base, pool, fill = [], in_group, n
+    else:
+        base, pool, fill = in_group, others, n - len(in_group)
+    counts = sorted(Counter(pool).items(), key=lambda item: order.sort_key(item[0]))
+    if _count_choices([count for _, count in counts], fill) > COMPLETE_LIMIT:
+        return None
+    plays = []
+    for choice in _choices(counts, fill):
+        plays.append(sorted(base + choice, key=order.sort_key))
+    return plays
+
+
+def _count_choices(copies: Sequence[int], k: int) -> int:
+    """How many distinct multisets of `k` cards a holding with these copy counts has."""
+    ways = [1] + [0] * k
+    for have in copies:
+        ways = [sum(ways[j - t] for t in range(min(have, j) + 1)) for j in range(k + 1)]
+    return ways[k]
+
+
+def _choices(counts: Sequence[tuple[Card, int]], k: int) -> Iterator[list[Card]]:
+    """Every distinct multiset of `k` cards out of (card, copies) pairs, lowest cards first."""
+    if k == 0:
+        yield []
+        return
+    if not counts:
+        return
+    (card, have), rest = counts[0], counts[1:]
+    for take in range(min(have, k), -1, -1):
+        for tail in _choices(rest, k - take):
+            yield [card] * take + tail
 
 
 def _trump_shapes(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> list[list[Card]]:
@@ -616,7 +722,7 @@ def _trump_shapes(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> list[l
 
 
 __all__ = [
-    "EXAMPLE_LIMIT", "FollowConstraint", "Lead", "failed_throw", "follow_constraint",
-    "follow_error", "follow_examples", "lead_examples", "lead_of", "make_lead",
-    "match_vector", "play_key", "trick_winner",
+    "EXAMPLE_LIMIT", "FollowConstraint", "Lead", "complete_follows", "failed_throw",
+    "follow_constraint", "follow_error", "follow_examples", "lead_examples", "lead_of",
+    "make_lead", "match_vector", "play_key", "trick_winner",
 ]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from fiftyk_referee.domain.cards import Card
 from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.game import Constraint
 from fiftyk_referee.domain.shengji import formats
 from fiftyk_referee.domain.shengji.cards import TrumpOrder
 from fiftyk_referee.domain.shengji.combinations import THROW, Component
@@ -23,6 +24,7 @@ from fiftyk_referee.domain.shengji.play import (
     EXAMPLE_LIMIT,
     SUIT_NAMES,
     Lead,
+    complete_follows,
     failed_throw,
     follow_constraint,
     follow_error,
@@ -124,6 +126,21 @@ class TrickRules:
         return (*base, f"{SUIT_NAMES[lead.group]} making {formats.describe_format(owed)}"
                        " (the first format of the lead's sequence your hand can make)")
 
+    def requirements(self, hand: Sequence[Card], lead: Lead,
+                     order: TrumpOrder) -> tuple[Constraint, ...]:
+        """What a follower must play, as records (kinds documented in docs/shengji.md)."""
+        records = follow_constraint(hand, lead, order).requirements()
+        if self.follow_duty == MOST_OWED:
+            return records
+        base = tuple(r for r in records if r.kind in ("count", "suit", "include"))
+        held = [c for c in hand if order.info[c].group == lead.group]
+        owed = formats.first_owed(held, lead.components, order) if len(held) > lead.size else None
+        if owed is None:
+            return base
+        shown = formats.witness(held, owed, order)
+        return (*base, Constraint("format", count=len(shown), group=lead.group,
+                                  cards=tuple(map(str, shown))))
+
     def examples(self, hand: Sequence[Card], lead: Lead,
                  order: TrumpOrder) -> tuple[list[list[Card]], bool]:
         """Bounded legal follows (each checked) and whether other legal follows exist."""
@@ -147,7 +164,10 @@ class TrickRules:
             plays.append(cards)
             if len(plays) == EXAMPLE_LIMIT:
                 break
-        return plays, True
+        others = [c for c in hand if order.info[c].group != lead.group]
+        return complete_follows(
+            plays, held, others, n, order,
+            lambda cards: self.follow_error(hand, cards, lead, order, owed) is None)
 
     # -- winning --------------------------------------------------------------------------
 

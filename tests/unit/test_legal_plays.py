@@ -25,6 +25,7 @@ from fiftyk_referee.domain.cards import (
     parse_cards,
 )
 from fiftyk_referee.domain.errors import InvalidCombination
+from fiftyk_referee.domain.fiftyk import GAME as FIFTYK
 from fiftyk_referee.domain.fiftyk.combinations import (
     DOUBLE_FIFTY_K,
     FIFTY_K,
@@ -322,3 +323,15 @@ def test_three_high_keeps_threes_out_of_straights_in_legal_plays() -> None:
     hand = parse_cards("3S 4S 5S 6S 7S 8S")
     straights = [p for p in names(legal_plays(hand, None, ruleset)) if p.startswith("straight")]
     assert straights == ["straight(4S 5S 6S 7S 8S)"]
+
+
+def test_a_fiftyk_answer_lists_every_legal_play_and_needs_no_constraint_records() -> None:
+    rules = FIFTYK.rules("classic")
+    hand = FIFTYK.deal(table_id="t", number=1, rules=rules, players=4, dealer=0,
+                       seat_players=[None] * 4, carry={}, deck=None, seed=b"s" * 32)
+    seat = hand.to_act
+    assert seat is not None
+    answer = hand.legal_actions(seat)
+    assert len(answer.plays) > 1 and not answer.truncated
+    assert answer.requirements == () and answer.constraints == ()
+    assert hand.legal_actions(seat, 1).truncated

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import PASS, Action, ActionKind
+from fiftyk_referee.domain.game import PASS, Action, ActionKind, Constraint
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji import events as sj_events
@@ -197,6 +197,21 @@ def test_a_forced_tractor_is_followed_with_the_best_reading_of_the_runs() -> Non
     assert refused(hand, 1, Action.play(wrong)) == Reason.MUST_FOLLOW_TRACTOR
     play(hand, 1, "AH AH 10S 10S 10C 10C 10H 10H")
     assert hand.to_act == 2
+
+
+def test_every_phase_answers_with_constraint_records() -> None:
+    hand = new_hand(options={"bury_points": False}, dealer=0, hands={0: "AC AC", 1: "5C 9C"})
+    assert hand.legal_actions(1).requirements == (Constraint("listed"),)
+    close_windows(hand)
+    assert hand.legal_actions(0).requirements == (
+        Constraint("count", count=hand.rules.kitty_size), Constraint("no_points"))
+    assert hand.legal_actions(1).requirements == ()
+    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.lowest_bury()))))
+    assert hand.legal_actions(0).requirements == (Constraint("one_group"),)
+    play(hand, 0, "AC AC")
+    follow = hand.legal_actions(1)
+    assert follow.requirements[:2] == (Constraint("count", count=2),
+                                       Constraint("suit", count=2, group="C"))
 
 
 def test_timeouts_in_every_phase() -> None:

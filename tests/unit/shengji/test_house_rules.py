@@ -10,7 +10,7 @@ import pytest
 
 from fiftyk_referee.domain.cards import Card, parse_cards
 from fiftyk_referee.domain.errors import Reason
-from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.game import Action, ActionKind, Constraint
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
 from fiftyk_referee.domain.shengji.formats import (
     can_make,
@@ -102,10 +102,16 @@ def test_house_examples_and_constraints_name_the_owed_format() -> None:
     lead = HOUSE.read(cards("3S 3S 4S 4S 5S 5S 6S 6S"), HEARTS)
     hand = cards("7S 7S 8S 8S 9S 9S JS JS KS KS AS AS 2D")
     plays, truncated = HOUSE.examples(hand, lead, HEARTS)
-    assert plays and truncated
+    assert plays and not truncated  # the one four-pair tractor is the only legal follow
     assert all(HOUSE.follow_error(hand, p, lead, HEARTS) is None for p in plays)
-    assert Counter(plays[0]) == Counter(cards("7S 7S 8S 8S 9S 9S JS JS"))
+    assert [Counter(p) for p in plays] == [Counter(cards("7S 7S 8S 8S 9S 9S JS JS"))]
     assert "spades making a tractor of 4" in HOUSE.constraints(hand, lead, HEARTS)[-1]
+    assert HOUSE.requirements(hand, lead, HEARTS)[-1] == Constraint(
+        "format", count=8, group="S", cards=("7S", "7S", "8S", "8S", "9S", "9S", "JS", "JS"))
+    loose = cards("7S 7S 8S 8S 9S 9S JS JS QS QS 2D")  # two four-pair tractors now
+    assert HOUSE.examples(loose, lead, HEARTS) == (
+        [sorted(cards("7S 7S 8S 8S 9S 9S JS JS"), key=HEARTS.sort_key),
+         sorted(cards("8S 8S 9S 9S JS JS QS QS"), key=HEARTS.sort_key)], False)
 
 
 # -- failed throws ----------------------------------------------------------------------------

@@ -8,7 +8,8 @@ import pytest
 
 from fiftyk_referee.domain.cards import Card, parse_cards
 from fiftyk_referee.domain.errors import InvalidCombination, Reason
-from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, TrumpOrder, trump_order
+from fiftyk_referee.domain.game import Constraint
+from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, TRUMP, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.combinations import THROW
 from fiftyk_referee.domain.shengji.play import (
     failed_throw,
@@ -227,7 +228,7 @@ def test_follow_examples_are_legal_and_constraints_say_what_is_owed() -> None:
     hand = cards("7C 7C 8C 8C 9C JC JC 3D 4D 5S 10H")
     lead = make_lead(cards("3C 3C 4C 4C"), HEARTS)
     plays, truncated = follow_examples(hand, lead, HEARTS)
-    assert plays and truncated
+    assert plays and not truncated  # the one tractor is the only legal follow
     for play in plays:
         assert follow_error(hand, play, lead, HEARTS) is None
     assert Counter(plays[0]) == Counter(cards("7C 7C 8C 8C"))
@@ -260,3 +261,44 @@ def test_a_single_lead_lists_every_distinct_legal_card_completely() -> None:
     assert not truncated
     void, truncated = follow_examples(cards("5D 5D 6D 3H"), lead, HEARTS)
     assert len(void) == 3 and not truncated
+
+
+def test_a_forced_follow_is_a_complete_answer() -> None:
+    lead = make_lead(cards("4C 4C"), HEARTS)
+    assert follow_examples(cards("3S 5D"), lead, HEARTS) == ([cards("3S 5D")], False)
+    assert follow_examples(cards("3C 3C 5C 6D"), lead, HEARTS) == ([cards("3C 3C")], False)
+
+
+def test_a_short_list_of_every_legal_follow_is_complete() -> None:
+    lead = make_lead(cards("4C 4C"), HEARTS)
+    hand = cards("2C 3C 4C 5C 6C 7C 8C 3D")
+    plays, truncated = follow_examples(hand, lead, HEARTS)
+    assert len(plays) == 21 and not truncated  # every two of the seven clubs
+    assert len({tuple(p) for p in plays}) == 21
+
+
+def test_constraint_records_say_what_the_seat_owes_and_from_which_tuples() -> None:
+    lead = make_lead(cards(LEVEL_STEP_TRIPLE_LEAD), HEARTS)
+    records = follow_constraint(cards(LEVEL_STEP_TRIPLES), lead, HEARTS).requirements()
+    assert records == (
+        Constraint("count", count=7),
+        Constraint("suit", count=7, group=TRUMP),
+        Constraint("slots", count=1, group=TRUMP, width=3, length=1),
+        Constraint("slots", count=1, group=TRUMP, width=2, length=2),
+        Constraint("run_tuples", count=2, group=TRUMP, width=2, cards=("AH", "10C", "10S")),
+        Constraint("triples", count=1, group=TRUMP, width=3, cards=("AH", "10S")),
+        Constraint("tuples", count=3, group=TRUMP, width=2, cards=("AH", "10C", "10S")))
+
+
+def test_constraint_records_of_a_titanic_and_of_a_short_seat() -> None:
+    lead = make_lead(cards("3C 3C 3C 4C 4C 4C"), TITANIC_SPADES)
+    records = follow_constraint(cards("7C 7C 7C 8C 8C 8C JC JC 2D"), lead,
+                                TITANIC_SPADES).requirements()
+    assert Constraint("titanic_triples", count=2, group="C", width=3,
+                      cards=("7C", "8C")) in records
+    assert Constraint("tuples", count=2, group="C", width=2,
+                      cards=("7C", "8C", "JC")) in records
+    short = follow_constraint(cards("4C 5D 6D"), make_lead(cards("AC AC"), HEARTS), HEARTS)
+    assert short.requirements() == (Constraint("count", count=2),
+                                    Constraint("suit", count=1, group="C"),
+                                    Constraint("include", group="C", cards=("4C",)))

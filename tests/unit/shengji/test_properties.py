@@ -197,11 +197,15 @@ def test_the_holdings_vector_is_reached_and_examples_are_legal(
     n = lead.size
     fillers = [Card(rank, suit) for suit in "DS" for rank in CLUB_RANKS]
     hand = held + fillers[:others + max(0, n - len(held))]  # every seat holds ≥ n cards
-    plays, _ = follow_examples(hand, lead, ORDER)
+    plays, truncated = follow_examples(hand, lead, ORDER)
     assert plays
     for play in plays:
         assert len(play) == n and not Counter(play) - Counter(hand)
         assert follow_error(hand, play, lead, ORDER) is None
+    if not truncated:  # a complete answer lists every legal follow
+        every = {tuple(sorted(p)) for p in itertools.combinations(hand, n)
+                 if follow_error(hand, p, lead, ORDER) is None}
+        assert every == {tuple(sorted(p)) for p in plays}
     if len(held) > n:
         want, witness = match_vector(Counter(held), lead, ORDER, witness=True)
         assert len(witness) <= n and not Counter(witness) - Counter(held)
