@@ -24,7 +24,7 @@ from tests.support.pgserver import (
 # A fixture that needs something besides Python, and the marker its tests must carry.
 FIXTURE_MARKERS = {"postgres_server": "postgres", "promtool": "promtool"}
 # Markers of tests that need a server, a tool or the network: never in tests/unit.
-NOT_UNIT_MARKERS = frozenset({"postgres", "promtool", "bench", "slow_install"})
+NOT_UNIT_MARKERS = frozenset({"postgres", "promtool", "bench", "slow_install", "failover"})
 UNIT_TESTS = Path(__file__).resolve().parent / "unit"
 
 

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from fiftyk_referee.service.cli import build_parser
-from fiftyk_referee.service.config import Config, ConfigError
+from fiftyk_referee.service.config import Config, ConfigError, parse_database_url
 from fiftyk_referee.service.config_keys import CONFIG_ENV_VARS, METRICS_PORT, PORT, SECRET_ENV_VARS
 from fiftyk_referee.service.metrics import Metrics, RpcLabels
 
@@ -27,6 +27,7 @@ K8S = DEPLOY / "k8s"
 PROMETHEUS = DEPLOY / "prometheus"
 GRAFANA = DEPLOY / "grafana"
 REFEREES = ("referee-1", "referee-2")
+MIN_CLIENT_DEADLINE_SECONDS = 5  # docs/integrating.md: "at least 5 s"
 # Series Prometheus makes itself rather than scraping them from the referee.
 PROMETHEUS_SERIES = frozenset({"up"})
 PROMQL_WORDS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right",
@@ -427,3 +428,40 @@ def test_the_example_environment_files_secrets_are_refused_on_any_address() -> N
     url = (f"postgresql://fiftyk:{example['POSTGRES_PASSWORD']}@postgres:5432/fiftyk")
     with pytest.raises(ConfigError, match="password is still the example"):
         Config.load({"FIFTYK_DATABASE_URL": url})
+
+
+# High availability (docker-compose.ha.yml).
+
+
+def ha_compose() -> dict[str, Any]:
+    [document] = yaml_documents(DEPLOY / "docker-compose.ha.yml")
+    assert isinstance(document, dict)
+    return document
+
+
+def test_ha_compose_runs_a_monitor_two_synchronous_nodes_and_a_referee() -> None:
+    services = ha_compose()["services"]
+    assert set(services) == {"monitor", "node1", "node2", "referee"}
+    assert "pg_autoctl create monitor" in services["monitor"]["command"]
+    for node in ("node1", "node2"):
+        command = services[node]["command"]
+        assert command.startswith("pg_autoctl create postgres") and "--run" in command
+        # Every node is in the write quorum (pg_autoctl's default): no --replication-quorum
+        # false, so an acknowledged command is on the standby before the answer.
+        assert "replication-quorum" not in command
+        monitor = services[node]["environment"]["PG_AUTOCTL_MONITOR"]
+        assert "@monitor/pg_auto_failover" in monitor
+
+
+def test_ha_referee_is_given_every_node_and_the_url_is_accepted() -> None:
+    environment = ha_compose()["services"]["referee"]["environment"]
+    assert set(environment) <= set(CONFIG_ENV_VARS)
+    database = parse_database_url(environment["FIFTYK_DATABASE_URL"], Path())
+    assert database.kind == "postgresql"
+    assert database.addresses == "node1:5432,node2:5432"
+    assert database.param("target_session_attrs") == "read-write"
+    assert int(environment["FIFTYK_DB_TIMEOUT_SECONDS"]) < MIN_CLIENT_DEADLINE_SECONDS
+
+
+def test_an_alert_tells_when_the_replicas_followed_a_database_failover() -> None:
+    assert any("fiftyk_event_store_failovers_total" in expr for expr in alert_expressions())
