@@ -376,8 +376,11 @@ def _fail_over(cluster: AutoFailoverCluster, bots: Bots, primary: str,
     """Kill the primary; wait for the standby's promotion and for the bots to play on.
     Returns (kill to first acknowledged command, promotion to first acknowledged command)."""
     cluster.wait_state(standby, {"secondary"})
-    killed = time.monotonic()
     cluster.kill(primary)
+    # From here no process of the old primary runs: a command sent while `kill` was still
+    # finding and signalling them may have been stored there (and, synchronously, on the
+    # standby), which is no measure of the failover.
+    killed = time.monotonic()
     promoted = cluster.wait_writable(standby)
     _wait_for_more(bots, COMMANDS_BETWEEN_STEPS)
     assert cluster.primary().name == standby
