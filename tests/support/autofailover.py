@@ -30,6 +30,7 @@ from pathlib import Path
 
 import psutil
 import psycopg
+import psycopg.errors
 from psycopg import sql
 
 from tests.support.pgserver import SERVER_OS_USER, PostgresStartError, _find_bindir, _free_port
@@ -42,6 +43,7 @@ INSTALL_HINT = ("pg_auto_failover is not installed: apt-get install postgresql-1
 STATE_WAIT_SECONDS = 120.0
 POLL_SECONDS = 0.2
 DROP_WAIT_SECONDS = 10
+DEADLOCK_ATTEMPTS = 5
 COMMAND_TIMEOUT_SECONDS = 120.0
 # Monitor settings (milliseconds): how fast a dead primary is noticed and replaced.
 MONITOR_SETTINGS = {
@@ -248,9 +250,18 @@ class AutoFailoverCluster:
     def set_synchronous(self, name: str, synchronous: bool) -> None:
         """Make a standby part of the write quorum (synchronous) or not (asynchronous), by
         the monitor's own function (what `pg_autoctl set node replication-quorum` calls)."""
-        with psycopg.connect(self._monitor_admin, autocommit=True) as conn:
-            conn.execute("SELECT pgautofailover.set_node_replication_quorum(%s, %s, %s)",
-                         (FORMATION, name, synchronous))
+        for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+            try:
+                with psycopg.connect(self._monitor_admin, autocommit=True) as conn:
+                    conn.execute("SELECT pgautofailover.set_node_replication_quorum(%s, %s, %s)",
+                                 (FORMATION, name, synchronous))
+                return
+            except psycopg.errors.DeadlockDetected:
+                # The function and a keeper's state report lock the node row in opposite
+                # orders (pg_auto_failover 2.0): the monitor aborts one, try again.
+                if attempt == DEADLOCK_ATTEMPTS:
+                    raise
+                time.sleep(POLL_SECONDS)
 
     def synchronous_standby_names(self) -> str:
         """The primary's `synchronous_standby_names` ('' means asynchronous replication)."""
