@@ -156,6 +156,12 @@ class GameHand(Protocol):
     players: int
     dealer: int
     seat_players: list[str | None] | None
+    # The deal's inputs, as the hand's first event recorded them (docs/fairness.md): the
+    # whole deck in dealing order (the kitty included), the commitment published with the
+    # deal and the hex seed it opens (None for a preset deck).
+    deck: tuple[str, ...]
+    commitment: str
+    seed: str | None
 
     @property
     def rules(self) -> Rules:
@@ -220,6 +226,13 @@ class Game(Protocol):
 
     def export_transcript(self, hand: Any) -> dict[str, Any]:
         """A hand of this game as a transcript (the game's transcript format)."""
+
+    def ruling(self, hand: Any) -> dict[str, Any]:
+        """The result JSON of a stored hand as it stands: what adjudicating its exported
+        transcript must reproduce (the fairness verifier compares the two)."""
+
+    def base_deck(self, rules: Rules) -> list[str]:
+        """The ruleset's deck in its canonical order: what the shuffle permutes."""
 
     def owns(self, hand: object) -> bool:
         """Whether `hand` is a hand of this game."""

@@ -257,13 +257,16 @@ class Table(Aggregate):
     class HandRecorded(Aggregate.Event):
         """A finished hand's side totals added to the match; `carry` is for the next deal.
 
-        Version 1 (stored by 0.1.0) had `first_out` instead of `carry`.
+        Version 1 (stored by 0.1.0) had `first_out` instead of `carry`. `hand_head` is the
+        hash of the hand's last stored event, written by the event store when it chains the
+        hand into the table's stream (docs/fairness.md); None before the chain existed.
         """
 
         class_version = 2
         hand_id: str
         totals: dict[str, str]
         carry: dict[str, Any]
+        hand_head: str | None = None
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:

@@ -17,19 +17,21 @@ cache's settings come from `service.store.persistence_env`.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from time import perf_counter
 from typing import Any, ClassVar, Protocol
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import JSONTranscoder, Transcoder
+from eventsourcing.domain import Aggregate, EventSourcingError
+from eventsourcing.persistence import EventStore, JSONTranscoder, Mapper, StoredEvent, Transcoder
 from eventsourcing.utils import EnvType
 
+from fiftyk_referee.domain.chain import check_stream
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import (
     PASS,
@@ -44,7 +46,17 @@ from fiftyk_referee.domain.observer import AUDITOR, Viewer
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.cache import AggregateCache, replay
-from fiftyk_referee.service.errors import InvalidArgument, NotFound, PermissionDenied, ServiceReason
+from fiftyk_referee.service.chain_store import ChainedEventStore, ChainedMapper, chained_event
+from fiftyk_referee.service.errors import (
+    DataLoss,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ServiceReason,
+)
+from fiftyk_referee.service.evidence import build_evidence, engine_version
+from fiftyk_referee.service.integrity import IntegrityAudit
+from fiftyk_referee.service.ledger import HandLog
 from fiftyk_referee.service.metrics import game_event_metrics
 from fiftyk_referee.service.public_events import (
     PUBLIC_EVENTS,
@@ -60,13 +72,25 @@ from fiftyk_referee.service.runner import (
     Outcome,
     RunnerMetrics,
 )
+from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
 from fiftyk_referee.service.topics import register_legacy_topics
 from fiftyk_referee.service.transcodings import DomainTranscoder
+from fiftyk_referee.service.verifier import (
+    FAILED,
+    NO_CHAIN,
+    OK,
+    SKIPPED,
+    Line,
+    Report,
+    Verifier,
+    rules_engine,
+)
 
 TABLE_SNAPSHOT_INTERVAL = 50
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1_000
 CREATE_SCOPE = "tables"
+RULING_FORMAT = "fiftyk-ruling/1"
 
 
 class MetricsHook(RunnerMetrics, Protocol):
@@ -86,6 +110,9 @@ class MetricsHook(RunnerMetrics, Protocol):
 
     def bomb(self, size: str) -> None:
         """Count a bomb played."""
+
+    def integrity_checked(self, problems: int, hands: int) -> None:
+        """Record one integrity audit: the problems found and the hands in the ledger."""
 
 
 @dataclass(frozen=True)
@@ -126,10 +153,15 @@ class Referee(Application[UUID]):
     snapshotting_projectors: ClassVar[dict[type[Any], Any]] = {Table: replay}
 
     def __init__(self, env: EnvType | None = None, *, metrics: MetricsHook | None = None,
-                 max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+                 max_attempts: int = DEFAULT_MAX_ATTEMPTS, signer: Signer | None = None
+                 ) -> None:
         register_legacy_topics()
         super().__init__(env)
         self.metrics = metrics
+        # The development key unless the composition root passes the configured one.
+        self.signer = signer if signer is not None else Signer.from_text(DEV_SIGNING_KEY)
+        self.ledger = HandLog(self.recorder, self.mapper, self.signer)
+        self.audit = IntegrityAudit(self, metrics=metrics)
         self.cache = AggregateCache(self.repository)
         self.runner = CommandRunner(self.cache, self.save, self._outcome_of_receipt,
                                     metrics=metrics, max_attempts=max_attempts)
@@ -139,6 +171,16 @@ class Referee(Application[UUID]):
         transcoder = DomainTranscoder()
         self.register_transcodings(transcoder)
         return transcoder
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        """The mapper that takes the hash chain's link off stored events (chain_store.py)."""
+        return ChainedMapper(transcoder=self.construct_transcoder())
+
+    def construct_event_store(self) -> EventStore[UUID]:
+        """The event store that seals every event into its stream's hash chain; a table's
+        `HandRecorded` chains in the head of the hand it records."""
+        return ChainedEventStore(self.mapper, self.recorder,
+                                 links={Table.HandRecorded: ("hand_id", "hand_head")})
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         """The domain transcoder registers everything itself; nothing to add."""
@@ -418,6 +460,112 @@ class Referee(Application[UUID]):
         """A stored hand as its game's transcript."""
         hand = self.get_hand(hand_id)
         return game_of(hand).export_transcript(hand)
+
+    def _stored_events(self, stream: UUID) -> list[StoredEvent]:
+        events = self.events
+        if not isinstance(events, ChainedEventStore):  # pragma: no cover - construct_event_store
+            raise TypeError("the referee's event store is a ChainedEventStore")
+        return events.stored(stream)
+
+    def _stored_hand(self, hand_id: str | UUID) -> tuple[GameHand, list[StoredEvent]]:
+        """A hand replayed from its stored events as the store holds them now (no cache),
+        and those events; DataLoss when they no longer replay."""
+        uid = parse_id(hand_id, "hand id")
+        stored = self._stored_events(uid)
+        if not stored:
+            raise NotFound(ServiceReason.HAND_NOT_FOUND, f"no hand {uid}")
+        try:
+            hand = replay(None, map(self.mapper.to_domain_event, stored))
+        except (EventSourcingError, ValueError, TypeError, KeyError, AttributeError,
+                RuleError) as error:
+            raise DataLoss(ServiceReason.EVENTS_TAMPERED,
+                           f"the stored events of hand {uid} do not replay"
+                           f" ({type(error).__name__}: {error}); VerifyHand names the"
+                           " broken check") from None
+        try:
+            game_of(hand)
+        except RuleError:
+            raise NotFound(ServiceReason.HAND_NOT_FOUND, f"no hand {uid}") from None
+        return hand, stored
+
+    def unsigned_evidence(self, hand_id: str | UUID, *,
+                          since_size: int | None = None) -> dict[str, Any]:
+        """A stored hand's evidence as the store holds it now (docs/fairness.md), unsigned."""
+        hand, stored = self._stored_hand(hand_id)
+        evidence = build_evidence(game_of(hand), hand, stored, self.ledger)
+        ledger = evidence.get("ledger")
+        if since_size and ledger is not None:
+            if not 0 < since_size <= ledger["size"]:
+                raise InvalidArgument(
+                    ServiceReason.INVALID_REQUEST,
+                    f"the ledger holds {ledger['size']} hands; no consistency proof from"
+                    f" {since_size}")
+            ledger["consistency"] = {"from_size": since_size,
+                                     "proof": self.ledger.consistency(since_size)}
+        return evidence
+
+    def export_evidence(self, hand_id: str | UUID, *,
+                        since_size: int | None = None) -> dict[str, Any]:
+        """A stored hand's evidence, signed by the referee (`fiftyk verify` checks it)."""
+        return self.signer.sign(self.unsigned_evidence(hand_id, since_size=since_size))
+
+    def signed_ruling(self, transcript_text: str, result: Mapping[str, Any]) -> dict[str, Any]:
+        """A ruling signed by the referee: the submitted transcript's SHA-256 and the result."""
+        return self.signer.sign({
+            "format": RULING_FORMAT,
+            "transcript_sha256": hashlib.sha256(transcript_text.encode()).hexdigest(),
+            "result": dict(result),
+            "engine": {"name": "fiftyk-referee", "version": engine_version()},
+            "time": datetime.now(UTC).isoformat(),
+        })
+
+    def verify_hand(self, hand_id: str | UUID) -> Report:
+        """Check a stored hand as an auditor would: its evidence, built from the store now,
+        through every check of `fiftyk verify`, plus its head as its table recorded it."""
+        uid = parse_id(hand_id, "hand id")
+        stored = self._stored_events(uid)
+        if not stored:
+            raise NotFound(ServiceReason.HAND_NOT_FOUND, f"no hand {uid}")
+        chain = check_stream(str(uid), [chained_event(e) for e in stored])
+        if not chain.ok:
+            return Report([Line("chain", FAILED, chain.problem)])
+        try:
+            evidence = self.export_evidence(uid)
+        except DataLoss as error:
+            return Report([Line("replay", FAILED, error.message)])
+        report = Verifier(evidence, trusted=[self.signer.public], rules=rules_engine()).run()
+        if report.ok:
+            report.lines.append(self._table_link_line(evidence))
+        if report.ok:
+            report.lines.append(self._history_line())
+        return report
+
+    def _history_line(self) -> Line:
+        """Whether the ledger, read again from the store, extends every signed checkpoint."""
+        fresh = HandLog(self.recorder, self.mapper, self.signer)
+        fresh.refresh()
+        problems = self.audit.history_problems(fresh.leaves())
+        if problems:
+            return Line("ledger history", FAILED, problems[0])
+        return Line("ledger history", OK, f"the ledger of {fresh.size} hands extends every"
+                                           " checkpoint signed before")
+
+    def _table_link_line(self, evidence: Mapping[str, Any]) -> Line:
+        """Whether the hand's head is the one its table's stream chained in."""
+        head = evidence["chain"]["head"]
+        if not evidence["over"]:
+            return Line("table link", SKIPPED, "the hand is not over")
+        table_id = parse_id(evidence["table_id"], "table id")
+        for event in self.events.get(table_id):
+            if isinstance(event, Table.HandRecorded) and event.hand_id == evidence["hand_id"]:
+                if event.hand_head is None:
+                    return Line("table link", NO_CHAIN, "recorded before the hash chain")
+                if event.hand_head != head:
+                    return Line("table link", FAILED,
+                                f"the table recorded head {event.hand_head}, the hand's"
+                                f" events now hash to {head}: the hand was replaced")
+                return Line("table link", OK, "the table's chain recorded this head")
+        return Line("table link", FAILED, "the table has no record of this hand")
 
     def rebuild_table(self, table_id: str | UUID) -> Table:
         """The table replayed from its stored events alone: no snapshot, no cache."""

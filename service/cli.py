@@ -21,7 +21,7 @@ EXIT_MISSING_EXTRA = 2
 # on it. Extend by writing such a module and listing it here. They are imported when the
 # parser is built: a command whose module needs the server extra is left out without it.
 SUBCOMMAND_MODULES = ("adjudicate_cli", "health_cli", "rules_cli", "serve_cli", "demo_cli",
-                      "replay_cli", "migrate_cli")
+                      "replay_cli", "migrate_cli", "verify_cli")
 SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
 

@@ -342,6 +342,19 @@ class RefereeClient:
         result: dict[str, Any] = json.loads(response.transcript_json)
         return result
 
+    def export_evidence(self, hand_id: str, since_size: int | None = None) -> dict[str, Any]:
+        """A stored hand's signed evidence, `fiftyk-evidence/1` (audit)."""
+        response: pb.ExportTranscriptResponse = self.stub.ExportTranscript(
+            pb.ExportTranscriptRequest(hand_id=hand_id, since_size=since_size), **self._kw())
+        evidence: dict[str, Any] = json.loads(response.evidence_json)
+        return evidence
+
+    def verify_hand(self, hand_id: str) -> pb.VerifyHandResponse:
+        """The referee's checks of a stored hand (audit)."""
+        response: pb.VerifyHandResponse = self.stub.VerifyHand(
+            pb.VerifyHandRequest(hand_id=hand_id), **self._kw())
+        return response
+
     def adjudicate(self, transcript: Mapping[str, Any] | str) -> dict[str, Any]:
         """Rule on a transcript."""
         text = transcript if isinstance(transcript, str) else json.dumps(transcript)

@@ -44,6 +44,7 @@ from fiftyk_referee.service.limits import (
     parse_transport_limits,
     parse_watch_limits,
 )
+from fiftyk_referee.service.signing import DEV_SIGNING_KEY, SignatureError, Signer
 from fiftyk_referee.service.tls import TlsFiles
 
 DATA_DIR_ENV = "FIFTYK_DATA_DIR"
@@ -65,6 +66,7 @@ MIB = 1 << 20
 DEFAULT_MAX_MESSAGE_BYTES = 1 * MIB
 MIN_MAX_MESSAGE_BYTES = 4096
 MAX_MAX_MESSAGE_BYTES = 256 * MIB
+DEFAULT_INTEGRITY_CHECK_SECONDS = 300  # a full read of the ledger's hands every 5 minutes
 DEFAULT_TURN_SWEEP_SECONDS = 1.0
 MAX_TURN_SWEEP_SECONDS = 60.0
 DEFAULT_TOKEN_TTL_SECONDS = 7 * 24 * 3600
@@ -92,6 +94,7 @@ _DEV_SECRETS = {
     "token_secret": (keys.TOKEN_SECRET, DEV_TOKEN_SECRET),
     "audit_key": (keys.AUDIT_KEY, DEV_AUDIT_KEY),
     "platform_key": (keys.PLATFORM_KEY, DEV_PLATFORM_KEY),
+    "signing_key": (keys.SIGNING_KEY, DEV_SIGNING_KEY),
 }
 
 # Words the example files put in place of a secret (deploy/.env.example): a value holding
@@ -304,6 +307,14 @@ def parse_database_url(url: str, data_dir: Path) -> Database:
     return Database("postgresql", params=tuple(sorted(params.items())))
 
 
+def _read_key_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{keys.SIGNING_KEY_FILE}: cannot read {path}:"
+                          f" {error.strerror}") from None
+
+
 def _env_text(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name)
     return value if value is not None and value.strip() != "" else None
@@ -339,12 +350,17 @@ class Config:
     token_secret: str = field(default=DEV_TOKEN_SECRET, repr=False)
     audit_key: str = field(default=DEV_AUDIT_KEY, repr=False)
     platform_key: str = field(default=DEV_PLATFORM_KEY, repr=False)
+    # The Ed25519 key that signs evidence, rulings and checkpoints (service/signing.py):
+    # FIFTYK_SIGNING_KEY (hex or PEM), or the PEM file FIFTYK_SIGNING_KEY_FILE names.
+    signing_key: str = field(default=DEV_SIGNING_KEY, repr=False)
     create_schema: bool = True
     workers: int = field(default_factory=default_workers)
     db_pool_size: int | None = None  # None: one connection per worker thread
     lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     turn_sweep_seconds: float = DEFAULT_TURN_SWEEP_SECONDS
+    # Seconds between integrity audits of the stored history (service/integrity.py); 0: off.
+    integrity_check_seconds: int = DEFAULT_INTEGRITY_CHECK_SECONDS
     token_ttl_seconds: int = DEFAULT_TOKEN_TTL_SECONDS
     shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
     # The longest a call waits for PostgreSQL before it fails UNAVAILABLE (STORE_UNAVAILABLE).
@@ -375,6 +391,7 @@ class Config:
             "token_secret": keys.TOKEN_SECRET, "audit_key": keys.AUDIT_KEY,
             "platform_key": keys.PLATFORM_KEY, "rate_limits": keys.RATE_LIMITS,
             "watch_limits": keys.WATCH_LIMITS, "transport_limits": keys.TRANSPORT_LIMITS,
+            "signing_key": keys.SIGNING_KEY,
         }
         for attr, name in texts.items():
             if (text := _env_text(source, name)) is not None:
@@ -382,7 +399,8 @@ class Config:
         ints = {"port": keys.PORT, "metrics_port": keys.METRICS_PORT, "web_port": keys.WEB_PORT,
                 "db_pool_size": keys.DB_POOL_SIZE, "lock_timeout_ms": keys.LOCK_TIMEOUT_MS,
                 "processes": keys.PROCESSES, "db_timeout_seconds": keys.DB_TIMEOUT_SECONDS,
-                "db_startup_wait_seconds": keys.DB_STARTUP_WAIT_SECONDS}
+                "db_startup_wait_seconds": keys.DB_STARTUP_WAIT_SECONDS,
+                "integrity_check_seconds": keys.INTEGRITY_CHECK_SECONDS}
         for attr, name in ints.items():
             if (text := _env_text(source, name)) is not None:
                 values[attr] = _parse_int(name, text)
@@ -398,6 +416,8 @@ class Config:
         if (text := _env_text(source, keys.TLS_PLATFORM_NAMES)) is not None:
             values["tls_platform_names"] = tuple(
                 name.strip() for name in text.split(",") if name.strip())
+        if (text := _env_text(source, keys.SIGNING_KEY_FILE)) is not None:
+            values["signing_key"] = _read_key_file(Path(text.strip()).expanduser())
         if (text := _env_text(source, DATA_DIR_ENV)) is not None:
             values["data_dir"] = Path(text.strip()).expanduser()
         return cls(**values)
@@ -543,6 +563,8 @@ class Config:
         need(MIN_MAX_MESSAGE_BYTES <= self.max_message_bytes <= MAX_MAX_MESSAGE_BYTES,
              f"max message bytes {self.max_message_bytes} is not"
              f" {MIN_MAX_MESSAGE_BYTES}..{MAX_MAX_MESSAGE_BYTES}")
+        need(self.integrity_check_seconds >= 0,
+             f"{keys.INTEGRITY_CHECK_SECONDS} is seconds between audits, or 0 for none")
         need(0 < self.turn_sweep_seconds <= MAX_TURN_SWEEP_SECONDS,
              f"turn sweep interval {self.turn_sweep_seconds}s is not in"
              f" (0, {MAX_TURN_SWEEP_SECONDS}]")
@@ -597,6 +619,10 @@ class Config:
         if is_placeholder(password):
             problems.append(f"{keys.DATABASE_URL}: the database password is still the example"
                             " file's placeholder")
+        try:
+            Signer.from_text(self.signing_key)
+        except SignatureError as error:
+            problems.append(f"{keys.SIGNING_KEY}: {error}")
         # A secret the operator set is checked on every address: a loopback bind behind a
         # proxy, sidecar or port-forward is reachable from elsewhere.
         for attr, (name, dev) in _DEV_SECRETS.items():
@@ -610,7 +636,8 @@ class Config:
         values = [getattr(self, attr) for attr in _DEV_SECRETS]
         if len(set(values)) != len(values):
             problems.append(
-                f"{keys.TOKEN_SECRET}, {keys.AUDIT_KEY} and {keys.PLATFORM_KEY} must differ")
+                f"{keys.TOKEN_SECRET}, {keys.AUDIT_KEY}, {keys.PLATFORM_KEY} and"
+                f" {keys.SIGNING_KEY} must differ")
         return problems
 
 
@@ -679,6 +706,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f" ({keys.PROCESSES}, default 1; use PostgreSQL with several)")
     group.add_argument("--reuse-port", action="store_true", default=None,
                        help=argparse.SUPPRESS)  # set by --processes for its children
+    group.add_argument("--integrity-check-seconds", type=int,
+                       help=f"seconds between integrity audits of the stored history, 0 for"
+                            f" none ({keys.INTEGRITY_CHECK_SECONDS}, default"
+                            f" {DEFAULT_INTEGRITY_CHECK_SECONDS})")
     group.add_argument("--turn-sweep-seconds", type=float,
                        help="how often expired turn clocks are checked"
                             f" (default {DEFAULT_TURN_SWEEP_SECONDS})")

@@ -50,6 +50,8 @@ class ServiceReason(StrEnum):
     # UNAVAILABLE
     SHUTTING_DOWN = "SHUTTING_DOWN"
     STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+    # DATA_LOSS
+    EVENTS_TAMPERED = "EVENTS_TAMPERED"
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,10 @@ class DeadlineExceeded(ServiceError):
 
 class Unavailable(ServiceError):
     """The service cannot take the request now (e.g. shutting down); retrying later may work."""
+
+
+class DataLoss(ServiceError):
+    """Stored events that no longer replay: they were edited, dropped or reordered."""
 
 
 class StoreUnavailable(Unavailable):

@@ -6,7 +6,7 @@ Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC 
 - `command`: LeaveTable, StartHand, Play, Pass, Resign, Declare, Bury;
 - `read`: GetTable, GetHandView, ListLegalPlays, GetScores, GetHandHistory, GetHandAt,
   ExportTranscript, ReadEvents;
-- `adjudicate`: Adjudicate (re-rules a whole transcript: the costliest call);
+- `adjudicate`: Adjudicate, VerifyHand (re-rule a whole transcript: the costliest calls);
 - `watch`: opening a WatchTable stream.
 
 Each credential has a bucket per class: `rate` tokens a second, up to `burst` saved up; a
@@ -48,7 +48,7 @@ METHOD_CLASSES: Mapping[str, str] = {
     "GetTable": "read", "GetHandView": "read", "ListLegalPlays": "read", "GetScores": "read",
     "GetHandHistory": "read", "GetHandAt": "read", "ExportTranscript": "read",
     "ReadEvents": "read",
-    "Adjudicate": "adjudicate",
+    "Adjudicate": "adjudicate", "VerifyHand": "adjudicate",
     "WatchTable": "watch",
 }
 OFF = "off"

@@ -327,6 +327,22 @@ class Metrics:
             " a failover or switchover of the database to another node.",
             registry=registry,
         )
+        self._integrity_problems = Gauge(
+            "fiftyk_integrity_problems",
+            "Problems the last integrity audit found in the store: events edited, dropped or"
+            " reordered, a hand replaced, the ledger rolled back (docs/fairness.md). Any"
+            " value above 0 means the stored history can no longer be trusted.",
+            registry=registry,
+        )
+        self._ledger_hands = Gauge(
+            "fiftyk_ledger_hands", "Finished hands in the ledger at the last integrity audit.",
+            registry=registry,
+        )
+        self._integrity_runs = Counter(
+            "fiftyk_integrity_audits_total",
+            "Integrity audits run, by result (clean, problems).", ("result",),
+            registry=registry,
+        )
         self._rate_limited = Counter(
             "fiftyk_rate_limited_total",
             "Calls refused RATE_LIMITED, by the caller's role and the RPC class (role peer,"
@@ -470,6 +486,12 @@ class Metrics:
     def arrival_refused(self, limit: str) -> None:
         """Count a call ended before its request message arrived."""
         self._arrival_refused.labels(_bounded(limit, ARRIVAL_LIMITS, OTHER)).inc()
+
+    def integrity_checked(self, problems: int, hands: int) -> None:
+        """Record one integrity audit: the problems found and the hands in the ledger."""
+        self._integrity_problems.set(problems)
+        self._ledger_hands.set(hands)
+        self._integrity_runs.labels("problems" if problems else "clean").inc()
 
     def set_store_up(self, up: bool) -> None:
         """Record whether the event store answered the last health probe."""

@@ -36,6 +36,7 @@ from grpc_reflection.v1alpha import reflection
 from fiftyk_referee.service.activity import ActiveTables
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.config import Config, host_port
+from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.arrival import RequestArrivalInterceptor
 from fiftyk_referee.service.grpc.feed import FeedHub, cancel
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
@@ -50,6 +51,7 @@ from fiftyk_referee.service.grpc.servicer import RefereeServicer
 from fiftyk_referee.service.limits import RateLimiter, TransportLimits, WatchLimiter
 from fiftyk_referee.service.logs import configure_logging
 from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.signing import Signer
 from fiftyk_referee.service.store import (
     OneCallPostgresRecorder,
     StoreAvailability,
@@ -172,10 +174,12 @@ class RunningServer:
     web: WebTable | None = None
     web_port: int | None = None
     web_socket_dir: str | None = None
+    integrity: asyncio.Task[None] | None = None
 
     async def stop(self, grace: float) -> None:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
         await cancel(self.certificates)
+        await cancel(self.integrity)
         if self.store_health is not None:
             await self.store_health.stop()
         await self.health.enter_graceful_shutdown()
@@ -258,7 +262,8 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         executor.shutdown(wait=False)
         raise
     app = await loop.run_in_executor(
-        executor, lambda: Referee(_persistence(config), metrics=metrics))
+        executor, lambda: Referee(_persistence(config), metrics=metrics,
+                                  signer=Signer.from_text(config.signing_key)))
     hub = FeedHub(app, executor)
     active_tables = ActiveTables()
     hub.add_listener(active_tables.observe)
@@ -350,9 +355,26 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     if tls is not None:
         certificates = asyncio.create_task(_follow_certificates(tls, metrics),
                                            name="tls-reload")
+    integrity = None
+    if config.integrity_check_seconds > 0:
+        integrity = asyncio.create_task(
+            _audit_periodically(app, executor, config.integrity_check_seconds),
+            name="integrity-audit")
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
                          clock, executor, store_health, certificates, servicer, web, web_port,
-                         web_socket_dir)
+                         web_socket_dir, integrity)
+
+
+async def _audit_periodically(app: Referee, executor: ThreadPoolExecutor,
+                              interval: float) -> None:
+    """Run the integrity audit (service/integrity.py) every `interval` seconds."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await loop.run_in_executor(executor, app.audit.run)
+        except ServiceError as error:  # the store is down: the next run tries again
+            log.warning("integrity audit skipped: %s", error.message)
 
 
 async def _follow_certificates(tls: CertificateReloader, metrics: Metrics) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from fiftyk_referee.domain.cards import make_deck
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.events import EventCatalog, PublicEvent
 from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS
@@ -16,6 +17,7 @@ from fiftyk_referee.domain.fiftyk.transcript import (
     adjudicate,
     export_transcript,
     replay,
+    result_of,
 )
 from fiftyk_referee.domain.game import Rules
 from fiftyk_referee.domain.observer import Viewer
@@ -86,6 +88,16 @@ class FiftyK:
     def export_transcript(self, hand: Any) -> dict[str, Any]:
         """A 五十K hand as a `fiftyk-transcript/1`."""
         return export_transcript(_hand(hand))
+
+    def ruling(self, hand: Any) -> dict[str, Any]:
+        """The `fiftyk-result/1` of a stored hand after all its actions."""
+        played = _hand(hand)
+        return result_of(played, len(played.actions), None)
+
+    def base_deck(self, rules: Rules) -> list[str]:
+        """The packs (and jokers) the ruleset plays with, in `make_deck` order."""
+        r = _ruleset(rules)
+        return [str(card) for card in make_deck(r.packs, jokers=r.jokers)]
 
     def owns(self, hand: object) -> bool:
         """Whether `hand` is a 五十K hand."""

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from fiftyk_referee.domain.cards import make_deck
 from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
 from fiftyk_referee.domain.events import EventCatalog, PublicEvent
 from fiftyk_referee.domain.game import Game, GameHand, Rules
@@ -29,7 +30,7 @@ from fiftyk_referee.domain.shengji.events import SHENGJI_EVENTS
 from fiftyk_referee.domain.shengji.hand import GAME_NAME, NEXT_DEALER, ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import seats_of
-from fiftyk_referee.domain.shengji.transcript import adjudicate, replay
+from fiftyk_referee.domain.shengji.transcript import adjudicate, replay, result_of
 
 TEAMS = 2
 
@@ -100,6 +101,16 @@ class ShengjiGame:
         if not isinstance(hand, ShengjiHand):
             raise RuleError(Reason.INVALID_ACTION, "not a Shengji hand")
         return hand.transcript()
+
+    def ruling(self, hand: Any) -> dict[str, Any]:
+        """The Shengji result JSON of a stored hand after all its transcript's actions."""
+        if not isinstance(hand, ShengjiHand):
+            raise RuleError(Reason.INVALID_ACTION, "not a Shengji hand")
+        return result_of(hand, len(hand.transcript()["actions"]), None)
+
+    def base_deck(self, rules: Rules) -> list[str]:
+        """The ruleset's packs, jokers included, in `make_deck` order."""
+        return [str(card) for card in make_deck(_shengji_rules(rules).packs, jokers=True)]
 
     def owns(self, hand: object) -> bool:
         """Whether `hand` is a Shengji hand."""

@@ -17,7 +17,7 @@ The table (README.md, "gRPC status codes"):
 - `NOT_FOUND` `NotFound`, `ALREADY_EXISTS` `AlreadyExists`, `ABORTED` `Conflict`,
   `UNAUTHENTICATED` `Unauthenticated`, `PERMISSION_DENIED` `PermissionDenied`,
   `RESOURCE_EXHAUSTED` `ResourceExhausted`, `DEADLINE_EXCEEDED` `DeadlineExceeded`,
-  `UNAVAILABLE` `Unavailable`
+  `UNAVAILABLE` `Unavailable`, `DATA_LOSS` `DataLoss`
   (reasons in `service.errors.ServiceReason`).
 
 `INVALID_COMBINATION` is a rule violation (the cards are well written but form nothing the
@@ -40,6 +40,7 @@ from fiftyk_referee.domain.errors import Reason, RuleError, UnknownCard
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
+    DataLoss,
     DeadlineExceeded,
     FieldViolation,
     InvalidArgument,
@@ -84,6 +85,7 @@ SERVICE_ERROR_CODES: tuple[tuple[type[ServiceError], grpc.StatusCode], ...] = (
     (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (DeadlineExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
     (Unavailable, grpc.StatusCode.UNAVAILABLE),
+    (DataLoss, grpc.StatusCode.DATA_LOSS),
 )
 
 MappedError = RuleError | ServiceError

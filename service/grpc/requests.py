@@ -40,6 +40,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "GetHandHistory": ("hand_id",),
     "GetHandAt": ("hand_id", "version"),
     "ExportTranscript": ("hand_id",),
+    "VerifyHand": ("hand_id",),
     "Adjudicate": ("transcript_json",),
 }
 

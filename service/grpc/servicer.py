@@ -491,8 +491,21 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     async def ExportTranscript(self, request: pb.ExportTranscriptRequest, context: Context
                                ) -> pb.ExportTranscriptResponse:
         auth.require_audit(self._principal(context))
-        transcript = await self._call(self._app.export_transcript, request.hand_id)
-        return pb.ExportTranscriptResponse(transcript_json=json.dumps(transcript))
+        since = request.since_size if request.HasField("since_size") else None
+        evidence = await self._call(self._app.export_evidence, request.hand_id,
+                                    since_size=since)
+        return pb.ExportTranscriptResponse(
+            transcript_json=json.dumps(evidence["transcript"]),
+            evidence_json=json.dumps(evidence, ensure_ascii=False))
+
+    @_rpc
+    async def VerifyHand(self, request: pb.VerifyHandRequest, context: Context
+                         ) -> pb.VerifyHandResponse:
+        auth.require_audit(self._principal(context))
+        report = await self._call(self._app.verify_hand, request.hand_id)
+        return pb.VerifyHandResponse(ok=report.ok, checks=[
+            pb.VerifyCheck(check=line.check, status=line.status, detail=line.detail)
+            for line in report.lines])
 
     @_rpc
     async def Adjudicate(self, request: pb.AdjudicateRequest, context: Context
@@ -515,7 +528,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                                                                    "nested too deeply")]
                                   ) from None
         result = await self._call(adjudicate, data)
-        return pb.AdjudicateResponse(result_json=json.dumps(result, ensure_ascii=False))
+        ruling = self._app.signed_ruling(request.transcript_json, result)
+        return pb.AdjudicateResponse(result_json=json.dumps(result, ensure_ascii=False),
+                                     signed_ruling_json=json.dumps(ruling, ensure_ascii=False))
 
     @_rpc
     async def ReadEvents(self, request: pb.ReadEventsRequest, context: Context

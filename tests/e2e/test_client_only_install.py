@@ -110,7 +110,8 @@ def test_the_client_install_has_the_client_dependency_set(client_python: Path) -
     assert done.returncode == 0, done.stderr
     base = {requirement.split(">")[0] for requirement in json.loads(done.stdout)
             if "extra ==" not in requirement}
-    assert base == {"grpcio", "grpcio-status", "protobuf", "googleapis-common-protos"}
+    assert base == {"grpcio", "grpcio-status", "protobuf", "googleapis-common-protos",
+                    "cryptography"}
 
 
 def test_the_client_creates_a_table_and_decodes_an_error_reason(

@@ -28,6 +28,7 @@ REAL_SECRETS = {
     "FIFTYK_TOKEN_SECRET": "token-secret-0123456789abcdef",
     "FIFTYK_AUDIT_KEY": "audit-key-0123456789abcdef",
     "FIFTYK_PLATFORM_KEY": "platform-key-0123456789abcdef",
+    "FIFTYK_SIGNING_KEY": "5e" * 32,
 }
 
 
@@ -83,6 +84,8 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
         "FIFTYK_RATE_LIMITS": "player.command=10/20",
         "FIFTYK_WATCH_LIMITS": "seat=3",
         "FIFTYK_TRANSPORT_LIMITS": "streams=64,request=2.5",
+        "FIFTYK_SIGNING_KEY_FILE": "",
+        "FIFTYK_INTEGRITY_CHECK_SECONDS": "60",
         **REAL_SECRETS,
     }
     assert set(env) == set(CONFIG_ENV_VARS)
@@ -104,6 +107,8 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
     assert config.token_secret == REAL_SECRETS["FIFTYK_TOKEN_SECRET"]
     assert config.audit_key == REAL_SECRETS["FIFTYK_AUDIT_KEY"]
     assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]
+    assert config.signing_key == REAL_SECRETS["FIFTYK_SIGNING_KEY"]
+    assert config.integrity_check_seconds == 60
     assert config.database.kind == "postgresql"
     assert not config.uses_dev_secrets
 

@@ -18,7 +18,11 @@ from fiftyk_referee.domain.errors import (
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
+<<<<<<< HEAD
     DeadlineExceeded,
+=======
+    DataLoss,
+>>>>>>> 0d5c63c (Verifiable fairness: a hash chain over every stored event stream, a Merkle ledger of finished hands with signed checkpoints, signed evidence, fiftyk verify and VerifyHand)
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -122,6 +126,7 @@ def test_the_docs_error_table_documents_every_reason_with_its_status_code() -> N
             (ResourceExhausted, ("MESSAGE_TOO_LARGE", "LIMIT_EXCEEDED", "RATE_LIMITED")),
             (DeadlineExceeded, ("REQUEST_TIMEOUT",)),
             (Unavailable, ("SHUTTING_DOWN", "STORE_UNAVAILABLE")),
+            (DataLoss, ("EVENTS_TAMPERED",)),
         ) for r in map(ServiceReason, reasons)
     }
     assert set(service_errors) == {r.value for r in ServiceReason}

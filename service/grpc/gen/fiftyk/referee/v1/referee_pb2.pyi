@@ -1903,18 +1903,26 @@ class ExportTranscriptRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_ID_FIELD_NUMBER: _builtins.int
+    SINCE_SIZE_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
+    since_size: _builtins.int
+    """since_size, when set, asks the evidence for a consistency proof from the ledger's
+    checkpoint of that many hands (one an earlier export carried) to the current one.
+    """
     def __init__(
         self,
         *,
         hand_id: _builtins.str = ...,
+        since_size: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_since_size", b"_since_size", "since_size", b"since_size"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_since_size", b"_since_size", "hand_id", b"hand_id", "since_size", b"since_size"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__since_size: _TypeAlias = _typing.Literal["since_size"]  # noqa: Y015
+    _WhichOneofArgType__since_size: _TypeAlias = _typing.Literal["_since_size", b"_since_size"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__since_size) -> _WhichOneofReturnType__since_size | None: ...
 
 Global___ExportTranscriptRequest: _TypeAlias = ExportTranscriptRequest  # noqa: Y015
 
@@ -1925,19 +1933,27 @@ class ExportTranscriptResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TRANSCRIPT_JSON_FIELD_NUMBER: _builtins.int
+    EVIDENCE_JSON_FIELD_NUMBER: _builtins.int
     transcript_json: _builtins.str
     """transcript_json is a "fiftyk-transcript/1" object (docs/transcript.md; a Shengji
     hand's has "game": "shengji", docs/transcript.md#shengji-transcript); adjudicating it
     reproduces the live hand's result.
     """
+    evidence_json: _builtins.str
+    """evidence_json is the hand's "fiftyk-evidence/1" object, signed by the referee
+    (docs/fairness.md): the transcript, the ruling, the deal's inputs, every stored event
+    with its hash chain, the hand's inclusion proof and a signed ledger checkpoint.
+    `fiftyk verify` checks it offline.
+    """
     def __init__(
         self,
         *,
         transcript_json: _builtins.str = ...,
+        evidence_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["transcript_json", b"transcript_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["evidence_json", b"evidence_json", "transcript_json", b"transcript_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1976,22 +1992,111 @@ class AdjudicateResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     RESULT_JSON_FIELD_NUMBER: _builtins.int
+    SIGNED_RULING_JSON_FIELD_NUMBER: _builtins.int
     result_json: _builtins.str
     """result_json is a "fiftyk-result/1" object (docs/transcript.md#result-fiftyk-result1;
     a Shengji hand's: docs/transcript.md#shengji-result).
+    """
+    signed_ruling_json: _builtins.str
+    """signed_ruling_json is a "fiftyk-ruling/1" object signed by the referee
+    (docs/fairness.md): the SHA-256 of the transcript as submitted, the result, the engine
+    version and the time.
     """
     def __init__(
         self,
         *,
         result_json: _builtins.str = ...,
+        signed_ruling_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["result_json", b"result_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["result_json", b"result_json", "signed_ruling_json", b"signed_ruling_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AdjudicateResponse: _TypeAlias = AdjudicateResponse  # noqa: Y015
+
+@_typing.final
+class VerifyHandRequest(_message.Message):
+    """VerifyHandRequest names a stored hand to check."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    hand_id: _builtins.str
+    """hand_id identifies the hand."""
+    def __init__(
+        self,
+        *,
+        hand_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifyHandRequest: _TypeAlias = VerifyHandRequest  # noqa: Y015
+
+@_typing.final
+class VerifyCheck(_message.Message):
+    """VerifyCheck is one check and what it found."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHECK_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    check: _builtins.str
+    """check names it: format, signature, chain, deal, commitment, deck, transcript deal,
+    ledger, re-rule, table link.
+    """
+    status: _builtins.str
+    """status is "ok", "skipped", "no chain" (a hand stored before the chain) or "FAILED"."""
+    detail: _builtins.str
+    """detail says what was checked, or why it failed."""
+    def __init__(
+        self,
+        *,
+        check: _builtins.str = ...,
+        status: _builtins.str = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check", b"check", "detail", b"detail", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifyCheck: _TypeAlias = VerifyCheck  # noqa: Y015
+
+@_typing.final
+class VerifyHandResponse(_message.Message):
+    """VerifyHandResponse returns every check up to the first failure."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OK_FIELD_NUMBER: _builtins.int
+    CHECKS_FIELD_NUMBER: _builtins.int
+    ok: _builtins.bool
+    """ok is false when a check failed (then the last check is the failure)."""
+    @_builtins.property
+    def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___VerifyCheck]:
+        """checks in the order they ran."""
+
+    def __init__(
+        self,
+        *,
+        ok: _builtins.bool = ...,
+        checks: _abc.Iterable[Global___VerifyCheck] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "ok", b"ok"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifyHandResponse: _TypeAlias = VerifyHandResponse  # noqa: Y015
 
 @_typing.final
 class Event(_message.Message):

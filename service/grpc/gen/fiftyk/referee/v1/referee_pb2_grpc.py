@@ -116,6 +116,11 @@ class RefereeServiceStub:
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AdjudicateRequest.SerializeToString,
                 response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AdjudicateResponse.FromString,
                 _registered_method=True)
+        self.VerifyHand = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/VerifyHand',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.VerifyHandRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.VerifyHandResponse.FromString,
+                _registered_method=True)
         self.ReadEvents = channel.unary_unary(
                 '/fiftyk.referee.v1.RefereeService/ReadEvents',
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReadEventsRequest.SerializeToString,
@@ -266,6 +271,16 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def VerifyHand(self, request, context):
+        """VerifyHand checks a stored hand as `fiftyk verify` checks its evidence (docs/fairness.md):
+        the referee's signature, the hash chain of its stored events, the commitment, the deck
+        recomputed from the revealed seed, the deal, the ledger's inclusion proof and checkpoint,
+        the re-ruling of the whole hand, and the head its table recorded. Audit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ReadEvents(self, request, context):
         """ReadEvents reads the global feed of public events (docs/events.md) in order from a
         position. Platform credential (a spectator's view: no cards) or audit (every card).
@@ -384,6 +399,11 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.Adjudicate,
                     request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AdjudicateRequest.FromString,
                     response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AdjudicateResponse.SerializeToString,
+            ),
+            'VerifyHand': grpc.unary_unary_rpc_method_handler(
+                    servicer.VerifyHand,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.VerifyHandRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.VerifyHandResponse.SerializeToString,
             ),
             'ReadEvents': grpc.unary_unary_rpc_method_handler(
                     servicer.ReadEvents,
@@ -840,6 +860,33 @@ class RefereeService:
             '/fiftyk.referee.v1.RefereeService/Adjudicate',
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.AdjudicateRequest.SerializeToString,
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.AdjudicateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VerifyHand(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/VerifyHand',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.VerifyHandRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.VerifyHandResponse.FromString,
             options,
             channel_credentials,
             insecure,

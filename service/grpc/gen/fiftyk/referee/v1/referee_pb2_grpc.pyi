@@ -123,6 +123,12 @@ class RefereeServiceStub:
     """Adjudicate replays a transcript of either game and returns the ruling (a result,
     docs/transcript.md#result-fiftyk-result1). Any credential; nothing is stored.
     """
+    VerifyHand: _grpc.UnaryUnaryMultiCallable[_referee_pb2.VerifyHandRequest, _referee_pb2.VerifyHandResponse]
+    """VerifyHand checks a stored hand as `fiftyk verify` checks its evidence (docs/fairness.md):
+    the referee's signature, the hash chain of its stored events, the commitment, the deck
+    recomputed from the revealed seed, the deal, the ledger's inclusion proof and checkpoint,
+    the re-ruling of the whole hand, and the head its table recorded. Audit.
+    """
     ReadEvents: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ReadEventsRequest, _referee_pb2.ReadEventsResponse]
     """ReadEvents reads the global feed of public events (docs/events.md) in order from a
     position. Platform credential (a spectator's view: no cards) or audit (every card).
@@ -202,6 +208,12 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     Adjudicate: _aio.UnaryUnaryMultiCallable[_referee_pb2.AdjudicateRequest, _referee_pb2.AdjudicateResponse]  # type: ignore[assignment]
     """Adjudicate replays a transcript of either game and returns the ruling (a result,
     docs/transcript.md#result-fiftyk-result1). Any credential; nothing is stored.
+    """
+    VerifyHand: _aio.UnaryUnaryMultiCallable[_referee_pb2.VerifyHandRequest, _referee_pb2.VerifyHandResponse]  # type: ignore[assignment]
+    """VerifyHand checks a stored hand as `fiftyk verify` checks its evidence (docs/fairness.md):
+    the referee's signature, the hash chain of its stored events, the commitment, the deck
+    recomputed from the revealed seed, the deal, the ledger's inclusion proof and checkpoint,
+    the re-ruling of the whole hand, and the head its table recorded. Audit.
     """
     ReadEvents: _aio.UnaryUnaryMultiCallable[_referee_pb2.ReadEventsRequest, _referee_pb2.ReadEventsResponse]  # type: ignore[assignment]
     """ReadEvents reads the global feed of public events (docs/events.md) in order from a
@@ -375,6 +387,18 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.AdjudicateResponse, _abc.Awaitable[_referee_pb2.AdjudicateResponse]]:
         """Adjudicate replays a transcript of either game and returns the ruling (a result,
         docs/transcript.md#result-fiftyk-result1). Any credential; nothing is stored.
+        """
+
+    @_abc_1.abstractmethod
+    def VerifyHand(
+        self,
+        request: _referee_pb2.VerifyHandRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.VerifyHandResponse, _abc.Awaitable[_referee_pb2.VerifyHandResponse]]:
+        """VerifyHand checks a stored hand as `fiftyk verify` checks its evidence (docs/fairness.md):
+        the referee's signature, the hash chain of its stored events, the commitment, the deck
+        recomputed from the revealed seed, the deal, the ledger's inclusion proof and checkpoint,
+        the re-ruling of the whole hand, and the head its table recorded. Audit.
         """
 
     @_abc_1.abstractmethod

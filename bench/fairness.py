@@ -1,0 +1,190 @@
+"""`scripts/bench fairness`: what the hash chain, the signatures and the verifier cost.
+
+Targets (issue 18): the chain and signatures add at most 10% to a command's CPU time;
+verifying a 200-event hand takes at most 20 ms. Also the Merkle log against `pymerkle`
+(when it is installed: it is not a dependency) for the same RFC 6962 hashing.
+
+- `command CPU`: process CPU time per command over whole hands played through the
+  application on SQLite (every seat's turn taken by the referee's timeout), with the
+  chained event store and with the library's plain one; the ratio is the chain's cost.
+- `verify`: the offline verifier over a hand of at least 200 events, with the rules engine
+  (re-ruling included) and with the cryptographic checks alone.
+- `merkle`: root of N leaves, and an inclusion proof built and checked per leaf.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import EventStore, Mapper
+
+from bench.arguments import positive
+from fiftyk_referee.domain.merkle import inclusion_proof, leaf_hash, root, verify_inclusion
+from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.store import persistence_env
+from fiftyk_referee.service.verifier import Verifier, rules_engine
+
+DEFAULT_HANDS = 6
+DEFAULT_REPEAT = 20
+DEFAULT_LEAVES = 10_000
+MIN_EVENTS = 200
+CLOCK = {"turn_timeout": 30}
+LATER = timedelta(days=1)
+MS = 1_000
+
+
+class PlainReferee(Referee):
+    """The referee on the library's own mapper and event store: no chain (the baseline)."""
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        """The library's mapper."""
+        return Mapper(transcoder=self.construct_transcoder())
+
+    def construct_event_store(self) -> EventStore[UUID]:
+        """The library's event store."""
+        return EventStore(self.mapper, self.recorder)
+
+
+def _play(app: Referee, preset: str, seats: int) -> tuple[str, int, float]:
+    """(hand id, commands, CPU seconds) of one hand played by timeouts."""
+    table_id = app.create_table(preset, CLOCK, seats).table_id
+    for seat in range(seats):
+        app.join_table(table_id, f"bench-{seat}", seat)
+    started = time.process_time()
+    hand_id = app.start_hand(table_id).hand_id or ""
+    commands = 1
+    while not (hand := app.get_hand(hand_id)).is_over:
+        app.time_out(table_id, hand_id, hand.to_act or 0, datetime.now(UTC) + LATER)
+        commands += 1
+    return hand_id, commands, time.process_time() - started
+
+
+def command_cpu(kind: type[Referee], hands: int) -> float:
+    """Median CPU microseconds per command over `hands` classic hands."""
+    per_command = []
+    with tempfile.TemporaryDirectory() as directory:
+        env = persistence_env(parse_database_url("", Path(directory)), cache_size=100)
+        app = kind(env)
+        try:
+            for _ in range(hands):
+                _, commands, seconds = _play(app, "classic", 4)
+                per_command.append(seconds / commands * 1e6)
+        finally:
+            app.close()
+    return statistics.median(per_command)
+
+
+def _timed(function: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * MS
+
+
+def verify_times(repeat: int) -> tuple[int, float, float]:
+    """(events, ms with the rules engine, ms without) for a hand of >= MIN_EVENTS events."""
+    with tempfile.TemporaryDirectory() as directory:
+        env = persistence_env(parse_database_url("", Path(directory)), cache_size=100)
+        app = Referee(env)
+        try:
+            while True:
+                hand_id, _, _ = _play(app, "classic", 4)
+                evidence = app.export_evidence(hand_id)
+                if len(evidence["events"]) >= MIN_EVENTS:
+                    break
+        finally:
+            app.close()
+    trusted = [Signer.from_text(DEV_SIGNING_KEY).public]  # what Referee signs with by default
+    rules = rules_engine()
+    with_rules = _timed(lambda: Verifier(evidence, trusted=trusted, rules=rules).run(), repeat)
+    alone = _timed(lambda: Verifier(evidence, trusted=trusted, rules=None).run(), repeat)
+    return len(evidence["events"]), with_rules, alone
+
+
+def merkle_rows(leaves_count: int) -> list[tuple[str, str]]:
+    """Our RFC 6962 code against pymerkle: agreement and timings."""
+    data = [f"leaf {i}".encode() for i in range(leaves_count)]
+    rows: list[tuple[str, str]] = []
+    started = time.perf_counter()
+    leaves = [leaf_hash(d) for d in data]
+    ours_root = root(leaves)
+    rows.append(("ours: hash leaves + root", f"{(time.perf_counter() - started) * MS:.1f} ms"))
+    sample = range(0, leaves_count, max(1, leaves_count // 100))
+    started = time.perf_counter()
+    for i in sample:
+        verify_inclusion(leaves[i], i, leaves_count, inclusion_proof(i, leaves), ours_root)
+    each = (time.perf_counter() - started) / len(sample) * MS
+    rows.append(("ours: inclusion proof + check", f"{each:.2f} ms per leaf"))
+    try:
+        pymerkle: Any = importlib.import_module("pymerkle")
+    except ModuleNotFoundError:
+        rows.append(("pymerkle", "not installed (pip install pymerkle to compare)"))
+        return rows
+    tree = pymerkle.InmemoryTree(algorithm="sha256")
+    started = time.perf_counter()
+    for d in data:
+        tree.append_entry(d)
+    theirs_root = tree.get_state()
+    rows.append(("pymerkle: append entries + root",
+                 f"{(time.perf_counter() - started) * MS:.1f} ms"))
+    rows.append(("pymerkle root equals ours", str(theirs_root == ours_root)))
+    started = time.perf_counter()
+    for i in sample:
+        proof = tree.prove_inclusion(i + 1)  # pymerkle counts leaves from 1
+        pymerkle.verify_inclusion(tree.get_leaf(i + 1), theirs_root, proof)
+    each = (time.perf_counter() - started) / len(sample) * MS
+    rows.append(("pymerkle: inclusion proof + check", f"{each:.2f} ms per leaf"))
+    agree = all(
+        root(leaves[:n]) == tree.get_state(n) for n in range(1, min(leaves_count, 300) + 1))
+    rows.append(("pymerkle roots of every prefix up to 300 equal ours", str(agree)))
+    return rows
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `bench fairness`."""
+    parser = sub.add_parser(
+        "fairness", help="the hash chain's command cost, the verifier, the Merkle log",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--hands", type=positive, default=DEFAULT_HANDS, metavar="N",
+                        help=f"classic hands per store variant (default {DEFAULT_HANDS})")
+    parser.add_argument("--repeat", type=positive, default=DEFAULT_REPEAT, metavar="N",
+                        help=f"verifier runs to time (default {DEFAULT_REPEAT})")
+    parser.add_argument("--leaves", type=positive, default=DEFAULT_LEAVES, metavar="N",
+                        help=f"Merkle leaves (default {DEFAULT_LEAVES})")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `scripts/bench fairness` and print a table."""
+    plain = command_cpu(PlainReferee, args.hands)
+    chained = command_cpu(Referee, args.hands)
+    events, with_rules, alone = verify_times(args.repeat)
+    rows = [
+        ("command CPU, plain store", f"{plain:.0f} µs (median of {args.hands} hands)"),
+        ("command CPU, chained store", f"{chained:.0f} µs"),
+        ("chain cost per command", f"{(chained / plain - 1) * 100:+.1f}% (target ≤ +10%)"),
+        (f"verify a {events}-event hand, re-rule included", f"{with_rules:.1f} ms"),
+        (f"verify a {events}-event hand, crypto checks only", f"{alone:.1f} ms"),
+        *merkle_rows(args.leaves),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    return 0
+
+
+__all__ = ["add_parser", "command_cpu", "merkle_rows", "run", "verify_times"]

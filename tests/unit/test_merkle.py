@@ -1,0 +1,92 @@
+"""The Merkle log's RFC 6962 hashing and its RFC 9162 proofs."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from fiftyk_referee.domain.merkle import (
+    ProofError,
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    node_hash,
+    root,
+    verify_consistency,
+    verify_inclusion,
+)
+
+MAX_SIZE = 40
+
+
+def _leaves(n: int) -> list[bytes]:
+    return [leaf_hash(f"hand {i}".encode()) for i in range(n)]
+
+
+def _rfc_root(leaves: list[bytes]) -> bytes:
+    """MTH exactly as RFC 6962 §2.1 writes it (recursive split at a power of two)."""
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return leaves[0]
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    return node_hash(_rfc_root(leaves[:k]), _rfc_root(leaves[k:]))
+
+
+def test_the_rfc_6962_test_vector_of_an_empty_and_a_one_leaf_tree() -> None:
+    assert root([]).hex() == (
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    # RFC 6962's leaf hash is SHA-256(0x00 || data): the empty leaf's known value.
+    assert leaf_hash(b"").hex() == (
+        "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d")
+
+
+def test_the_bottom_up_root_equals_the_recursive_definition_for_every_size() -> None:
+    for n in range(MAX_SIZE):
+        assert root(_leaves(n)) == _rfc_root(_leaves(n)), n
+
+
+def test_every_leaf_of_every_size_is_proven_included() -> None:
+    for n in range(1, MAX_SIZE):
+        leaves = _leaves(n)
+        head = root(leaves)
+        for i in range(n):
+            verify_inclusion(leaves[i], i, n, inclusion_proof(i, leaves), head)
+
+
+def test_an_inclusion_proof_fails_for_another_leaf_index_or_root() -> None:
+    leaves = _leaves(13)
+    proof = inclusion_proof(5, leaves)
+    with pytest.raises(ProofError, match="another root"):
+        verify_inclusion(leaves[6], 5, 13, proof, root(leaves))
+    with pytest.raises(ProofError):
+        verify_inclusion(leaves[5], 4, 13, proof, root(leaves))
+    with pytest.raises(ProofError, match="another root"):
+        verify_inclusion(leaves[5], 5, 13, proof, root(leaves[:12]))
+    with pytest.raises(ProofError, match="not in a tree"):
+        verify_inclusion(leaves[5], 13, 13, proof, root(leaves))
+
+
+def test_every_prefix_is_proven_consistent_with_every_longer_tree() -> None:
+    for n in range(1, MAX_SIZE):
+        leaves = _leaves(n)
+        for m in range(1, n + 1):
+            verify_consistency(m, root(leaves[:m]), n, root(leaves),
+                               consistency_proof(m, leaves))
+
+
+def test_a_rewritten_history_is_not_consistent_with_its_old_checkpoint() -> None:
+    leaves = _leaves(20)
+    rewritten = [*leaves[:6], leaf_hash(b"a replaced hand"), *leaves[7:]]
+    with pytest.raises(ProofError):
+        verify_consistency(9, root(leaves[:9]), 20, root(rewritten),
+                           consistency_proof(9, rewritten))
+
+
+def test_a_rolled_back_log_cannot_extend_its_old_checkpoint() -> None:
+    leaves = _leaves(10)
+    with pytest.raises(ProofError, match="cannot extend"):
+        verify_consistency(10, root(leaves), 8, root(leaves[:8]), [])
