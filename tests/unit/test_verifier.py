@@ -1,0 +1,216 @@
+"""The offline verifier over a real exported hand (docs/examples/evidence-qq3.json).
+
+The example is a demo hand exported by a referee signed with the development key; each
+test changes one thing and re-signs it with another key (so the signature check passes
+with that key trusted) to show which check catches it, and with which reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fiftyk_referee.service.cli import main
+from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.verifier import NO_CHAIN, OK, SKIPPED, Report, Verifier, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "docs" / "examples" / "evidence-qq3.json"
+PUBLIC_KEY = ROOT / "docs" / "examples" / "dev-signing-key.pub"
+FORGER = Signer.from_text("33" * 32)
+
+
+def evidence() -> dict[str, Any]:
+    """A fresh copy of the example."""
+    loaded: dict[str, Any] = json.loads(EXAMPLE.read_text("utf-8"))
+    return loaded
+
+
+def forged(document: dict[str, Any]) -> Report:
+    """Verify a changed document re-signed (checkpoint too) by the forger, whose key is the
+    trusted one: every signature passes, and the other checks must catch the change."""
+    if document.get("ledger"):
+        document["ledger"]["checkpoint"] = FORGER.sign(document["ledger"]["checkpoint"])
+    return verify(FORGER.sign(document), trusted=[FORGER.public])
+
+
+def failure(report: Report) -> tuple[str, str]:
+    """(check, reason) of the failed check."""
+    line = report.failure
+    assert line is not None, "\n".join(map(str, report.lines))
+    return line.check, line.detail
+
+
+def test_the_example_verifies_with_the_development_key() -> None:
+    report = verify(evidence(), trusted=[Signer.from_text(DEV_SIGNING_KEY).public])
+    assert report.ok
+    assert [line.status for line in report.lines] == [OK] * 9
+
+
+def test_the_readme_shows_what_fiftyk_verify_prints_for_the_example() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["verify", str(EXAMPLE), "--key", str(PUBLIC_KEY)])
+    assert code == 0
+    readme = (ROOT / "README.md").read_text("utf-8")
+    block = re.search(r"```console\n\$ \.venv/bin/fiftyk verify docs/examples/evidence-qq3"
+                      r"\.json[^\n]*\n(.*?)```", readme, re.S)
+    assert block is not None
+    assert out.getvalue() == block.group(1)
+
+
+def test_without_a_key_the_file_is_checked_against_the_key_it_names() -> None:
+    report = verify(evidence())
+    assert report.ok and "not pinned" in report.lines[1].detail
+
+
+def test_a_signature_by_an_untrusted_key_fails() -> None:
+    check, reason = failure(verify(FORGER.sign(evidence()),
+                                   trusted=[Signer.from_text(DEV_SIGNING_KEY).public]))
+    assert check == "signature" and "not a trusted key" in reason
+
+
+def test_an_edited_event_breaks_the_chain() -> None:
+    document = evidence()
+    document["events"][7]["state"] = document["events"][7]["state"].replace('"seat":', '"seat": ')
+    check, reason = failure(forged(document))
+    assert check == "chain" and reason.startswith("version 8 hashes to")
+
+
+def test_a_dropped_event_leaves_a_gap() -> None:
+    document = evidence()
+    del document["events"][10]
+    check, reason = failure(forged(document))
+    assert check == "chain" and "version 12 where version 11" in reason
+
+
+def test_a_stated_head_that_is_not_the_events_head_fails() -> None:
+    document = evidence()
+    document["chain"]["head"] = "0" * 64
+    assert failure(forged(document))[0] == "chain"
+
+
+def test_a_seed_that_does_not_open_the_commitment_fails() -> None:
+    document = evidence()
+    document["deal"]["seed"] = "00" * 32
+    check, reason = failure(forged(document))
+    assert check == "deal" and "seed" in reason  # the dealt event recorded another seed
+
+
+def test_a_deck_other_than_the_dealt_one_fails() -> None:
+    document = evidence()
+    deck = document["deal"]["deck"]
+    deck[0], deck[1] = deck[1], deck[0]
+    assert failure(forged(document))[0] == "deal"
+
+
+def test_a_transcript_with_another_deck_fails() -> None:
+    document = evidence()
+    deck = document["transcript"]["deck"]
+    deck[0], deck[1] = deck[1], deck[0]
+    assert failure(forged(document)) == ("transcript deal",
+                                         "the transcript's deck is not the dealt deck")
+
+
+def test_a_ruling_the_transcript_does_not_give_fails_the_re_rule() -> None:
+    document = evidence()
+    document["ruling"]["finish_order"] = list(reversed(document["ruling"]["finish_order"]))
+    check, reason = failure(forged(document))
+    assert check == "re-rule" and "finish_order" in reason
+
+
+def test_a_changed_action_fails_the_re_rule() -> None:
+    document = evidence()
+    document["transcript"]["actions"] = document["transcript"]["actions"][:-3]
+    assert failure(forged(document))[0] == "re-rule"
+
+
+def test_an_inclusion_proof_for_another_index_fails() -> None:
+    document = evidence()
+    document["ledger"]["index"] = 1
+    assert failure(forged(document))[0] == "ledger"
+
+
+def test_a_checkpoint_by_an_untrusted_key_fails() -> None:
+    document = evidence()
+    document["ledger"]["checkpoint"] = FORGER.sign(document["ledger"]["checkpoint"])
+    referee = Signer.from_text(DEV_SIGNING_KEY)
+    check, reason = failure(verify(referee.sign(document), trusted=[referee.public]))
+    assert check == "ledger" and reason.startswith("checkpoint:")
+
+
+def test_a_hand_stored_before_the_chain_verifies_as_no_chain() -> None:
+    document = evidence()
+    for event in document["events"]:
+        event["prev"] = event["hash"] = None
+    document["chain"] = {"head": None, "chained": 0, "unchained": len(document["events"]),
+                         "intact": True, "problem": ""}
+    document["ledger"] = None
+    report = forged(document)
+    assert report.ok
+    statuses = {line.check: line.status for line in report.lines}
+    assert statuses["chain"] == NO_CHAIN and statuses["ledger"] == SKIPPED
+
+
+def test_a_ledger_that_shrank_since_an_earlier_checkpoint_was_rolled_back() -> None:
+    earlier = evidence()
+    bigger = copy.deepcopy(earlier["ledger"]["checkpoint"])
+    bigger["size"] = 5
+    check, reason = failure(verify(evidence(), since={"ledger": {"checkpoint":
+                                                                 FORGER.sign(bigger)}}))
+    assert check == "consistency" and "rolled back" in reason
+
+
+def test_without_the_rules_engine_its_checks_are_skipped_not_passed() -> None:
+    report = Verifier(evidence(), rules=None).run()
+    statuses = {line.check: line.status for line in report.lines}
+    assert statuses["re-rule"] == SKIPPED and statuses["deck"] == OK
+    assert "canonical deck the evidence names" in next(
+        line.detail for line in report.lines if line.check == "deck")
+
+
+def test_fiftyk_verify_exits_1_at_the_first_failure_and_2_for_an_unreadable_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = evidence()
+    document["ruling"]["status"] = "rejected"
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(document))
+    assert main(["verify", str(changed)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1].strip().startswith("FAILED  signature:")
+    assert "signature FAILED" in captured.err
+    (tmp_path / "broken.json").write_text("{")
+    assert main(["verify", str(tmp_path / "broken.json")]) == 2
+    assert main(["verify", str(tmp_path / "missing.json")]) == 2
+
+
+@contextlib.contextmanager
+def _inside(directory: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(directory)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def test_the_python_checks_of_docs_fairness_pass_on_the_example(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "fairness.md").read_text("utf-8")
+    snippets = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(snippets) == 4
+    (tmp_path / "hand.json").write_text(EXAMPLE.read_text("utf-8"))
+    with _inside(tmp_path):
+        for snippet in snippets:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(snippet, "docs/fairness.md", "exec"), {})
+            assert "False" not in out.getvalue(), snippet
