@@ -37,35 +37,109 @@ def _split(n: int) -> int:
     return 1 << ((n - 1).bit_length() - 1)
 
 
+class MerkleLog:
+    """An append-only log of leaf hashes that keeps every complete subtree's hash.
+
+    Appending is O(1) amortised; the root of any prefix and its proofs take O(log² n) node
+    hashes, because every left child in the RFC's split is a complete, aligned subtree whose
+    hash is kept, so only the right spine is hashed again.
+    """
+
+    def __init__(self, leaves: Sequence[bytes] = ()) -> None:
+        self._levels: list[list[bytes]] = [[]]
+        for leaf in leaves:
+            self.append(leaf)
+
+    def __len__(self) -> int:
+        return len(self._levels[0])
+
+    def append(self, leaf: bytes) -> None:
+        """Add one leaf hash."""
+        self._levels[0].append(leaf)
+        level = 0
+        while len(self._levels[level]) % 2 == 0:
+            if len(self._levels) == level + 1:
+                self._levels.append([])
+            nodes = self._levels[level]
+            self._levels[level + 1].append(node_hash(nodes[-2], nodes[-1]))
+            level += 1
+
+    def leaf(self, index: int) -> bytes:
+        """The leaf hash at `index`."""
+        return self._levels[0][index]
+
+    def _subtree(self, start: int, end: int) -> bytes:
+        """MTH of leaves[start:end], a subtree of the RFC's split of a larger tree."""
+        n = end - start
+        if n & (n - 1) == 0 and start % n == 0:  # complete and aligned: kept
+            level = n.bit_length() - 1
+            return self._levels[level][start >> level]
+        k = _split(n)
+        return node_hash(self._subtree(start, start + k), self._subtree(start + k, end))
+
+    def _size(self, size: int | None) -> int:
+        size = len(self) if size is None else size
+        if not 0 <= size <= len(self):
+            raise ProofError(f"the log holds {len(self)} leaves, not {size}")
+        return size
+
+    def root(self, size: int | None = None) -> bytes:
+        """The tree head of the first `size` leaves (all by default)."""
+        size = self._size(size)
+        return self._subtree(0, size) if size else hashlib.sha256(b"").digest()
+
+    def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
+        """The audit path of leaf `index` in the tree of the first `size` leaves."""
+        size = self._size(size)
+        if not 0 <= index < size:
+            raise ProofError(f"leaf {index} is not in a tree of {size} leaves")
+        proof: list[bytes] = []
+        start, end = 0, size
+        while end - start > 1:
+            k = _split(end - start)
+            if index < start + k:
+                proof.append(self._subtree(start + k, end))
+                end = start + k
+            else:
+                proof.append(self._subtree(start, start + k))
+                start += k
+        proof.reverse()  # the path runs from the leaf up
+        return proof
+
+    def consistency_proof(self, old_size: int, size: int | None = None) -> list[bytes]:
+        """The proof that the first `old_size` leaves are a prefix of the first `size`."""
+        size = self._size(size)
+        if not 0 < old_size <= size:
+            raise ProofError(f"no consistency proof from {old_size} to {size} leaves")
+        proof: list[bytes] = []
+        start, end, m, complete = 0, size, old_size, True
+        while m != end - start:
+            k = _split(end - start)
+            if m <= k:
+                proof.append(self._subtree(start + k, end))
+                end = start + k
+            else:
+                proof.append(self._subtree(start, start + k))
+                start, m, complete = start + k, m - k, False
+        if not complete:
+            proof.append(self._subtree(start, end))
+        proof.reverse()  # SUBPROOF lists the deepest node first
+        return proof
+
+
 def root(leaves: Sequence[bytes]) -> bytes:
     """The tree head of these leaf hashes (MTH of RFC 6962)."""
-    if not leaves:
-        return hashlib.sha256(b"").digest()
-    level = list(leaves)
-    # Bottom-up pairing gives the same tree as the RFC's recursive split: the split point is
-    # always a power of two, so a lone last node is promoted unchanged.
-    while len(level) > 1:
-        paired = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
-        if len(level) % 2:
-            paired.append(level[-1])
-        level = paired
-    return level[0]
+    return MerkleLog(leaves).root()
 
 
 def inclusion_proof(index: int, leaves: Sequence[bytes]) -> list[bytes]:
     """The audit path of leaf `index` in the tree of `leaves` (PATH of RFC 6962)."""
-    if not 0 <= index < len(leaves):
-        raise ProofError(f"leaf {index} is not in a tree of {len(leaves)} leaves")
-    return _path(index, leaves)
+    return MerkleLog(leaves).inclusion_proof(index)
 
 
-def _path(index: int, leaves: Sequence[bytes]) -> list[bytes]:
-    if len(leaves) <= 1:
-        return []
-    k = _split(len(leaves))
-    if index < k:
-        return [*_path(index, leaves[:k]), root(leaves[k:])]
-    return [*_path(index - k, leaves[k:]), root(leaves[:k])]
+def consistency_proof(old_size: int, leaves: Sequence[bytes]) -> list[bytes]:
+    """The proof that the tree of the first `old_size` leaves is a prefix of this one."""
+    return MerkleLog(leaves).consistency_proof(old_size)
 
 
 def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
@@ -92,23 +166,6 @@ def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
         raise ProofError("the inclusion proof is shorter than the tree is deep")
     if computed != expected_root:
         raise ProofError("the inclusion proof leads to another root")
-
-
-def consistency_proof(old_size: int, leaves: Sequence[bytes]) -> list[bytes]:
-    """The proof that the tree of the first `old_size` leaves is a prefix of this one."""
-    if not 0 < old_size <= len(leaves):
-        raise ProofError(f"no consistency proof from {old_size} to {len(leaves)} leaves")
-    return _subproof(old_size, leaves, complete=True)
-
-
-def _subproof(m: int, leaves: Sequence[bytes], *, complete: bool) -> list[bytes]:
-    n = len(leaves)
-    if m == n:
-        return [] if complete else [root(leaves)]
-    k = _split(n)
-    if m <= k:
-        return [*_subproof(m, leaves[:k], complete=complete), root(leaves[k:])]
-    return [*_subproof(m - k, leaves[k:], complete=False), root(leaves[:k])]
 
 
 def verify_consistency(old_size: int, old_root: bytes, new_size: int, new_root: bytes,
@@ -155,6 +212,7 @@ def verify_consistency(old_size: int, old_root: bytes, new_size: int, new_root: 
 
 
 __all__ = [
+    "MerkleLog",
     "ProofError",
     "consistency_proof",
     "inclusion_proof",

@@ -501,7 +501,8 @@ class Referee(Application[UUID]):
                     f"the ledger holds {ledger['size']} hands; no consistency proof from"
                     f" {since_size}")
             ledger["consistency"] = {"from_size": since_size,
-                                     "proof": self.ledger.consistency(since_size)}
+                                     "proof": self.ledger.consistency(since_size,
+                                                                      ledger["size"])}
         return evidence
 
     def export_evidence(self, hand_id: str | UUID, *,
@@ -544,7 +545,7 @@ class Referee(Application[UUID]):
         """Whether the ledger, read again from the store, extends every signed checkpoint."""
         fresh = HandLog(self.recorder, self.mapper, self.signer)
         fresh.refresh()
-        problems = self.audit.history_problems(fresh.leaves())
+        problems = self.audit.history_problems(fresh.log)
         if problems:
             return Line("ledger history", FAILED, problems[0])
         return Line("ledger history", OK, f"the ledger of {fresh.size} hands extends every"

@@ -29,7 +29,7 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError
 
 from fiftyk_referee.domain.chain import check_stream
-from fiftyk_referee.domain.merkle import ProofError, consistency_proof, root, verify_consistency
+from fiftyk_referee.domain.merkle import MerkleLog, ProofError, verify_consistency
 from fiftyk_referee.service.chain_store import ChainedEventStore, chained_event
 from fiftyk_referee.service.ledger import CHECKPOINTS_ID, HandLog, LedgerCheckpoints
 from fiftyk_referee.service.signing import SignatureError, verify
@@ -98,7 +98,7 @@ class IntegrityAudit:
         result = AuditResult(hands=ledger.size)
         self._check_streams(ledger, result)
         stored = self._stored_checkpoints()
-        result.problems.extend(self.history_problems(ledger.leaves(), stored))
+        result.problems.extend(self.history_problems(ledger.log, stored))
         if not result.problems:
             result.checkpoint = self._sign(ledger, stored)
         for problem in result.problems:
@@ -131,7 +131,7 @@ class IntegrityAudit:
                     f" recorded {record.hand_head}: the hand was replaced")
         result.tables = len(tables)
 
-    def history_problems(self, leaves: list[bytes],
+    def history_problems(self, log: MerkleLog,
                          stored: LedgerCheckpoints | None = None) -> list[str]:
         """How a log of these leaves fails to extend the checkpoints signed before (the
         stored one and the highest this process has seen); empty when it extends both."""
@@ -140,7 +140,7 @@ class IntegrityAudit:
         found = AuditResult()
         for checkpoint in (stored.latest if stored else None, self._highest):
             if checkpoint is not None:
-                self._check_extends(checkpoint, leaves, found)
+                self._check_extends(checkpoint, log, found)
         return found.problems
 
     def _stored_checkpoints(self) -> LedgerCheckpoints | None:
@@ -150,7 +150,7 @@ class IntegrityAudit:
             return None
         return found if isinstance(found, LedgerCheckpoints) else None
 
-    def _check_extends(self, checkpoint: Mapping[str, Any], leaves: list[bytes],
+    def _check_extends(self, checkpoint: Mapping[str, Any], log: MerkleLog,
                        result: AuditResult) -> None:
         try:
             # The key the checkpoint names: one signed before a key rotation still counts.
@@ -159,16 +159,16 @@ class IntegrityAudit:
             result.problems.append(f"the stored checkpoint: {error}")
             return
         size, signed_root = int(checkpoint["size"]), bytes.fromhex(checkpoint["root"])
-        if len(leaves) < size:
+        if len(log) < size:
             result.problems.append(
-                f"the ledger holds {len(leaves)} hands, fewer than the {size} of the"
+                f"the ledger holds {len(log)} hands, fewer than the {size} of the"
                 f" checkpoint signed at {checkpoint.get('time')}: it was rolled back")
             return
         if size == 0:
             return
         try:
-            verify_consistency(size, signed_root, len(leaves), root(leaves),
-                               consistency_proof(size, leaves))
+            verify_consistency(size, signed_root, len(log), log.root(),
+                               log.consistency_proof(size))
         except ProofError as error:
             result.problems.append(f"the ledger no longer extends the checkpoint of {size}"
                                    f" hands signed at {checkpoint.get('time')}: {error}")

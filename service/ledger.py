@@ -30,7 +30,7 @@ from eventsourcing.domain import Aggregate, event
 from eventsourcing.persistence import ApplicationRecorder, Mapper, Notification
 from eventsourcing.utils import get_topic
 
-from fiftyk_referee.domain.merkle import consistency_proof, inclusion_proof, leaf_hash, root
+from fiftyk_referee.domain.merkle import MerkleLog, leaf_hash
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.signing import Signer
 
@@ -75,14 +75,14 @@ class HandLog:
         self._now = now
         self._topic = get_topic(Table.HandRecorded)
         self._lock = threading.Lock()
-        self._leaves: list[bytes] = []
+        self._log = MerkleLog()
         self._records: list[Recorded] = []
         self._index: dict[str, int] = {}
         self._position = 0
         self._last: tuple[int, str, int] | None = None  # the last record read: position, id
 
     def _reset(self) -> None:
-        self._leaves, self._records, self._index, self._position = [], [], {}, 0
+        self._log, self._records, self._index, self._position = MerkleLog(), [], {}, 0
         self._last = None
 
     def _tail_vanished(self) -> bool:
@@ -112,54 +112,54 @@ class HandLog:
                     event: Any = self._mapper.to_domain_event(notification)
                     head = getattr(event, "hand_head", None)
                     if head and event.hand_id not in self._index:
-                        self._index[event.hand_id] = len(self._leaves)
-                        self._leaves.append(leaf_hash(leaf_data(event.hand_id, head)))
+                        self._index[event.hand_id] = len(self._log)
+                        self._log.append(leaf_hash(leaf_data(event.hand_id, head)))
                         self._records.append(Recorded(str(event.originator_id),
                                                       event.hand_id, head))
                     self._position = notification.id
                     self._last = _key(notification)
                 if len(page) < PAGE_SIZE:
-                    return len(self._leaves)
+                    return len(self._log)
 
     @property
     def size(self) -> int:
         """Leaves read so far."""
-        return len(self._leaves)
+        return len(self._log)
 
     def records(self) -> list[Recorded]:
         """A copy of the leaves' sources read so far."""
         with self._lock:
             return list(self._records)
 
-    def leaves(self) -> list[bytes]:
-        """A copy of the leaf hashes read so far."""
-        with self._lock:
-            return list(self._leaves)
+    @property
+    def log(self) -> MerkleLog:
+        """The Merkle log of the leaves read so far (append-only: safe to read)."""
+        return self._log
 
     def inclusion(self, hand_id: str) -> Inclusion | None:
         """The hand's place and inclusion proof (None: not in the log)."""
         self.refresh()
         with self._lock:
             index = self._index.get(hand_id)
-            leaves = list(self._leaves)
+            log, size = self._log, len(self._log)
         if index is None:
             return None
-        return Inclusion(index=index, leaf_hash=leaves[index].hex(), size=len(leaves),
-                         root=root(leaves).hex(),
-                         proof=[p.hex() for p in inclusion_proof(index, leaves)])
+        return Inclusion(index=index, leaf_hash=log.leaf(index).hex(), size=size,
+                         root=log.root(size).hex(),
+                         proof=[p.hex() for p in log.inclusion_proof(index, size)])
 
     def checkpoint(self, size: int | None = None) -> dict[str, Any]:
         """A signed checkpoint of the first `size` leaves (all read so far by default)."""
-        leaves = self.leaves()
-        size = len(leaves) if size is None else size
+        log = self._log
+        size = len(log) if size is None else size
         return self._signer.sign({
-            "format": CHECKPOINT_FORMAT, "size": size, "root": root(leaves[:size]).hex(),
+            "format": CHECKPOINT_FORMAT, "size": size, "root": log.root(size).hex(),
             "time": self._now().isoformat(),
         })
 
-    def consistency(self, old_size: int) -> list[str]:
-        """The proof that the first `old_size` leaves are a prefix of the current log."""
-        return [p.hex() for p in consistency_proof(old_size, self.leaves())]
+    def consistency(self, old_size: int, size: int | None = None) -> list[str]:
+        """The proof that the first `old_size` leaves are a prefix of the first `size`."""
+        return [p.hex() for p in self._log.consistency_proof(old_size, size)]
 
 
 def _key(notification: Notification) -> tuple[int, str, int]:

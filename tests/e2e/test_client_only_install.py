@@ -161,3 +161,18 @@ def test_a_command_left_out_without_the_server_extra_says_what_to_install(
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()]
     assert done.stderr.startswith("fiftyk demo: needs the server extra")
+
+
+def test_fiftyk_verify_runs_on_the_client_install_and_skips_only_the_rules_engine(
+    client_python: Path,
+) -> None:
+    fiftyk = str(client_python.parent / "fiftyk")
+    examples = ROOT / "docs" / "examples"
+    done = _run([fiftyk, "verify", str(examples / "evidence-qq3.json"), "--key",
+                 str(examples / "dev-signing-key.pub")], RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    statuses = {line.split(":")[0].split()[-1]: line.split()[0]
+                for line in done.stdout.splitlines()[:-1]}
+    assert statuses.pop("re-rule") == "skipped"
+    assert set(statuses.values()) == {"ok"}  # signature, chain, commitment, deck, ledger...
+    assert "pip install 'fiftyk-referee[server]'" in done.stdout

@@ -7,6 +7,7 @@ import hashlib
 import pytest
 
 from fiftyk_referee.domain.merkle import (
+    MerkleLog,
     ProofError,
     consistency_proof,
     inclusion_proof,
@@ -90,3 +91,50 @@ def test_a_rolled_back_log_cannot_extend_its_old_checkpoint() -> None:
     leaves = _leaves(10)
     with pytest.raises(ProofError, match="cannot extend"):
         verify_consistency(10, root(leaves), 8, root(leaves[:8]), [])
+
+
+def _rfc_path(m: int, leaves: list[bytes]) -> list[bytes]:
+    """PATH(m, D[n]) exactly as RFC 6962 §2.1.1 writes it."""
+    if len(leaves) <= 1:
+        return []
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    if m < k:
+        return [*_rfc_path(m, leaves[:k]), _rfc_root(leaves[k:])]
+    return [*_rfc_path(m - k, leaves[k:]), _rfc_root(leaves[:k])]
+
+
+def _rfc_subproof(m: int, leaves: list[bytes], complete: bool) -> list[bytes]:
+    """SUBPROOF(m, D[n], b) exactly as RFC 6962 §2.1.2 writes it."""
+    n = len(leaves)
+    if m == n:
+        return [] if complete else [_rfc_root(leaves)]
+    k = 1
+    while k * 2 < n:
+        k *= 2
+    if m <= k:
+        return [*_rfc_subproof(m, leaves[:k], complete), _rfc_root(leaves[k:])]
+    return [*_rfc_subproof(m - k, leaves[k:], False), _rfc_root(leaves[:k])]
+
+
+def test_proofs_are_exactly_the_rfcs_paths_and_subproofs_for_every_size() -> None:
+    for n in range(1, MAX_SIZE):
+        leaves = _leaves(n)
+        log = MerkleLog(leaves)
+        for i in range(n):
+            assert log.inclusion_proof(i) == _rfc_path(i, leaves), (i, n)
+        for m in range(1, n + 1):
+            assert log.consistency_proof(m) == _rfc_subproof(m, leaves, True), (m, n)
+            assert log.root(m) == _rfc_root(leaves[:m])
+
+
+def test_a_log_answers_for_any_earlier_size_as_it_grows() -> None:
+    log = MerkleLog()
+    leaves = _leaves(MAX_SIZE)
+    for leaf in leaves:
+        log.append(leaf)
+    assert log.inclusion_proof(3, 9) == _rfc_path(3, leaves[:9])
+    assert log.consistency_proof(5, 9) == _rfc_subproof(5, leaves[:9], True)
+    with pytest.raises(ProofError, match="not 41"):
+        log.root(41)
