@@ -1,9 +1,9 @@
 """An append-only Merkle log with RFC 6962 hashing: roots, inclusion and consistency proofs.
 
-Hashing (RFC 6962 §2.1, the Certificate Transparency log): a leaf hashes as
+Hashing (RFC 6962, the Certificate Transparency log): a leaf hashes as
 `SHA-256(0x00 || data)`, an inner node as `SHA-256(0x01 || left || right)`, the empty tree as
 `SHA-256("")`; a tree of `n > 1` leaves splits at `k`, the largest power of two below `n`.
-Proofs and their verification follow RFC 9162 §2.1.3-2.1.4 (the algorithms stated there,
+Proofs and their verification follow RFC 9162 (the verification algorithms stated there,
 which check a proof without building the tree).
 
 Pure standard library: the offline verifier uses this module without the server extra.

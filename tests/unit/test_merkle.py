@@ -26,7 +26,7 @@ def _leaves(n: int) -> list[bytes]:
 
 
 def _rfc_root(leaves: list[bytes]) -> bytes:
-    """MTH exactly as RFC 6962 §2.1 writes it (recursive split at a power of two)."""
+    """MTH exactly as RFC 6962 writes it (recursive split at a power of two)."""
     if not leaves:
         return hashlib.sha256(b"").digest()
     if len(leaves) == 1:
@@ -94,7 +94,7 @@ def test_a_rolled_back_log_cannot_extend_its_old_checkpoint() -> None:
 
 
 def _rfc_path(m: int, leaves: list[bytes]) -> list[bytes]:
-    """PATH(m, D[n]) exactly as RFC 6962 §2.1.1 writes it."""
+    """PATH(m, D[n]) exactly as RFC 6962 writes it."""
     if len(leaves) <= 1:
         return []
     k = 1
@@ -106,7 +106,7 @@ def _rfc_path(m: int, leaves: list[bytes]) -> list[bytes]:
 
 
 def _rfc_subproof(m: int, leaves: list[bytes], complete: bool) -> list[bytes]:
-    """SUBPROOF(m, D[n], b) exactly as RFC 6962 §2.1.2 writes it."""
+    """SUBPROOF(m, D[n], b) exactly as RFC 6962 writes it."""
     n = len(leaves)
     if m == n:
         return [] if complete else [_rfc_root(leaves)]
