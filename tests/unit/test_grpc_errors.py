@@ -18,11 +18,8 @@ from fiftyk_referee.domain.errors import (
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
-<<<<<<< HEAD
-    DeadlineExceeded,
-=======
     DataLoss,
->>>>>>> 0d5c63c (Verifiable fairness: a hash chain over every stored event stream, a Merkle ledger of finished hands with signed checkpoints, signed evidence, fiftyk verify and VerifyHand)
+    DeadlineExceeded,
     InvalidArgument,
     NotFound,
     PermissionDenied,
