@@ -22,6 +22,8 @@ from google.protobuf.json_format import MessageToDict
 from fiftyk_referee.domain.deal import commitment
 from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.verifier import NO_CHAIN, OK, SKIPPED, verify
 from tests.e2e.harness import LiveServer, Seated, hidden_cards, play_out, server_config
 
 LEGACY = Path(__file__).parent.parent / "integration" / "legacy"
@@ -208,3 +210,29 @@ def test_a_hand_left_in_progress_by_0_1_0_plays_to_its_end(
     assert final.HasField("result") and final.result.places
     table = seated.platform.get_table(seated.table_id)
     assert table.hands_played == 1 and not table.HasField("current_hand_id")
+    # Its events from 0.1.0 carry no chain link; the ones recorded since chain onto them,
+    # its table chains its head in, and it is the ledger's first hand.
+    evidence = legacy_server.audit().export_evidence(live["hand_id"])
+    report = verify(evidence, trusted=[Signer.from_text(DEV_SIGNING_KEY).public])
+    assert report.ok, "\n".join(map(str, report.lines))
+    chain = next(line for line in report.lines if line.check == "chain")
+    assert chain.status == OK and "earlier events unchained" in chain.detail
+    assert evidence["ledger"]["index"] == 0
+    assert legacy_server.audit().verify_hand(live["hand_id"]).ok
+
+
+def test_hands_finished_by_0_1_0_verify_as_no_chain_never_as_tampered(
+        legacy_server: LiveServer, expected: dict[str, Any]) -> None:
+    audit = legacy_server.audit()
+    trusted = [Signer.from_text(DEV_SIGNING_KEY).public]
+    for hand_id in expected["hands"]:
+        if hand_id == expected["live"]["hand_id"]:
+            continue
+        report = verify(audit.export_evidence(hand_id), trusted=trusted)
+        assert report.ok, hand_id
+        statuses = {line.check: line.status for line in report.lines}
+        assert statuses["chain"] == NO_CHAIN and statuses["ledger"] == SKIPPED
+        assert statuses["re-rule"] == OK and statuses["commitment"] == OK
+        checked = audit.verify_hand(hand_id)
+        assert checked.ok
+        assert {c.check: c.status for c in checked.checks}["table link"] == NO_CHAIN
