@@ -27,6 +27,7 @@ from uuid import UUID, uuid4
 from eventsourcing.persistence import StoredEvent
 
 from bench.store import TablePlayer, fiftyk_hand, store_env
+from fiftyk_referee.domain.chain import GENESIS, event_hash, seal, unseal
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.client import RefereeClient
@@ -157,14 +158,23 @@ def copy_table(template: list[tuple[UUID, list[StoredEvent]]], table_id: UUID,
                     for old_form, new_form in ((str(old).encode(), str(new).encode()),
                                                (old.hex.encode(), new.hex.encode()))]
     copied = []
-    for old_id, events in template:
+    # The copies are sealed again (their ids are in the chain's hashes), the hands first so
+    # that the table's copy records their new heads.
+    for old_id, events in [*template[1:], template[0]]:
+        prev = GENESIS
         for stored in events:
-            state = stored.state
+            state = unseal(stored.state)[1]
             for old_form, new_form in replacements:
                 state = state.replace(old_form, new_form)
+            own = event_hash(prev, str(renames[old_id]), stored.originator_version,
+                             stored.topic, state)
             copied.append(StoredEvent(originator_id=renames[old_id],
                                       originator_version=stored.originator_version,
-                                      topic=stored.topic, state=state))
+                                      topic=stored.topic, state=seal(prev, own, state)))
+            prev = own
+        old_head = unseal(events[-1].state)[0] if events else None
+        if old_head is not None and old_id != template[0][0]:
+            replacements.append((old_head.hash.encode(), prev.encode()))
     return copied
 
 

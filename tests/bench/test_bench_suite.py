@@ -150,5 +150,6 @@ def test_filled_store_copies_tables_whose_hands_and_scores_replay(tmp_path: Path
         hands = [app.get_hand(hand_id, copy_id) for hand_id in copy.hand_ids]
         assert [h.number for h in hands] == list(range(1, len(template.hand_ids) + 1))
         assert all(h.is_over and h.table_id == copy_id for h in hands)
+        assert app.audit.run().problems == []  # the copies' hash chains are whole
     finally:
         app.close()
