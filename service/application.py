@@ -54,7 +54,7 @@ from fiftyk_referee.service.errors import (
     PermissionDenied,
     ServiceReason,
 )
-from fiftyk_referee.service.evidence import build_evidence, engine_version
+from fiftyk_referee.service.evidence import DISTRIBUTION, build_evidence, engine_version
 from fiftyk_referee.service.integrity import IntegrityAudit
 from fiftyk_referee.service.ledger import HandLog
 from fiftyk_referee.service.metrics import game_event_metrics
@@ -516,7 +516,7 @@ class Referee(Application[UUID]):
             "format": RULING_FORMAT,
             "transcript_sha256": hashlib.sha256(transcript_text.encode()).hexdigest(),
             "result": dict(result),
-            "engine": {"name": "fiftyk-referee", "version": engine_version()},
+            "engine": {"name": DISTRIBUTION, "version": engine_version()},
             "time": datetime.now(UTC).isoformat(),
         })
 

@@ -95,5 +95,5 @@ def build_evidence(game: Game, hand: GameHand, stored: list[StoredEvent],
     return evidence
 
 
-__all__ = ["EVIDENCE_FORMAT", "build_evidence", "deal_inputs", "engine_version",
+__all__ = ["DISTRIBUTION", "EVIDENCE_FORMAT", "build_evidence", "deal_inputs", "engine_version",
            "stored_events_json"]
