@@ -66,6 +66,7 @@ class HandRecorded(PublicEvent):
     NAME: ClassVar[str] = "table.hand_recorded"
     hand_id: str
     totals: tuple[tuple[str, Decimal], ...]
+    hand_head: str | None = None  # the hand's chain head (docs/fairness.md); None before it
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +106,9 @@ def _hand_recorded(stored: Any, viewer: Viewer) -> HandRecorded:
     del viewer
     # The stored `carry` (what the next deal needs) is the game's business, not published.
     totals = tuple((str(side), Decimal(str(value))) for side, value in stored.totals.items())
-    return HandRecorded(hand_id=str(stored.hand_id), totals=totals)
+    head = getattr(stored, "hand_head", None)  # events stored before the chain have none
+    return HandRecorded(hand_id=str(stored.hand_id), totals=totals,
+                        hand_head=str(head) if head else None)
 
 
 def _match_ended(stored: Any, viewer: Viewer) -> MatchEnded:

@@ -65,7 +65,8 @@ def _hand_started(event: table.HandStarted) -> pb.TableHandStarted:
 
 
 def _hand_recorded(event: table.HandRecorded) -> pb.TableHandRecorded:
-    return pb.TableHandRecorded(hand_id=event.hand_id, scores=_totals(event.totals))
+    return pb.TableHandRecorded(hand_id=event.hand_id, scores=_totals(event.totals),
+                                hand_head=event.hand_head)
 
 
 def _match_ended(event: table.MatchEnded) -> pb.TableMatchEnded:

@@ -91,6 +91,12 @@ class FairnessCases:
             assert "a trusted key" in lines[1]
             checked = audit.verify_hand(hand_id)
             assert checked.ok and checked.checks[-1].check == "ledger history"
+            # The table's public event publishes the head: a watcher can hold the referee to it.
+            recorded = [e.table_hand_recorded for e in
+                        audit.read_events(topics=["table.hand_recorded"], limit=100).events
+                        if e.table_hand_recorded.hand_id == hand_id]
+            evidence = audit.export_evidence(hand_id)
+            assert [r.hand_head for r in recorded] == [evidence["chain"]["head"]]
         self.wait_for_audit(server, clean=True)
 
         tampered = hands["shengji"]

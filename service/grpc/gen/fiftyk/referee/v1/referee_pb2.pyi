@@ -2469,8 +2469,14 @@ class TableHandRecorded(_message.Message):
 
     HAND_ID_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
+    HAND_HEAD_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
+    hand_head: _builtins.str
+    """hand_head is the hash of the hand's last stored event, which the table's own hash
+    chain records (docs/fairness.md): a watcher who keeps it can later check that an
+    exported hand is the one that was played. Unset for hands recorded before the chain.
+    """
     @_builtins.property
     def scores(self) -> _containers.RepeatedCompositeFieldContainer[Global___SideTotal]:
         """scores are the hand's scores per side, added to the table's cumulative scores."""
@@ -2480,12 +2486,15 @@ class TableHandRecorded(_message.Message):
         *,
         hand_id: _builtins.str = ...,
         scores: _abc.Iterable[Global___SideTotal] | None = ...,
+        hand_head: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_head", b"_hand_head", "hand_head", b"hand_head"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "scores", b"scores"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_head", b"_hand_head", "hand_head", b"hand_head", "hand_id", b"hand_id", "scores", b"scores"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__hand_head: _TypeAlias = _typing.Literal["hand_head"]  # noqa: Y015
+    _WhichOneofArgType__hand_head: _TypeAlias = _typing.Literal["_hand_head", b"_hand_head"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__hand_head) -> _WhichOneofReturnType__hand_head | None: ...
 
 Global___TableHandRecorded: _TypeAlias = TableHandRecorded  # noqa: Y015
 
