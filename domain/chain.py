@@ -22,6 +22,7 @@ Pure standard library: the offline verifier uses this module without the server 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,7 +34,9 @@ _MIDDLE = b'","'
 _CLOSE = b'"]'
 # `{"_chain":["` PREV `","` HASH `"]` then `,` and the rest of the object, or `}`.
 _HEADER_LENGTH = len(_OPEN) + HASH_HEX_LENGTH + len(_MIDDLE) + HASH_HEX_LENGTH + len(_CLOSE)
-_HEX_DIGITS = frozenset(b"0123456789abcdef")
+_HEX_HASH = rb"([0-9a-f]{%d})" % HASH_HEX_LENGTH
+_SEALED = re.compile(re.escape(_OPEN) + _HEX_HASH + re.escape(_MIDDLE) + _HEX_HASH
+                     + re.escape(_CLOSE) + rb"[,}]")
 
 
 def canonical_form(prev: str, stream_id: str, version: int, topic: str, state: bytes) -> bytes:
@@ -66,19 +69,14 @@ class Link:
 
 def unseal(stored: bytes) -> tuple[Link | None, bytes]:
     """(the link, the state without it) of stored JSON; (None, stored) when unchained."""
-    if not stored.startswith(_OPEN) or len(stored) <= _HEADER_LENGTH:
+    if not stored.startswith(_OPEN):
         return None, stored
-    prev = stored[len(_OPEN):len(_OPEN) + HASH_HEX_LENGTH]
-    middle_at = len(_OPEN) + HASH_HEX_LENGTH
-    hash_at = middle_at + len(_MIDDLE)
-    own = stored[hash_at:hash_at + HASH_HEX_LENGTH]
-    if (stored[middle_at:hash_at] != _MIDDLE
-            or stored[hash_at + HASH_HEX_LENGTH:_HEADER_LENGTH] != _CLOSE
-            or not set(prev) <= _HEX_DIGITS or not set(own) <= _HEX_DIGITS):
+    found = _SEALED.match(stored)
+    if found is None:
         return None, stored
     rest = stored[_HEADER_LENGTH:]
     body = rest[1:] if rest.startswith(b",") else rest
-    return Link(prev.decode(), own.decode()), b"{" + body
+    return Link(found[1].decode(), found[2].decode()), b"{" + body
 
 
 @dataclass(frozen=True, slots=True)
