@@ -62,8 +62,8 @@ def test_the_readme_shows_what_fiftyk_verify_prints_for_the_example() -> None:
         code = main(["verify", str(EXAMPLE), "--key", str(PUBLIC_KEY)])
     assert code == 0
     readme = (ROOT / "README.md").read_text("utf-8")
-    block = re.search(r"```console\n\$ \.venv/bin/fiftyk verify docs/examples/evidence-qq3"
-                      r"\.json[^\n]*\n(.*?)```", readme, re.S)
+    shown = "$ .venv/bin/fiftyk verify " + EXAMPLE.relative_to(ROOT).as_posix()
+    block = re.search("```console\n" + re.escape(shown) + r"[^\n]*\n(.*?)```", readme, re.S)
     assert block is not None
     assert out.getvalue() == block.group(1)
 
