@@ -19,6 +19,7 @@ from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 REPLAY_FORMAT = "fiftyk-replay/1"
+HISTORY_PAGE = 1000  # the largest page GetHandHistory gives (docs/events.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +81,20 @@ def _ended(client: RefereeClient, table_id: str, hand_id: str) -> pb.Event | Non
     return last[0] if last and is_final(last[0]) else None
 
 
+def _all_events(client: RefereeClient, hand_id: str) -> list[pb.Event]:
+    """Every event of a hand, in pages as large as the server gives (one for most hands)."""
+    events: list[pb.Event] = []
+    while True:
+        after = events[-1].aggregate_version if events else 0
+        page = client.hand_history(hand_id, after_version=after, limit=HISTORY_PAGE)
+        events.extend(page.events)
+        if not page.has_more or not page.events:
+            return events
+
+
 def hand_document(client: RefereeClient, hand_id: str) -> dict[str, Any]:
     """A stored hand's document, with its table's match up to it (the client is audit)."""
-    events = client.all_hand_events(hand_id)
+    events = _all_events(client, hand_id)
     table_id = _table_id(events[0]) if events else ""
     match: list[MatchHand] = []
     if table_id:
