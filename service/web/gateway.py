@@ -43,7 +43,7 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 from fiftyk_referee.service.public_events import feed_event
 from fiftyk_referee.service.web.document import event_json, hand_document, replay_document
-from fiftyk_referee.service.web.page import INDEX, static_files
+from fiftyk_referee.service.web.page import inline_page, static_files
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,7 @@ class WebTable:
         self._max_body = max_body_bytes
         self._executor = executor
         self._files = static_files()
+        self._page = inline_page()
         self._sync_channel: grpc.Channel | None = None
         self._aio_channel: grpc.aio.Channel | None = None
         self._runner: web.AppRunner | None = None
@@ -129,7 +130,8 @@ class WebTable:
                        handler: Callable[[web.Request], Any]) -> web.StreamResponse:
         response: web.StreamResponse = await handler(request)
         if not response.prepared:
-            response.headers.update(SECURITY_HEADERS)
+            for name, value in SECURITY_HEADERS.items():
+                response.headers.setdefault(name, value)
         return response
 
     async def start(self, host: str, port: int, ssl_context: ssl.SSLContext | None) -> int:
@@ -158,7 +160,13 @@ class WebTable:
     # -- the page ---------------------------------------------------------------------------
 
     async def _index(self, request: web.Request) -> web.Response:
-        return self._file(INDEX)
+        # The page in one answer; its inline scripts and style are allowed by their hashes.
+        policy = SECURITY_HEADERS["Content-Security-Policy"].replace(
+            "script-src 'self'", f"script-src 'self' {' '.join(self._page.script_sources)}"
+        ).replace("style-src 'self'", f"style-src 'self' {' '.join(self._page.style_sources)}")
+        return web.Response(text=self._page.html, content_type="text/html", charset="utf-8",
+                            headers={"Cache-Control": "no-cache",
+                                     "Content-Security-Policy": policy})
 
     async def _static(self, request: web.Request) -> web.Response:
         return self._file(request.match_info["path"])

@@ -7,9 +7,12 @@ network (`fiftyk replay HAND_ID --html FILE`).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -17,6 +20,7 @@ from typing import Any
 INDEX = "index.html"
 _STYLESHEET = re.compile(r'<link rel="stylesheet" href="([\w./-]+)">')
 _SCRIPT = re.compile(r'<script src="([\w./-]+)"></script>')
+ESCAPED_LT = "\\u003c"  # "<" inside the JSON data, as JSON writes it escaped
 _DATA = '<script type="application/json" id="replay-data"></script>'
 
 
@@ -55,19 +59,53 @@ def _inline_text(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
-def offline_html(document: Mapping[str, Any]) -> str:
-    """The page as one self-contained HTML file showing `document`."""
+@dataclass(frozen=True, slots=True)
+class InlinePage:
+    """The page as one HTML document, and the CSP sources that allow its inline parts."""
+
+    html: str
+    script_sources: tuple[str, ...]  # 'sha256-...' of each inline script
+    style_sources: tuple[str, ...]  # 'sha256-...' of each inline stylesheet
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+def inline_page(document: Mapping[str, Any] | None = None) -> InlinePage:
+    """The page with its stylesheet and scripts inlined (one request instead of seven),
+    showing `document` when one is given."""
     html = static_file(INDEX).decode("utf-8")
-    html = _STYLESHEET.sub(
-        lambda m: f"<style>\n{static_file(m.group(1)).decode('utf-8')}</style>", html)
-    html = _SCRIPT.sub(
-        lambda m: f"<script>\n{_inline_text(static_file(m.group(1)).decode('utf-8'))}</script>",
-        html)
-    # Every "<" of the data is escaped, so no text in it can end or reopen a script element.
-    data = json.dumps(document, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    scripts: list[str] = []
+    styles: list[str] = []
+
+    def style(match: re.Match[str]) -> str:
+        body = f"\n{static_file(match.group(1)).decode('utf-8')}"
+        styles.append(_csp_hash(body))
+        return f"<style>{body}</style>"
+
+    def script(match: re.Match[str]) -> str:
+        body = f"\n{_inline_text(static_file(match.group(1)).decode('utf-8'))}"
+        scripts.append(_csp_hash(body))
+        return f"<script>{body}</script>"
+
+    html = _SCRIPT.sub(script, _STYLESHEET.sub(style, html))
     if _DATA not in html:
         raise ValueError(f"{INDEX} has no replay-data element")
-    return html.replace(_DATA, f'<script type="application/json" id="replay-data">{data}</script>')
+    if document is not None:
+        # Every "<" of the data is escaped, so no text in it can end or reopen a script.
+        data = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+        escaped = data.replace("<", ESCAPED_LT)
+        html = html.replace(
+            _DATA, f'<script type="application/json" id="replay-data">{escaped}</script>')
+    return InlinePage(html, tuple(scripts), tuple(styles))
 
 
-__all__ = ["INDEX", "offline_html", "static_file", "static_files", "static_root"]
+def offline_html(document: Mapping[str, Any]) -> str:
+    """The page as one self-contained HTML file showing `document`."""
+    return inline_page(document).html
+
+
+__all__ = ["INDEX", "InlinePage", "inline_page", "offline_html", "static_file", "static_files",
+           "static_root"]

@@ -54,6 +54,10 @@
     render();
     drawChart();
     checkFairness();
+    if (!document.body.classList.contains("loaded")) {
+      // When the page first drew a hand, from the start of navigation (scripts/bench web).
+      document.body.dataset.drawnAt = performance.now().toFixed(1);
+    }
     document.body.classList.add("loaded");
   }
 
