@@ -22,10 +22,10 @@ from pathlib import Path
 
 from bench.arguments import positive
 from fiftyk_referee.domain.cards import Card, make_deck, parse_cards
-from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
-from fiftyk_referee.domain.shengji.hand import BURYING, DECLARING, ShengjiHand
+from fiftyk_referee.domain.shengji.hand import BURY, BURYING, DECLARE, DECLARING, ShengjiHand
 from fiftyk_referee.domain.shengji.play import (
     Lead,
     follow_constraint,
@@ -195,9 +195,9 @@ def _random_step(hand: ShengjiHand, rng: random.Random) -> None:
         raise RuntimeError("a hand in progress always waits for a seat")
     answer = hand.legal_actions(seat)
     if hand.phase == DECLARING:
-        hand.act(seat, Action(ActionKind.DECLARE, ()))
+        hand.act(seat, Action(DECLARE, ()))
     elif hand.phase == BURYING:
-        hand.act(seat, Action(ActionKind.BURY, answer.plays[0].cards))
+        hand.act(seat, Action(BURY, answer.plays[0].cards))
     else:
         hand.act(seat, Action.play(rng.choice(answer.plays).cards))
 

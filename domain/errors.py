@@ -47,6 +47,8 @@ class Reason(StrEnum):
     MUST_FOLLOW_TRACTOR = "MUST_FOLLOW_TRACTOR"
     MUST_FOLLOW_TRIPLE = "MUST_FOLLOW_TRIPLE"
     MUST_FOLLOW_PAIR = "MUST_FOLLOW_PAIR"
+    # A declaration naming a window (its round) other than the one open now.
+    WRONG_WINDOW = "WRONG_WINDOW"
 
 
 # A refusal quotes what it was sent, but never more than this: an echoed value travels in

@@ -15,43 +15,48 @@ so replaying the events rebuilds the hand exactly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any, Protocol
 from uuid import UUID
 
 from fiftyk_referee.domain.events import EventCatalog, PublicEvent
 from fiftyk_referee.domain.observer import Viewer
 
-
-class ActionKind(StrEnum):
-    """What a seat can do in a hand (each game accepts a subset)."""
-
-    PLAY = "play"
-    PASS = "pass"
-    RESIGN = "resign"
-    DECLARE = "declare"  # Shengji: show trump cards while the deal is paced out
-    BURY = "bury"  # Shengji: the dealer's cards returned to the kitty
+# The kinds of action most trick games share; a game declares which it accepts
+# (`Game.action_kinds`), and may add its own (Shengji: "declare", "bury").
+PLAY = "play"
+PASS = "pass"
+RESIGN = "resign"
+# What a kind may look like on the wire: short lower-case words (they label metrics).
+MAX_KIND_LENGTH = 32
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """One seat's action: a kind, and the cards it names (card notation, any order)."""
+    """One seat's action: a kind its game declares, the cards it names (card notation, any
+    order) and an optional value (a bid, a called card, a window number: the game says)."""
 
-    kind: ActionKind
+    kind: str
     cards: tuple[str, ...] = ()
+    value: str | None = None
 
     @classmethod
     def play(cls, cards: Sequence[str]) -> Action:
         """Play these cards."""
-        return cls(ActionKind.PLAY, tuple(cards))
+        return cls(PLAY, tuple(cards))
 
 
-PASS = Action(ActionKind.PASS)
-RESIGN = Action(ActionKind.RESIGN)
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    """One kind of action a game accepts, as its game describes it to clients and the core."""
+
+    kind: str
+    summary: str  # what the action does, in a few words (docs, `ListLegalPlays`)
+    takes_cards: bool = True  # whether the action names cards (play, declare, bury)
+    takes_value: bool = False  # whether `Action.value` means something for it
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,16 +89,18 @@ class Constraint:
 class LegalActions:
     """What a seat may do now.
 
-    `plays` lists legal plays, at most `limit` of them (`truncated` says when more exist);
-    a game whose legal plays can be combinatorial states its `constraints` instead, in
-    words a client can apply (e.g. "play 2 cards of hearts, a pair if you hold one"), and
-    the same as `requirements` records a client can check a selection against.
+    `kinds` names every kind of action open to the seat now (resigning, open to any seat of
+    a hand in progress, is not listed); `plays` lists legal card choices of those kinds, at
+    most `limit` of them (`truncated` says when more exist); a game whose legal plays can be
+    combinatorial states its `constraints` instead, in words a client can apply (e.g. "play
+    2 cards of hearts, a pair if you hold one"), and the same as `requirements` records a
+    client can check a selection against.
     """
 
     seat: int
     plays: tuple[LegalPlay, ...] = ()
     may_pass: bool = False
-    other_kinds: frozenset[ActionKind] = frozenset()
+    kinds: frozenset[str] = frozenset()  # every kind open to the seat now, but resign
     truncated: bool = False
     constraints: tuple[str, ...] = ()
     requirements: tuple[Constraint, ...] = ()
@@ -112,6 +119,85 @@ class HandRecord:
     hand_id: str
     totals: Mapping[str, Decimal]
     carry: Mapping[str, Any] = field(default_factory=dict)
+
+
+class GameResult(Protocol):
+    """A finished hand's result: each game's own frozen dataclass behind this base."""
+
+    @property
+    def side_totals(self) -> Mapping[str, Decimal]:
+        """The hand's score per side (keyed as `Game.side_seats`): what the match adds up."""
+
+
+class GameView(Protocol):
+    """A hand as one viewer may see it: each game's own frozen dataclass behind this base.
+
+    The core and the edge rely on these fields; everything else is the game's own, and its
+    converter at the edge (found by `game`) turns the whole view into the wire message."""
+
+    @property
+    def game(self) -> str:
+        """The name of the game the hand is a hand of (the registry's key)."""
+
+    @property
+    def hand_id(self) -> str:
+        """The hand's id."""
+
+    @property
+    def table_id(self) -> str:
+        """The table's id."""
+
+    @property
+    def number(self) -> int:
+        """The hand's number at its table, from 1."""
+
+    @property
+    def version(self) -> int:
+        """The hand's event version the view reflects."""
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the hand has ended."""
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat whose action the hand waits for (None when nobody's)."""
+
+    @property
+    def result(self) -> GameResult | None:
+        """The hand's result, once it is over."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Something a game counts when its events are recorded: a counter `name` the game
+    declares (`Game.observations`) and its label value (`""` when it has none)."""
+
+    name: str
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationSpec:
+    """A counter a game's events feed: its name, help text, its label (if any) and the
+    values that label may take (anything else is counted as `other`)."""
+
+    name: str
+    help: str
+    label: str = ""
+    values: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class ValueCodec:
+    """A value a game keeps in its aggregates' state that plain JSON would change (a
+    NamedTuple, a ruleset object): how a snapshot stores it under `name` and reads it back.
+    The store registers every game's codecs; names are unique across games."""
+
+    name: str
+    type: type
+    encode: Callable[[Any], Any]  # to plain values (the store tags what is inside)
+    decode: Callable[[Any], Any]
 
 
 class Rules(Protocol):
@@ -187,7 +273,7 @@ class GameHand(Protocol):
     def legal_actions(self, seat: int, limit: int | None = None) -> LegalActions:
         """What `seat` may do now, at most `limit` plays (nothing when it is not its turn)."""
 
-    def view(self, viewer: Viewer) -> Any:
+    def view(self, viewer: Viewer) -> GameView:
         """The hand as `viewer` may see it: a game's own frozen view dataclass."""
 
     def record(self) -> HandRecord:
@@ -197,7 +283,28 @@ class GameHand(Protocol):
 class Game(Protocol):
     """A game the referee hosts: its rules, its hands, its match and its transcripts."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The game's name: the `game` of tables, transcripts and events."""
+
+    @property
+    def presets(self) -> tuple[str, ...]:
+        """The names of the game's presets (the `preset` label of its metrics)."""
+
+    @property
+    def action_kinds(self) -> tuple[ActionSpec, ...]:
+        """The kinds of action its hands accept (an unknown kind is `INVALID_ACTION`)."""
+
+    @property
+    def observations(self) -> tuple[ObservationSpec, ...]:
+        """The counters its events feed (besides the hands dealt and completed)."""
+
+    @property
+    def value_codecs(self) -> tuple[ValueCodec, ...]:
+        """How the store keeps the values of its own types found in aggregates' state."""
+
+    def observe(self, hand: Any, events: Sequence[object]) -> list[Observation]:
+        """What to count for these events, just recorded by `hand`."""
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Rules:
         """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""
@@ -246,6 +353,7 @@ class Game(Protocol):
 
 
 __all__ = [
-    "PASS", "RESIGN", "Action", "ActionKind", "Constraint", "Game", "GameHand", "HandRecord",
-    "LegalActions", "LegalPlay", "Rules",
+    "MAX_KIND_LENGTH", "PASS", "PLAY", "RESIGN", "Action", "ActionSpec", "Constraint", "Game",
+    "GameHand", "GameResult", "GameView", "HandRecord", "LegalActions", "LegalPlay",
+    "Observation", "ObservationSpec", "Rules", "ValueCodec",
 ]

@@ -18,12 +18,12 @@ cache's settings come from `service.store.persistence_env`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from time import perf_counter
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
@@ -37,9 +37,11 @@ from fiftyk_referee.domain.game import (
     PASS,
     RESIGN,
     Action,
-    ActionKind,
     GameHand,
+    GameResult,
+    GameView,
     LegalActions,
+    Observation,
 )
 from fiftyk_referee.domain.games import DEFAULT_GAME, game_named, game_of
 from fiftyk_referee.domain.observer import AUDITOR, Viewer
@@ -47,7 +49,20 @@ from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.cache import AggregateCache, replay
 from fiftyk_referee.service.chain_store import ChainedEventStore, ChainedMapper, chained_event
+from fiftyk_referee.service.commands import (
+    CREATE_SCOPE,
+    Act,
+    Command,
+    CreateTable,
+    HandCommand,
+    JoinTable,
+    LeaveTable,
+    StartHand,
+    TableCommand,
+    TimeOut,
+)
 from fiftyk_referee.service.errors import (
+    Conflict,
     DataLoss,
     InvalidArgument,
     NotFound,
@@ -89,8 +104,8 @@ from fiftyk_referee.service.verifier import (
 TABLE_SNAPSHOT_INTERVAL = 50
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1_000
-CREATE_SCOPE = "tables"
 RULING_FORMAT = "fiftyk-ruling/1"
+CommandT = TypeVar("CommandT", bound=Command)
 
 
 class MetricsHook(RunnerMetrics, Protocol):
@@ -105,11 +120,8 @@ class MetricsHook(RunnerMetrics, Protocol):
     def hand_completed(self, game: str, preset: str) -> None:
         """Count a hand played to the end."""
 
-    def trick(self, game: str, preset: str) -> None:
-        """Count a trick won."""
-
-    def bomb(self, size: str) -> None:
-        """Count a bomb played."""
+    def observe(self, game: str, preset: str, observation: Observation) -> None:
+        """Count one of a game's observations (tricks won, bombs played, ...)."""
 
     def integrity_checked(self, problems: int, hands: int) -> None:
         """Record one integrity audit: the problems found and the hands in the ledger."""
@@ -121,7 +133,8 @@ class HandScoreRow:
 
     hand_id: str
     number: int
-    result: Any  # the game's typed result (五十K: `domain.fiftyk.views.HandResult`)
+    game: str  # the name of the game: its converter at the edge reads `result`
+    result: GameResult
 
 
 @dataclass(frozen=True)
@@ -244,168 +257,179 @@ class Referee(Application[UUID]):
         return Outcome(kind=kind, table=table, hand=hand, seat=result.get("seat"),
                        detail=result.get("detail") or "", replayed=True)
 
-    # -- table commands ---------------------------------------------------------------------
+    # -- commands ---------------------------------------------------------------------------
+
+    def execute(self, command: Command) -> Outcome:
+        """Run one command to its outcome: the runner fingerprints this very object for its
+        receipt and the handler of its type decides on it."""
+        command = _normalized(command)
+        handler = self._handlers[type(command)]
+        return self.runner.run(command.kind, command.scope, command.request_id,
+                               command.arguments(), lambda: handler(command))
+
+    def check(self, command: Act) -> Outcome:
+        """What `command` would get now, recording nothing: its refusal, or the outcome
+        (on a private copy of the hand) it would have."""
+        command = _normalized(command)
+        decision = self.cache.decide(lambda: self._act(command), optimistic=False)
+        return decision.outcome
+
+    @property
+    def _handlers(self) -> dict[type[Command], Callable[[Any], Decision]]:
+        return {CreateTable: self._create_table, JoinTable: self._join_table,
+                LeaveTable: self._leave_table, StartHand: self._start_hand, Act: self._act,
+                TimeOut: self._time_out}
+
+    def _create_table(self, command: CreateTable) -> Decision:
+        chosen = game_named(command.game)
+        table = Table.open(chosen, chosen.rules(command.preset, command.options),
+                           command.players, allow_preset_deck=command.allow_preset_deck,
+                           name=command.name, spectators=command.spectators)
+        return Decision(Outcome(command.kind, table), [table])
+
+    def _join_table(self, command: JoinTable) -> Decision:
+        table = self.get_table(command.table_id)
+        chosen = command.seat
+        if chosen is None:
+            free = [s for s, occupant in enumerate(table.seats) if occupant is None]
+            if not free:
+                raise RuleError(Reason.SEAT_TAKEN, "every seat at this table is taken")
+            chosen = free[0]
+        table.join(chosen, command.player_id)
+        return Decision(Outcome(command.kind, table, seat=chosen), [table])
+
+    def _leave_table(self, command: LeaveTable) -> Decision:
+        table = self.get_table(command.table_id)
+        table.leave(command.seat)
+        return Decision(Outcome(command.kind, table, seat=command.seat), [table])
+
+    def _start_hand(self, command: StartHand) -> Decision:
+        table = self.get_table(command.table_id)
+        hand = table.start_hand(deck=list(command.deck) if command.deck else None)
+        decision = Decision(Outcome(command.kind, table, hand),
+                            [table, hand])  # type: ignore[list-item]  # hands are aggregates
+        if self.metrics is not None:
+            metrics, game, preset = self.metrics, table.game_name, table.rules.preset
+            decision.on_saved.append(lambda: metrics.hand_started(game, preset))
+        return decision
+
+    def _act(self, command: Act) -> Decision:
+        hand = self._acting_hand(command)
+        if command.player_id is not None:
+            _check_seat_holder(hand, command.seat, command.player_id)
+        if command.expected_version is not None and command.expected_version != hand.version:
+            raise Conflict(ServiceReason.STALE_VERSION,
+                           f"the hand is at version {hand.version}, not"
+                           f" {command.expected_version}: read it again and decide anew")
+        kinds = {spec.kind for spec in game_of(hand).action_kinds}
+        if command.action.kind not in kinds:
+            raise RuleError(Reason.INVALID_ACTION,
+                            f"{command.action.kind!r} is not an action of this game;"
+                            f" its actions: {', '.join(sorted(kinds))}")
+        hand.act(command.seat, command.action)
+        return self._hand_decision(command, hand)
+
+    def _time_out(self, command: TimeOut) -> Decision:
+        hand = self._acting_hand(command)
+        taken = hand.time_out(command.seat, command.now)
+        return self._hand_decision(command, hand, detail=taken.kind)
+
+    def _acting_hand(self, command: HandCommand) -> GameHand:
+        return self._hand_of(command.table_id, command.hand_id, current_only=True)
+
+    def _hand_decision(self, command: HandCommand, hand: GameHand, detail: str = ""
+                       ) -> Decision:
+        changed: list[Aggregate] = [hand]  # type: ignore[list-item]  # an aggregate
+        table = None
+        if hand.is_over:
+            table = self.get_table(command.table_id)
+            table.record_hand(hand)
+            changed.append(table)
+        decision = Decision(Outcome(command.kind, table, hand, seat=command.seat,
+                                    detail=detail), changed)
+        if self.metrics is not None:
+            decision.on_saved.append(game_event_metrics(self.metrics, hand))
+        return decision
+
+    # The commands by name, for callers in Python (tests, bots, the turn clock).
 
     def create_table(self, preset: str, options: Mapping[str, Any] | None, players: int, *,
                      allow_preset_deck: bool = False, name: str = "",
                      request_id: str | None = None, game: str = DEFAULT_GAME,
                      spectators: SpectatorPolicy | None = None) -> Outcome:
         """Open a table of a game with a ruleset (preset plus overrides) and a seat count."""
-        arguments: dict[str, Any] = {"preset": preset, "options": dict(options or {}),
-                                     "players": players, "allow_preset_deck": allow_preset_deck,
-                                     "name": name}
-        if game != DEFAULT_GAME:  # receipts of 五十K tables keep their 0.1.0 fingerprints
-            arguments["game"] = game
-        if spectators is not None and spectators != SpectatorPolicy():
-            arguments["spectators"] = spectators.to_json()  # earlier receipts stay the same
-
-        def decide() -> Decision:
-            chosen = game_named(game)
-            table = Table.open(chosen, chosen.rules(preset, options), players,
-                               allow_preset_deck=allow_preset_deck, name=name,
-                               spectators=spectators)
-            return Decision(Outcome("create_table", table), [table])
-
-        return self.runner.run("create_table", CREATE_SCOPE, request_id, arguments, decide)
+        return self.execute(CreateTable(
+            preset=preset, options=dict(options or {}), players=players,
+            allow_preset_deck=allow_preset_deck, name=name, game=game, spectators=spectators,
+            request_id=request_id))
 
     def join_table(self, table_id: str | UUID, player_id: str, seat: int | None = None, *,
                    request_id: str | None = None) -> Outcome:
         """Seat a player: at the given seat, or the lowest free one."""
-        tid = parse_id(table_id, "table id")
-
-        def decide() -> Decision:
-            table = self.get_table(tid)
-            chosen = seat
-            if chosen is None:
-                free = [s for s, occupant in enumerate(table.seats) if occupant is None]
-                if not free:
-                    raise RuleError(Reason.SEAT_TAKEN, "every seat at this table is taken")
-                chosen = free[0]
-            table.join(chosen, player_id)
-            return Decision(Outcome("join_table", table, seat=chosen), [table])
-
-        return self.runner.run("join_table", str(tid), request_id,
-                               {"table_id": str(tid), "player_id": player_id, "seat": seat},
-                               decide)
+        return self.execute(JoinTable(table_id=str(table_id), player_id=player_id, seat=seat,
+                                      request_id=request_id))
 
     def leave_table(self, table_id: str | UUID, seat: int, *,
                     request_id: str | None = None) -> Outcome:
         """Free a seat between hands."""
-        tid = parse_id(table_id, "table id")
-
-        def decide() -> Decision:
-            table = self.get_table(tid)
-            table.leave(seat)
-            return Decision(Outcome("leave_table", table, seat=seat), [table])
-
-        return self.runner.run("leave_table", str(tid), request_id,
-                               {"table_id": str(tid), "seat": seat}, decide)
+        return self.execute(LeaveTable(table_id=str(table_id), seat=seat,
+                                       request_id=request_id))
 
     def start_hand(self, table_id: str | UUID, *, deck: Sequence[str] | None = None,
                    request_id: str | None = None) -> Outcome:
         """Deal the table's next hand (shuffled, or a preset deck if the table allows it)."""
-        tid = parse_id(table_id, "table id")
-        cards = list(deck) if deck else None
+        return self.execute(StartHand(table_id=str(table_id),
+                                      deck=tuple(deck) if deck else None,
+                                      request_id=request_id))
 
-        def decide() -> Decision:
-            table = self.get_table(tid)
-            hand = table.start_hand(deck=cards)
-            decision = Decision(Outcome("start_hand", table, hand),
-                                [table, hand])  # type: ignore[list-item]  # hands are aggregates
-            if self.metrics is not None:
-                metrics, game, preset = self.metrics, table.game_name, table.rules.preset
-                decision.on_saved.append(lambda: metrics.hand_started(game, preset))
-            return decision
-
-        return self.runner.run("start_hand", str(tid), request_id,
-                               {"table_id": str(tid), "deck": cards}, decide)
-
-    # -- hand commands ----------------------------------------------------------------------
-
-    def act(self, kind: str, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
-            action: Action, *, request_id: str | None = None,
-            player_id: str | None = None) -> Outcome:
+    def act(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
+            action: Action, *, request_id: str | None = None, player_id: str | None = None,
+            expected_version: int | None = None, names_cards: bool = True) -> Outcome:
         """One seat's action in a hand (`player_id`: who must hold the seat in this hand)."""
-        arguments: dict[str, Any] = {"cards": list(action.cards)} if action.cards else {}
-        return self._hand_command(kind, table_id, hand_id, seat, request_id, arguments,
-                                  lambda hand: hand.act(seat, action), player_id=player_id)
-
-    def declare(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
-                cards: Iterable[str], *, request_id: str | None = None,
-                player_id: str | None = None) -> Outcome:
-        """Declare trump cards for a seat (Shengji; no cards: declare nothing this round)."""
-        action = Action(ActionKind.DECLARE, tuple(str(c) for c in cards))
-        return self._hand_command("declare", table_id, hand_id, seat, request_id,
-                                  {"cards": list(action.cards)},
-                                  lambda hand: hand.act(seat, action), player_id=player_id)
-
-    def bury(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
-             cards: Iterable[str], *, request_id: str | None = None,
-             player_id: str | None = None) -> Outcome:
-        """Bury the dealer's cards in the kitty (Shengji)."""
-        action = Action(ActionKind.BURY, tuple(str(c) for c in cards))
-        return self._hand_command("bury", table_id, hand_id, seat, request_id,
-                                  {"cards": list(action.cards)},
-                                  lambda hand: hand.act(seat, action), player_id=player_id)
+        return self.execute(Act(
+            table_id=str(table_id), hand_id=str(hand_id) if hand_id else None, seat=seat,
+            action=action, player_id=player_id, expected_version=expected_version,
+            names_cards=names_cards, request_id=request_id))
 
     def play(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
              cards: Iterable[str], *, request_id: str | None = None,
              player_id: str | None = None) -> Outcome:
         """Play cards for a seat."""
-        played = [str(c) for c in cards]
-        return self._hand_command("play", table_id, hand_id, seat, request_id,
-                                  {"cards": played},
-                                  lambda hand: hand.act(seat, Action.play(played)),
-                                  player_id=player_id)
+        return self.act(table_id, hand_id, seat, Action.play([str(c) for c in cards]),
+                        request_id=request_id, player_id=player_id)
 
     def pass_turn(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int, *,
                   request_id: str | None = None, player_id: str | None = None) -> Outcome:
         """Pass for a seat."""
-        return self._hand_command("pass", table_id, hand_id, seat, request_id, {},
-                                  lambda hand: hand.act(seat, PASS), player_id=player_id)
+        return self.act(table_id, hand_id, seat, Action(PASS), request_id=request_id,
+                        player_id=player_id, names_cards=False)
 
     def resign(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int, *,
                request_id: str | None = None, player_id: str | None = None) -> Outcome:
         """Resign the current hand for a seat."""
-        return self._hand_command("resign", table_id, hand_id, seat, request_id, {},
-                                  lambda hand: hand.act(seat, RESIGN), player_id=player_id)
+        return self.act(table_id, hand_id, seat, Action(RESIGN), request_id=request_id,
+                        player_id=player_id, names_cards=False)
+
+    def declare(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
+                cards: Iterable[str], *, request_id: str | None = None,
+                player_id: str | None = None) -> Outcome:
+        """Declare trump cards for a seat (Shengji; no cards: declare nothing this round)."""
+        return self.act(table_id, hand_id, seat, Action("declare", tuple(map(str, cards))),
+                        request_id=request_id, player_id=player_id)
+
+    def bury(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
+             cards: Iterable[str], *, request_id: str | None = None,
+             player_id: str | None = None) -> Outcome:
+        """Bury the dealer's cards in the kitty (Shengji)."""
+        return self.act(table_id, hand_id, seat, Action("bury", tuple(map(str, cards))),
+                        request_id=request_id, player_id=player_id)
 
     def time_out(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
                  now: datetime, *, request_id: str | None = None) -> Outcome:
         """Apply the referee's decision for a seat whose turn has expired at `now`."""
-
-        def act(hand: GameHand) -> str:
-            return str(hand.time_out(seat, now).kind)
-
-        # `now` is not part of the fingerprint: a retry is the same ruling, asked later.
-        return self._hand_command("timeout", table_id, hand_id, seat, request_id, {}, act)
-
-    def _hand_command(self, kind: str, table_id: str | UUID, hand_id: str | UUID | None,
-                      seat: int, request_id: str | None, arguments: dict[str, Any],
-                      act: Any, player_id: str | None = None) -> Outcome:
-        tid = parse_id(table_id, "table id")
-        hid = parse_id(hand_id, "hand id") if hand_id else None
-
-        def decide() -> Decision:
-            hand = self._hand_of(tid, hid, current_only=True)
-            if player_id is not None:
-                _check_seat_holder(hand, seat, player_id)
-            detail = act(hand)
-            changed: list[Aggregate] = [hand]  # type: ignore[list-item]  # an aggregate
-            table = None
-            if hand.is_over:
-                table = self.get_table(tid)
-                table.record_hand(hand)
-                changed.append(table)
-            outcome = Outcome(kind, table, hand, seat=seat, detail=detail or "")
-            decision = Decision(outcome, changed)
-            if self.metrics is not None:
-                decision.on_saved.append(game_event_metrics(self.metrics, hand))
-            return decision
-
-        arguments = {"table_id": str(tid), "hand_id": str(hid) if hid else None,
-                     "seat": seat, **arguments}
-        return self.runner.run(kind, str(tid), request_id, arguments, decide)
+        return self.execute(TimeOut(table_id=str(table_id),
+                                    hand_id=str(hand_id) if hand_id else None, seat=seat,
+                                    now=now, request_id=request_id))
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -418,7 +442,7 @@ class Referee(Application[UUID]):
         return hand.legal_actions(seat, limit), hand.version
 
     def hand_view(self, table_id: str | UUID, hand_id: str | UUID | None,
-                  viewer: Viewer) -> Any:
+                  viewer: Viewer) -> GameView:
         """A hand as `viewer` may see it (the current, else the last hand when unnamed)."""
         return self._hand_of(table_id, hand_id).view(viewer)
 
@@ -430,8 +454,9 @@ class Referee(Application[UUID]):
             if hand_id == table.current_hand:
                 continue
             hand = self.get_hand(hand_id)
-            if hand.is_over:
-                rows.append(HandScoreRow(hand_id, hand.number, hand.view(AUDITOR).result))
+            result = hand.view(AUDITOR).result
+            if hand.is_over and result is not None:
+                rows.append(HandScoreRow(hand_id, hand.number, table.game_name, result))
         return ScoreSheet(hands=rows, totals=dict(table.scores), match_over=table.match_over,
                           version=table.version)
 
@@ -605,6 +630,16 @@ class Referee(Application[UUID]):
     def head_position(self) -> int:
         """The position of the last event recorded (0 when the store is empty)."""
         return self.recorder.max_notification_id() or 0
+
+
+def _normalized(command: CommandT) -> CommandT:
+    """The command with its ids in their canonical text (what receipts fingerprint)."""
+    if not isinstance(command, TableCommand):
+        return command
+    tid = str(parse_id(command.table_id, "table id"))
+    if isinstance(command, HandCommand) and command.hand_id:
+        return replace(command, table_id=tid, hand_id=str(parse_id(command.hand_id, "hand id")))
+    return replace(command, table_id=tid)
 
 
 def _check_seat_holder(hand: GameHand, seat: int, player_id: str) -> None:

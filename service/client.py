@@ -273,6 +273,20 @@ class RefereeClient:
         response: pb.BuryResponse = self.stub.Bury(request, **self._kw())
         return response
 
+    def act(self, table_id: str, hand_id: str, kind: str, cards: Iterable[str] = (), *,
+            value: str | None = None, expected_version: int | None = None,
+            validate_only: bool = False, request_id: str = "") -> pb.ActResponse:
+        """Take any action of the game for the token's seat (`validate_only`: ask whether it
+        would be accepted, recording nothing)."""
+        request = pb.ActRequest(request_id=request_id, table_id=table_id, hand_id=hand_id,
+                                kind=kind, cards=list(cards), validate_only=validate_only)
+        if value is not None:
+            request.value = value
+        if expected_version is not None:
+            request.expected_version = expected_version
+        response: pb.ActResponse = self.stub.Act(request, **self._kw())
+        return response
+
     def resign(self, table_id: str, hand_id: str, *, request_id: str = "") -> pb.ResignResponse:
         """Resign the hand for the token's seat."""
         request = pb.ResignRequest(request_id=request_id, table_id=table_id, hand_id=hand_id)

@@ -24,6 +24,8 @@ class ServiceReason(StrEnum):
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
     # ABORTED
     CONCURRENT_UPDATE = "CONCURRENT_UPDATE"
+    # A hand command naming a hand version other than the hand's (it changed since).
+    STALE_VERSION = "STALE_VERSION"
     # INVALID_ARGUMENT (malformed requests the domain never sees)
     MISSING_FIELD = "MISSING_FIELD"
     INVALID_ID = "INVALID_ID"

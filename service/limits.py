@@ -3,7 +3,7 @@
 Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC class:
 
 - `create`: CreateTable, JoinTable — new tables and seats;
-- `command`: LeaveTable, StartHand, Play, Pass, Resign, Declare, Bury;
+- `command`: LeaveTable, StartHand, Act and its aliases Play, Pass, Resign, Declare, Bury;
 - `read`: GetTable, GetHandView, ListLegalPlays, GetScores, GetHandHistory, GetHandAt,
   ExportTranscript, ReadEvents;
 - `adjudicate`: Adjudicate, VerifyHand (re-rule a whole transcript: the costliest calls);
@@ -44,7 +44,7 @@ RPC_CLASSES = ("create", "command", "read", "adjudicate", "watch")
 METHOD_CLASSES: Mapping[str, str] = {
     "CreateTable": "create", "JoinTable": "create", "IssueSpectatorToken": "create",
     "LeaveTable": "command", "StartHand": "command", "Play": "command", "Pass": "command",
-    "Resign": "command", "Declare": "command", "Bury": "command",
+    "Resign": "command", "Declare": "command", "Bury": "command", "Act": "command",
     "GetTable": "read", "GetHandView": "read", "ListLegalPlays": "read", "GetScores": "read",
     "GetHandHistory": "read", "GetHandAt": "read", "ExportTranscript": "read",
     "ReadEvents": "read",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import ssl
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
@@ -44,26 +44,8 @@ from prometheus_client import (
 )
 
 from fiftyk_referee.domain.errors import Reason
-from fiftyk_referee.domain.fiftyk import NAME as FIFTYK
-from fiftyk_referee.domain.fiftyk.combinations import (
-    BIG_JOKER_PAIR,
-    BOMB,
-    DOUBLE_FIFTY_K,
-    FIFTY_K,
-    JOKER_PAIR_MIXED,
-    JOKER_QUAD,
-    JOKER_TRIPLE,
-    NORMAL,
-    PURE_DOUBLE_FIFTY_K,
-    PURE_FIFTY_K,
-    SMALL_JOKER_PAIR,
-)
-from fiftyk_referee.domain.fiftyk.events import CardsPlayed, TrickWon
-from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
-from fiftyk_referee.domain.games import game_of
-from fiftyk_referee.domain.shengji.events import TrickWon as ShengjiTrickWon
-from fiftyk_referee.domain.shengji.hand import GAME_NAME as SHENGJI
-from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
+from fiftyk_referee.domain.game import Game, Observation, ObservationSpec
+from fiftyk_referee.domain.games import GAMES, game_of
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
 from fiftyk_referee.service.tls import TlsFiles
@@ -83,27 +65,15 @@ WATCH_SCOPES = frozenset({"credential", "table", "server", "spectators"})
 ARRIVAL_LIMITS = frozenset({"request_timeout", "pending_per_peer"})
 OTHER_REASON = "OTHER"
 ACCEPTED = "accepted"
-TRICKS_WON = frozenset({TrickWon.NAME, ShengjiTrickWon.NAME})  # counted for every game
 
 GRPC_TYPES = frozenset({"unary", "client_stream", "server_stream", "bidi_stream"})
-COMMAND_KINDS = frozenset({
-    "create_table", "join_table", "leave_table", "start_hand", "play", "pass", "resign",
-    "timeout", "declare", "bury",
-})
+# The commands on tables; a hand command's kind is one of its game's action kinds.
+TABLE_COMMAND_KINDS = frozenset({"create_table", "join_table", "leave_table", "start_hand",
+                                 "timeout"})
 OUTCOMES = frozenset({
     ACCEPTED, OTHER_REASON, *(reason.value for reason in Reason),
     *(reason.value for reason in ServiceReason),
 })
-# Each game's presets: the `game` and `preset` labels of the hand counters.
-GAME_PRESETS: dict[str, frozenset[str]] = {
-    FIFTYK: frozenset(PRESETS), SHENGJI: frozenset(SHENGJI_PRESETS)}
-SMALLEST_BOMB, LARGEST_BOMB = 3, 8
-BOMB_SIZES = frozenset({
-    *(f"{BOMB}_{n}" for n in range(SMALLEST_BOMB, LARGEST_BOMB + 1)),
-    FIFTY_K, PURE_FIFTY_K, DOUBLE_FIFTY_K, PURE_DOUBLE_FIFTY_K,
-    JOKER_PAIR_MIXED, SMALL_JOKER_PAIR, BIG_JOKER_PAIR, JOKER_TRIPLE, JOKER_QUAD, OTHER,
-})
-
 # go-grpc-prometheus writes codes as Go's codes.Code.String() does.
 _GO_CODE_NAMES = {
     grpc.StatusCode.OK: "OK",
@@ -132,58 +102,50 @@ def grpc_code_label(code: grpc.StatusCode) -> str:
     return _GO_CODE_NAMES[code]
 
 
-def bomb_size_label(combination_type: str, cards: int) -> str:
-    """Return the `size` label of a bomb: `bomb_<n>` for n of a kind, else its type code."""
-    label = f"{BOMB}_{cards}" if combination_type == BOMB else combination_type
-    return label if label in BOMB_SIZES else OTHER
-
-
 class GameMetrics(Protocol):
     """The game counters a hand command feeds."""
 
     def hand_completed(self, game: str, preset: str) -> None:
         """Count a hand played to the end."""
 
-    def trick(self, game: str, preset: str) -> None:
-        """Count a trick won."""
-
-    def bomb(self, size: str) -> None:
-        """Count a bomb played."""
+    def observe(self, game: str, preset: str, observation: Observation) -> None:
+        """Count one of a game's observations."""
 
 
 def game_event_metrics(metrics: GameMetrics, hand: Any) -> Callable[[], None]:
-    """What to count once a hand command's events are saved: tricks, bombs, a hand's end.
+    """What to count once a hand command's events are saved: what its game observes in
+    them (tricks, bombs, ...), and a hand's end.
 
     Read from the events the command recorded (taken now, before the save collects them).
     """
-    catalog = game_of(hand).events
-    game, preset = catalog.namespace, hand.rules.preset
-    events = list(hand.pending_events)
+    game = game_of(hand)
+    preset = hand.rules.preset
+    observations = game.observe(hand, list(hand.pending_events))
+    over = hand.is_over
 
     def report() -> None:
-        for domain_event in events:
-            name = catalog.name_of(domain_event)
-            if name in TRICKS_WON:
-                metrics.trick(game, preset)
-            elif name == CardsPlayed.NAME and getattr(domain_event, "rung", NORMAL) != NORMAL:
-                metrics.bomb(bomb_size_label(domain_event.type, len(domain_event.cards)))
-        if hand.is_over:
-            metrics.hand_completed(game, preset)
+        for observation in observations:
+            metrics.observe(game.name, preset, observation)
+        if over:
+            metrics.hand_completed(game.name, preset)
 
     return report
 
 
-def _command_label(kind: str) -> str:
-    snake = _CAMEL_BOUNDARY.sub("_", kind).lower()
-    return snake if snake in COMMAND_KINDS else OTHER
-
-
-def _game_labels(game: str, preset: str) -> tuple[str, str]:
-    """Bounded `game` and `preset` label values (unknown ones become `other`)."""
-    presets = GAME_PRESETS.get(game)
-    if presets is None:
-        return OTHER, OTHER
-    return game, preset if preset in presets else OTHER
+def _game_counter_specs(games: Iterable[Game]) -> dict[str, ObservationSpec]:
+    """The counters the games' events feed, by name (games that share a counter must
+    describe it alike)."""
+    specs: dict[str, ObservationSpec] = {}
+    for game in games:
+        for spec in game.observations:
+            held = specs.get(spec.name)
+            if held is not None and (held.label, held.help) != (spec.label, spec.help):
+                raise ValueError(f"games describe the counter {spec.name!r} differently")
+            if held is not None:
+                spec = ObservationSpec(spec.name, spec.help, spec.label,
+                                       held.values | spec.values)
+            specs[spec.name] = spec
+    return specs
 
 
 def _bounded(value: str, allowed: frozenset[str], fallback: str) -> str:
@@ -255,15 +217,15 @@ class Metrics:
             "Hands played to the end and scored, by game and preset.",
             ("game", "preset"), registry=registry,
         )
-        self._tricks = Counter(
-            "fiftyk_tricks_total", "Tricks won, by game and preset.", ("game", "preset"),
-            registry=registry
-        )
-        self._bombs = Counter(
-            "fiftyk_bombs_total",
-            "Bombs played, by size (`bomb_<n>` for n of a kind, else the bomb's type code).",
-            ("size",), registry=registry,
-        )
+        self._games = {game.name: frozenset(game.presets) for game in GAMES.values()}
+        self._command_kinds = TABLE_COMMAND_KINDS | {
+            spec.kind for game in GAMES.values() for spec in game.action_kinds}
+        self._counter_specs = _game_counter_specs(GAMES.values())
+        self._game_counters = {
+            name: Counter(f"fiftyk_{name}_total", spec.help,
+                          ("game", "preset", *((spec.label,) if spec.label else ())),
+                          registry=registry)
+            for name, spec in self._counter_specs.items()}
         self._append_seconds = Histogram(
             "fiftyk_event_store_append_seconds", "Time to append a command's events to the store.",
             buckets=LATENCY_BUCKETS, registry=registry,
@@ -370,12 +332,16 @@ class Metrics:
             self._watch_limited.labels(scope)
         # The fixed label values start at 0: every family shows from the first scrape and the
         # first increment counts in rate() (a series that appears at 1 loses it).
-        for game, presets in GAME_PRESETS.items():
+        for game, presets in self._games.items():
             for preset in sorted(presets):
-                for counter in (self._hands_started, self._hands_completed, self._tricks):
+                for counter in (self._hands_started, self._hands_completed):
                     counter.labels(game, preset)
-        for size in sorted(BOMB_SIZES - {OTHER}):
-            self._bombs.labels(size)
+                for spec in self._counter_specs.values():
+                    counter = self._game_counters[spec.name]
+                    if not spec.label:
+                        counter.labels(game, preset)
+                    for value in sorted(spec.values - {OTHER}):
+                        counter.labels(game, preset, value)
 
     # gRPC, called by service.grpc.interceptors.MetricsInterceptor.
 
@@ -401,25 +367,35 @@ class Metrics:
 
     def command(self, kind: str, outcome: str) -> None:
         """Count a command (`play`, `CreateTable`, ...): `accepted` or its reason code."""
+        snake = _CAMEL_BOUNDARY.sub("_", kind).lower()
         self._commands.labels(
-            _command_label(kind), _bounded(outcome, OUTCOMES, OTHER_REASON)
+            _bounded(snake, self._command_kinds, OTHER), _bounded(outcome, OUTCOMES, OTHER_REASON)
         ).inc()
 
     def hand_started(self, game: str, preset: str) -> None:
         """Count a hand dealt under a game's preset."""
-        self._hands_started.labels(*_game_labels(game, preset)).inc()
+        self._hands_started.labels(*self._game_labels(game, preset)).inc()
 
     def hand_completed(self, game: str, preset: str) -> None:
         """Count a hand played to the end under a game's preset."""
-        self._hands_completed.labels(*_game_labels(game, preset)).inc()
+        self._hands_completed.labels(*self._game_labels(game, preset)).inc()
 
-    def trick(self, game: str, preset: str) -> None:
-        """Count a trick won under a game's preset."""
-        self._tricks.labels(*_game_labels(game, preset)).inc()
+    def observe(self, game: str, preset: str, observation: Observation) -> None:
+        """Count one of a game's observations (an undeclared one is ignored)."""
+        spec = self._counter_specs.get(observation.name)
+        if spec is None:
+            return
+        labels = self._game_labels(game, preset)
+        if spec.label:
+            labels = (*labels, _bounded(observation.label, spec.values, OTHER))
+        self._game_counters[spec.name].labels(*labels).inc()
 
-    def bomb(self, size: str) -> None:
-        """Count a bomb played; `size` as returned by `bomb_size_label`."""
-        self._bombs.labels(_bounded(size, BOMB_SIZES, OTHER)).inc()
+    def _game_labels(self, game: str, preset: str) -> tuple[str, ...]:
+        """Bounded `game` and `preset` label values (unknown ones become `other`)."""
+        presets = self._games.get(game)
+        if presets is None:
+            return OTHER, OTHER
+        return game, preset if preset in presets else OTHER
 
     # Event store.
 

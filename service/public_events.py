@@ -19,7 +19,7 @@ from typing import Any
 
 from fiftyk_referee.domain.errors import shown
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent
-from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.games import GAMES, generation
 from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.table_events import TABLE_EVENTS
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
@@ -85,7 +85,46 @@ class PublicEvents:
                 for t in stored_topics(self._by_name[name].stored)]
 
 
-PUBLIC_EVENTS = PublicEvents([TABLE_EVENTS, *(game.events for game in GAMES.values())])
+class RegisteredEvents(PublicEvents):
+    """The table's events and those of every game registered now: rebuilt when a game is
+    registered (`domain.games.register_game`), as a test's game is."""
+
+    def __init__(self) -> None:
+        self._generation = generation()
+        super().__init__([TABLE_EVENTS, *(game.events for game in GAMES.values())])
+
+    def _current(self) -> None:
+        if self._generation != generation():
+            self.__init__()  # type: ignore[misc]  # re-read the registry in place
+
+    @property
+    def names(self) -> list[str]:
+        """Every public event name, catalog by catalog."""
+        self._current()
+        return super().names
+
+    def kind_of(self, stored: object) -> EventKind | None:
+        """The public event kind of a stored event (None: not published)."""
+        self._current()
+        return super().kind_of(stored)
+
+    def name_of(self, stored: object) -> str | None:
+        """The public name of a stored event (None: not published)."""
+        self._current()
+        return super().name_of(stored)
+
+    def public_event(self, stored: object, viewer: Viewer) -> PublicEvent:
+        """A published stored event as `viewer` may see it."""
+        self._current()
+        return super().public_event(stored, viewer)
+
+    def topics(self, names: Sequence[str] = ()) -> list[str]:
+        """The stored topics of these public names (all published events when empty)."""
+        self._current()
+        return super().topics(names)
+
+
+PUBLIC_EVENTS: PublicEvents = RegisteredEvents()
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ are written as tagged objects `{"_type_": NAME, "_data_": ...}` (the library's o
 see `eventsourcing.persistence.JSONTranscoder`) and read back as the same Python value:
 
 - `card`: a `Card` NamedTuple, `[rank, suit]`,
-- `combination`: a `Combination`, `[type, [cards...], rank, rung]`,
-- `ruleset`: a `Ruleset`, its plain JSON spec `{"preset": ..., "options": {...}}`,
+- each game's own values, by the codecs it declares (`Game.value_codecs`; 五十K:
+  `combination` as `[type, [cards...], rank, rung]`, `ruleset` as its plain JSON spec),
 - `tuple`, `set`, `frozenset`: their items as a list,
 - `dict_pairs`: a dict with keys that are not strings (e.g. `{seat: count}`), as `[[k, v], ...]`.
 
@@ -31,9 +31,8 @@ from eventsourcing.persistence import (
 )
 
 from fiftyk_referee.domain.cards import Card
-from fiftyk_referee.domain.fiftyk.combinations import Combination
-from fiftyk_referee.domain.fiftyk.hand import ruleset_of
-from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.game import ValueCodec
+from fiftyk_referee.domain.games import GAMES
 
 TYPE_KEY, DATA_KEY = "_type_", "_data_"
 
@@ -54,35 +53,29 @@ class CardAsList(Transcoding):
         return Card(int(rank), str(suit))
 
 
-class CombinationAsList(Transcoding):
-    """A `Combination` as `[type, cards, rank, rung]` (cards as tagged `card`s)."""
+class CodecTranscoding(Transcoding):
+    """A game's `ValueCodec` (registered through the games' registry) as a transcoding."""
 
-    type = Combination
-    name = "combination"
+    def __init__(self, codec: ValueCodec) -> None:
+        self.codec = codec
 
-    def encode(self, obj: Combination) -> list[Any]:
-        """Its four fields; the walk tags the cards."""
-        return [obj.type, list(obj.cards), obj.rank, obj.rung]
+    @property
+    def type(self) -> type:  # type: ignore[override]
+        """The game's value type."""
+        return self.codec.type
 
-    def decode(self, data: list[Any]) -> Combination:
-        """The combination again."""
-        kind, cards, rank, rung = data
-        return Combination(kind, tuple(cards), rank, rung)
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """The tag it is stored under."""
+        return self.codec.name
 
+    def encode(self, obj: Any) -> Any:
+        """Plain values (the walk tags what is inside)."""
+        return self.codec.encode(obj)
 
-class RulesetAsSpec(Transcoding):
-    """A `Ruleset` as its plain JSON spec (preset plus overrides)."""
-
-    type = Ruleset
-    name = "ruleset"
-
-    def encode(self, obj: Ruleset) -> dict[str, Any]:
-        """The spec `Ruleset.to_json()`."""
-        return obj.to_json()
-
-    def decode(self, data: dict[str, Any]) -> Ruleset:
-        """The validated ruleset (cached: many aggregates share a few rulesets)."""
-        return ruleset_of(data)
+    def decode(self, data: Any) -> Any:
+        """The game's value again."""
+        return self.codec.decode(data)
 
 
 class TupleAsList(Transcoding):
@@ -155,8 +148,7 @@ class DictAsPairs(Transcoding):
 
 
 DOMAIN_TRANSCODINGS: tuple[type[Transcoding], ...] = (
-    CardAsList, CombinationAsList, RulesetAsSpec, TupleAsList, SetAsList, FrozenSetAsList,
-    DictAsPairs,
+    CardAsList, TupleAsList, SetAsList, FrozenSetAsList, DictAsPairs,
 )
 LIBRARY_TRANSCODINGS: tuple[type[Transcoding], ...] = (UUIDAsHex, DecimalAsStr, DatetimeAsISO)
 
@@ -168,6 +160,9 @@ class DomainTranscoder(JSONTranscoder):
         super().__init__()
         for transcoding in (*LIBRARY_TRANSCODINGS, *DOMAIN_TRANSCODINGS):
             self.register(transcoding())
+        for game in GAMES.values():
+            for codec in game.value_codecs:
+                self.register(CodecTranscoding(codec))
         self._dict_pairs = self.names[DictAsPairs.name]
         self._tuple = self.names[TupleAsList.name]
 
@@ -200,11 +195,10 @@ class DomainTranscoder(JSONTranscoder):
 __all__ = [
     "DOMAIN_TRANSCODINGS",
     "CardAsList",
-    "CombinationAsList",
+    "CodecTranscoding",
     "DictAsPairs",
     "DomainTranscoder",
     "FrozenSetAsList",
-    "RulesetAsSpec",
     "SetAsList",
     "TupleAsList",
 ]

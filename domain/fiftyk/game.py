@@ -9,9 +9,23 @@ from typing import Any
 from fiftyk_referee.domain.cards import make_deck
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.events import EventCatalog, PublicEvent
-from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS
-from fiftyk_referee.domain.fiftyk.hand import FIRST_OUT, Hand
-from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.combinations import (
+    BIG_JOKER_PAIR,
+    BOMB,
+    DOUBLE_FIFTY_K,
+    FIFTY_K,
+    JOKER_PAIR_MIXED,
+    JOKER_QUAD,
+    JOKER_TRIPLE,
+    NORMAL,
+    PURE_DOUBLE_FIFTY_K,
+    PURE_FIFTY_K,
+    SMALL_JOKER_PAIR,
+    Combination,
+)
+from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS, CardsPlayed, TrickWon
+from fiftyk_referee.domain.fiftyk.hand import FIRST_OUT, Hand, ruleset_of
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.domain.fiftyk.scoring import teams_of
 from fiftyk_referee.domain.fiftyk.transcript import (
     adjudicate,
@@ -19,10 +33,59 @@ from fiftyk_referee.domain.fiftyk.transcript import (
     replay,
     result_of,
 )
-from fiftyk_referee.domain.game import Rules
+from fiftyk_referee.domain.fiftyk.views import NAME
+from fiftyk_referee.domain.game import (
+    PASS,
+    PLAY,
+    RESIGN,
+    ActionSpec,
+    Observation,
+    ObservationSpec,
+    Rules,
+    ValueCodec,
+)
 from fiftyk_referee.domain.observer import Viewer
 
-NAME = "fiftyk"
+TRICKS = "tricks"
+BOMBS = "bombs"
+SMALLEST_BOMB, LARGEST_BOMB = 3, 8
+OTHER_BOMB = "other"
+BOMB_SIZES = frozenset({
+    *(f"{BOMB}_{n}" for n in range(SMALLEST_BOMB, LARGEST_BOMB + 1)),
+    FIFTY_K, PURE_FIFTY_K, DOUBLE_FIFTY_K, PURE_DOUBLE_FIFTY_K,
+    JOKER_PAIR_MIXED, SMALL_JOKER_PAIR, BIG_JOKER_PAIR, JOKER_TRIPLE, JOKER_QUAD, OTHER_BOMB,
+})
+ACTION_KINDS = (
+    ActionSpec(PLAY, "play cards: lead a combination or beat the trick's top play"),
+    ActionSpec(PASS, "pass: play nothing to this trick", takes_cards=False),
+    ActionSpec(RESIGN, "resign the hand", takes_cards=False),
+)
+OBSERVATIONS = (
+    ObservationSpec(TRICKS, "Tricks won, by game and preset."),
+    ObservationSpec(BOMBS, "Bombs played, by game, preset and size (`bomb_<n>` for n of a"
+                    " kind, else the bomb's type code).", label="size", values=BOMB_SIZES),
+)
+
+
+
+def _combination(data: list[Any]) -> Combination:
+    kind, cards, rank, rung = data
+    return Combination(kind, tuple(cards), rank, rung)
+
+
+# Snapshots keep a hand's combinations as `[type, cards, rank, rung]` and its ruleset as its
+# spec (read back through a cache: many aggregates share a few rulesets).
+VALUE_CODECS = (
+    ValueCodec("combination", Combination,
+               lambda c: [c.type, list(c.cards), c.rank, c.rung], _combination),
+    ValueCodec("ruleset", Ruleset, lambda r: r.to_json(), ruleset_of),
+)
+
+
+def bomb_size_label(combination_type: str, cards: int) -> str:
+    """The `size` label of a bomb: `bomb_<n>` for n of a kind, else its type code."""
+    label = f"{BOMB}_{cards}" if combination_type == BOMB else combination_type
+    return label if label in BOMB_SIZES else OTHER_BOMB
 
 
 def _ruleset(rules: Rules) -> Ruleset:
@@ -41,6 +104,23 @@ class FiftyK:
     """五十K: rules of docs/rules.md, one hand aggregate, side scores summed over the match."""
 
     name = NAME
+    presets = tuple(PRESETS)
+    action_kinds = ACTION_KINDS
+    observations = OBSERVATIONS
+    value_codecs = VALUE_CODECS
+
+    def observe(self, hand: Any, events: Sequence[object]) -> list[Observation]:
+        """Tricks won and bombs played among these events."""
+        seen: list[Observation] = []
+        for event in events:
+            name = FIFTYK_EVENTS.name_of(event)
+            if name == TrickWon.NAME:
+                seen.append(Observation(TRICKS))
+            elif name == CardsPlayed.NAME and getattr(event, "rung", NORMAL) != NORMAL:
+                played = event.cards  # type: ignore[attr-defined]  # the stored CardsPlayed
+                kind = event.type  # type: ignore[attr-defined]
+                seen.append(Observation(BOMBS, bomb_size_label(kind, len(played))))
+        return seen
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Ruleset:
         """Resolve a preset plus options."""
@@ -114,3 +194,5 @@ class FiftyK:
 
 
 GAME = FiftyK()
+
+__all__ = ["GAME", "NAME", "FiftyK", "bomb_size_label"]

@@ -46,8 +46,9 @@ from fiftyk_referee.domain.fiftyk.views import (
 )
 from fiftyk_referee.domain.game import (
     PASS,
+    PLAY,
+    RESIGN,
     Action,
-    ActionKind,
     HandRecord,
     LegalActions,
     LegalPlay,
@@ -317,11 +318,12 @@ class Hand(Aggregate):
         """What `seat` may do now: its legal plays (at most `limit`), and whether it may pass."""
         plays = self.legal_plays(seat)
         shown = plays if limit is None else plays[:limit]
+        may_pass = not self.is_over and seat == self.turn and self.top is not None
+        kinds = {kind for kind, open_ in ((PLAY, bool(plays)), (PASS, may_pass)) if open_}
         return LegalActions(
             seat=seat,
             plays=tuple(LegalPlay(tuple(c.card_strings()), c.type) for c in shown),
-            may_pass=not self.is_over and seat == self.turn and self.top is not None,
-            truncated=len(shown) < len(plays),
+            may_pass=may_pass, kinds=frozenset(kinds), truncated=len(shown) < len(plays),
         )
 
     def record(self) -> HandRecord:
@@ -395,14 +397,18 @@ class Hand(Aggregate):
 
     def act(self, seat: int, action: Action) -> None:
         """Apply one seat's action: play, pass or resign (the game protocol's entry point)."""
-        if action.kind is ActionKind.PLAY:
+        if action.value is not None:
+            raise RuleError(Reason.INVALID_ACTION, f"a 五十K {action.kind} takes no value")
+        if action.kind == PLAY:
             self.play(seat, action.cards)
-        elif action.kind is ActionKind.PASS:
+        elif action.kind in (PASS, RESIGN) and action.cards:
+            raise RuleError(Reason.INVALID_ACTION, f"a 五十K {action.kind} names no cards")
+        elif action.kind == PASS:
             self.pass_turn(seat)
-        elif action.kind is ActionKind.RESIGN:
+        elif action.kind == RESIGN:
             self.resign(seat)
         else:
-            raise RuleError(Reason.INVALID_ACTION, f"五十K has no {action.kind} action")
+            raise RuleError(Reason.INVALID_ACTION, f"五十K has no {action.kind!r} action")
 
     def time_out(self, seat: int, now: datetime) -> Action:
         """Apply the referee's decision for an expired turn: pass if allowed, else lowest single."""
@@ -414,7 +420,7 @@ class Hand(Aggregate):
             raise RuleError(Reason.TURN_NOT_EXPIRED, f"seat {seat}'s turn runs until {deadline}")
         if self.top is not None:
             self.pass_turn(seat, timeout=True)
-            return PASS
+            return Action(PASS)
         key = tables(self.rules).key
         lowest = min(self.hands[seat], key=lambda c: (key[c.rank], sort_key(c)))
         self.play(seat, [lowest], timeout=True)

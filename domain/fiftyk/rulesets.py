@@ -14,93 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from fiftyk_referee.domain.errors import InvalidRuleset, shown
-
-OptionValue = bool | int | str | None
+from fiftyk_referee.domain.options import OptionSpec, OptionValue
+from fiftyk_referee.domain.options import choice as _choice
+from fiftyk_referee.domain.options import flag as _flag
+from fiftyk_referee.domain.options import integer as _int
 
 FULL_DEAL_PACKS = 2
 MAX_SEQUENCE = 12  # 3..A is the longest run of ranks
 MAX_POINTS_SETTING = 100_000
 MAX_TIMEOUT_SECONDS = 86_400
 MAX_HANDS = 10_000
-
-
-@dataclass(frozen=True)
-class OptionSpec:
-    """One named option: its type, default and allowed values (a choice list or a range)."""
-
-    name: str
-    kind: type
-    default: OptionValue
-    choices: tuple[OptionValue, ...] = ()
-    minimum: int | None = None
-    maximum: int | None = None
-    nullable: bool = False
-    doc: str = ""
-
-    def allowed(self) -> str:
-        """Human-readable description of the allowed values."""
-        if self.choices:
-            text = ", ".join(json.dumps(c) for c in self.choices)
-        elif self.kind is bool:
-            text = "true, false"
-        else:
-            text = f"an integer from {self.minimum} to {self.maximum}"
-        return text + (", or null" if self.nullable and None not in self.choices else "")
-
-    def check(self, value: Any) -> OptionValue:
-        """Return the value if allowed, else raise InvalidRuleset naming what is allowed."""
-        ok: bool
-        if value is None:
-            ok = self.nullable
-        elif self.kind is bool:
-            ok = isinstance(value, bool)
-        elif self.kind is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-            if ok and self.choices:
-                ok = value in self.choices
-            elif ok:
-                ok = (self.minimum is None or value >= self.minimum) and (
-                    self.maximum is None or value <= self.maximum
-                )
-        else:
-            ok = isinstance(value, str) and value in self.choices
-        if not ok:
-            raise InvalidRuleset(
-                f"option {self.name}={shown(value, as_json=True)} is not allowed;"
-                f" allowed: {self.allowed()}"
-            )
-        return value  # type: ignore[no-any-return]
-
-    def parse(self, text: str) -> OptionValue:
-        """Parse a command-line value (`true`, `3`, `partner`, `none`) by this option's type."""
-        lowered = text.strip().lower()
-        if self.nullable and lowered in ("none", "null"):
-            return self.check(None)
-        if self.kind is bool:
-            if lowered in ("true", "1", "yes", "on"):
-                return True
-            if lowered in ("false", "0", "no", "off"):
-                return False
-            return self.check(text)
-        if self.kind is int:
-            try:
-                return self.check(int(lowered))
-            except ValueError:
-                return self.check(text)
-        return self.check(text.strip())
-
-
-def _choice(name: str, default: str, *choices: str, doc: str = "") -> OptionSpec:
-    return OptionSpec(name, str, default, choices=tuple(choices), doc=doc)
-
-
-def _flag(name: str, default: bool, doc: str = "") -> OptionSpec:
-    return OptionSpec(name, bool, default, doc=doc)
-
-
-def _int(name: str, default: int | None, lo: int, hi: int, *, nullable: bool = False,
-         doc: str = "") -> OptionSpec:
-    return OptionSpec(name, int, default, minimum=lo, maximum=hi, nullable=nullable, doc=doc)
 
 
 OPTIONS: tuple[OptionSpec, ...] = (

@@ -23,18 +23,16 @@ from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.hand import Hand, check_deck, first_leader, lead_card_of
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.scoring import teams_of
+from fiftyk_referee.domain.transcripts import (
+    COMPLETED,
+    IN_PROGRESS,
+    REJECTED,
+    RESULT_FORMAT,
+    TRANSCRIPT_FORMAT,
+    InvalidTranscript,
+)
 
-TRANSCRIPT_FORMAT = "fiftyk-transcript/1"
-RESULT_FORMAT = "fiftyk-result/1"
-COMPLETED, IN_PROGRESS, REJECTED = "completed", "in_progress", "rejected"
 TRANSCRIPT_TABLE_ID = "transcript"
-
-
-class InvalidTranscript(RuleError):
-    """A file that is not a readable transcript (malformed file, ruleset or deal)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(Reason.INVALID_TRANSCRIPT, message)
 
 
 @dataclass(frozen=True)

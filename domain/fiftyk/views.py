@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from fiftyk_referee.domain.observer import Viewer, sees_everything
+
+NAME = "fiftyk"  # the game's name in the registry, on tables, transcripts and events
 
 
 class HandStatus(StrEnum):
@@ -128,6 +130,7 @@ class Announcement:
 class HandView:
     """A 五十K hand as one viewer may see it."""
 
+    game: ClassVar[str] = NAME
     viewer: Viewer
     hand_id: str
     table_id: str
@@ -158,6 +161,11 @@ class HandView:
     def is_over(self) -> bool:
         """Whether the hand has ended."""
         return self.status == HandStatus.OVER
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat to act (the game protocol's name for `turn`)."""
+        return self.turn
 
     @property
     def full(self) -> bool:

@@ -45,8 +45,9 @@ from fiftyk_referee.domain.cards import BJ, SJ, Card, make_deck, parse_card
 from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal_inputs, shuffle_deck
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import (
+    PASS,
+    PLAY,
     Action,
-    ActionKind,
     Constraint,
     HandRecord,
     LegalActions,
@@ -74,10 +75,20 @@ from fiftyk_referee.domain.shengji.scoring import (
     team_of,
 )
 from fiftyk_referee.domain.shengji.tricks import KEY_COMPONENT, TrickRules
+from fiftyk_referee.domain.shengji.views import (
+    GAME_NAME,
+    OVER,
+    Declaration,
+    FailedThrow,
+    ShengjiResult,
+    ShengjiView,
+)
 
-GAME_NAME = "shengji"
+DECLARE = "declare"  # show trump cards (or none) in the open declaration window
+BURY = "bury"  # the dealer returns cards to the kitty
+MAX_WINDOW_DIGITS = 3  # rounds are at most a hand's size
 HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/shengji/hand")
-DECLARING, BURYING, PLAYING, OVER = "declaring", "burying", "playing", "over"
+DECLARING, BURYING, PLAYING = "declaring", "burying", "playing"
 BY_PASSES, BY_TIMER, BY_TRANSCRIPT = "passes", "timer", "transcript"
 NEXT_DEALER = "next_dealer"  # the carry key the table reads for who deals next
 FIRST_SEAT_OF_FIRST_HAND = 0
@@ -144,15 +155,14 @@ def _rank_name(rank: int) -> str:
     return _RANK_NAMES[rank]
 
 
-@dataclass(frozen=True)
-class Declaration:
-    """The standing declaration: who, which cards, after which round, its rung and suit."""
-
-    seat: int
-    cards: tuple[str, ...]
-    round: int
-    rung: int
-    suit: str | None
+def _window_of(value: str | None) -> int | None:
+    """The declaration window a DECLARE action's value names (its round, decimal text)."""
+    if value is None:
+        return None
+    if not value.isdigit() or len(value) > MAX_WINDOW_DIGITS:
+        raise RuleError(Reason.INVALID_ACTION,
+                        f"a declaration's value names its window: a round number, not {value!r}")
+    return int(value)
 
 
 def overcall(cards: Sequence[Card], rank: int, packs: int,
@@ -222,43 +232,6 @@ def check_bury(cards: Sequence[Card], kitty_size: int, bury_points: bool) -> Non
         raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
     if not bury_points and any(POINTS[c] for c in cards):
         raise RuleError(Reason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
-
-
-@dataclass(frozen=True)
-class ShengjiView:
-    """A hand as one viewer may see it (another seat's cards and the kitty only if allowed)."""
-
-    hand_id: str
-    table_id: str
-    number: int
-    version: int
-    ruleset: Mapping[str, Any]
-    phase: str
-    seat: int | None
-    cards: tuple[str, ...]  # the viewer's own cards (empty for spectators)
-    counts: tuple[int, ...]
-    dealer: int | None  # None while a first hand's dealer is not fixed
-    levels: tuple[str, str]
-    trump_rank: str
-    trump_suit: str | None
-    declaration: Declaration | None
-    round: int  # rounds dealt so far
-    spoken: tuple[int, ...]  # seats that declared nothing since the last declaration
-    kitty_count: int
-    kitty: tuple[str, ...] | None  # the dealer who took it, and audit
-    trick: tuple[tuple[int, tuple[str, ...]], ...]
-    leader: int | None
-    to_act: int | None
-    winning: int | None  # the seat whose play leads the trick so far
-    collected: tuple[int, ...]
-    tricks_played: int
-    throws_failed: tuple[Mapping[str, Any], ...]
-    commitment: str
-    seed: str | None  # revealed when the hand is over
-    result: Mapping[str, Any] | None
-    turn_deadline: str | None
-    hands: tuple[tuple[str, ...], ...] | None = None  # audit only
-    deck: tuple[str, ...] | None = None  # audit only
 
 
 class ShengjiHand(Aggregate):
@@ -416,19 +389,26 @@ class ShengjiHand(Aggregate):
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
-        if action.kind == ActionKind.DECLARE:
-            self.declare(seat, cards)
-        elif action.kind == ActionKind.BURY:
+        if action.value is not None and action.kind != DECLARE:
+            raise RuleError(Reason.INVALID_ACTION, f"a Shengji {action.kind} takes no value")
+        if action.kind == DECLARE:
+            self.declare(seat, cards, window=_window_of(action.value))
+        elif action.kind == BURY:
             self.bury(seat, cards)
-        elif action.kind == ActionKind.PLAY:
+        elif action.kind == PLAY:
             self.play(seat, cards)
-        elif action.kind == ActionKind.PASS:
+        elif action.kind == PASS:
             raise RuleError(Reason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
         else:
-            raise RuleError(Reason.INVALID_ACTION, f"Shengji has no {action.kind} action")
+            raise RuleError(Reason.INVALID_ACTION, f"Shengji has no {action.kind!r} action")
 
-    def declare(self, seat: int, cards: Sequence[Card], round: int | None = None) -> None:
-        """Declare trump with cards held (none: declare nothing in this window)."""
+    def declare(self, seat: int, cards: Sequence[Card], round: int | None = None, *,
+                window: int | None = None) -> None:
+        """Declare trump with cards held (none: declare nothing in this window).
+
+        `round` (transcripts) first closes windows until the one after that round is open;
+        `window` (clients) names the window the seat saw open, and is refused
+        `WRONG_WINDOW` when another one is open now."""
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
@@ -436,6 +416,10 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.NOT_DECLARATION_PHASE, "the declaration windows are closed")
         if round is not None:
             self._advance_to_round(round)
+        if window is not None and window != self.round:
+            raise RuleError(Reason.WRONG_WINDOW,
+                            f"the window after round {window} is not open (now: after round"
+                            f" {self.round})")
         if not cards:
             if seat in self.spoken:
                 raise RuleError(Reason.NOT_YOUR_TURN,
@@ -598,11 +582,11 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.TURN_NOT_EXPIRED, f"seat {seat}'s time runs until {deadline}")
         if self.phase == DECLARING:
             self._close_window(BY_TIMER)
-            return Action(ActionKind.DECLARE, ())
+            return Action(DECLARE, ())
         if self.phase == BURYING:
             cards = self.lowest_bury()
             self.bury(seat, cards, timeout=True)
-            return Action(ActionKind.BURY, tuple(map(str, cards)))
+            return Action(BURY, tuple(map(str, cards)))
         if self.lead is None:
             lowest = min(self.hands[seat], key=self.order.sort_key)
             play = [lowest]
@@ -741,8 +725,8 @@ class ShengjiHand(Aggregate):
                 needs.append(Constraint("no_points"))
             example = LegalPlay(tuple(map(str, self.lowest_bury())), "bury")
             return LegalActions(seat=seat, plays=(example,), truncated=True,
-                                other_kinds=frozenset({ActionKind.BURY}),
-                                constraints=tuple(words), requirements=tuple(needs))
+                                kinds=frozenset({BURY}), constraints=tuple(words),
+                                requirements=tuple(needs))
         if seat != self.turn:
             return LegalActions(seat=seat)
         hand = self.hands[seat]
@@ -750,13 +734,14 @@ class ShengjiHand(Aggregate):
             leads = lead_examples(hand, self.order)
             return LegalActions(
                 seat=seat, plays=tuple(LegalPlay(tuple(map(str, c)), k) for c, k in leads),
-                truncated=True,
+                truncated=True, kinds=frozenset({PLAY}),
                 constraints=(self.tricks.lead_constraint(),),
                 requirements=(Constraint("one_group"),))
         plays, truncated = self.tricks.examples(hand, self.lead, self.order)
         return LegalActions(
             seat=seat, plays=tuple(LegalPlay(tuple(map(str, p)), "follow") for p in plays),
-            truncated=truncated, constraints=self.tricks.constraints(hand, self.lead, self.order),
+            truncated=truncated, kinds=frozenset({PLAY}),
+            constraints=self.tricks.constraints(hand, self.lead, self.order),
             requirements=self.tricks.requirements(hand, self.lead, self.order))
 
     def _declare_actions(self, seat: int) -> LegalActions:
@@ -777,7 +762,7 @@ class ShengjiHand(Aggregate):
         if seat not in self.spoken:
             words += ", or declare nothing (a DECLARE naming no cards)"
         return LegalActions(seat=seat, plays=tuple(plays),
-                            other_kinds=frozenset({ActionKind.DECLARE}), constraints=(words,),
+                            kinds=frozenset({DECLARE}), constraints=(words,),
                             requirements=(Constraint("listed"),))
 
     def view(self, viewer: Viewer) -> ShengjiView:
@@ -803,9 +788,11 @@ class ShengjiHand(Aggregate):
             trick=tuple((s, tuple(map(str, cs))) for s, cs in self.trick),
             leader=self.leader, to_act=self.to_act, winning=self.best_seat,
             collected=tuple(self.collected), tricks_played=self.tricks_played,
-            throws_failed=tuple(dict(t) for t in self.throws_failed),
+            throws_failed=tuple(FailedThrow(int(t["seat"]), tuple(t["forced"]))
+                                for t in self.throws_failed),
             commitment=self.commitment, seed=self.seed if self.is_over else None,
-            result=self.result, turn_deadline=deadline.isoformat() if deadline else None,
+            result=None if self.result is None else ShengjiResult.from_json(self.result),
+            turn_deadline=deadline,
             hands=tuple(tuple(map(str, h)) for h in self.hands) if audit else None,
             deck=self.deck if audit else None,
         )
@@ -844,7 +831,8 @@ class ShengjiHand(Aggregate):
 
 
 __all__ = [
-    "BURYING", "DECLARING", "NEXT_DEALER", "OVER", "PLAYING", "Declaration",
+    "BURY", "BURYING", "DECLARE", "DECLARING", "GAME_NAME", "NEXT_DEALER", "OVER", "PLAYING",
+    "Declaration",
     "DeclarationOutcome", "ShengjiHand", "ShengjiView", "check_bury", "check_deck",
     "declaration_rung", "first_hand_dealer", "hand_id_for", "judge_declarations", "overcall",
     "rules_of",

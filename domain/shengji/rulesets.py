@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fiftyk_referee.domain.errors import InvalidRuleset, shown
-from fiftyk_referee.domain.fiftyk.rulesets import OptionSpec, OptionValue
+from fiftyk_referee.domain.options import OptionSpec, OptionValue
 from fiftyk_referee.domain.shengji.cards import LEVELS, POINTS_PER_PACK
 from fiftyk_referee.domain.shengji.tricks import (
     FIRST_BLOCKER,

@@ -17,7 +17,10 @@ from typing import Any
 
 from fiftyk_referee.domain.cards import make_deck, parse_card
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.fiftyk.transcript import (
+from fiftyk_referee.domain.shengji.cards import LEVELS
+from fiftyk_referee.domain.shengji.hand import GAME_NAME, ShengjiHand
+from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
+from fiftyk_referee.domain.transcripts import (
     COMPLETED,
     IN_PROGRESS,
     REJECTED,
@@ -25,9 +28,6 @@ from fiftyk_referee.domain.fiftyk.transcript import (
     TRANSCRIPT_FORMAT,
     InvalidTranscript,
 )
-from fiftyk_referee.domain.shengji.cards import LEVELS
-from fiftyk_referee.domain.shengji.hand import GAME_NAME, ShengjiHand
-from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
 
 TRANSCRIPT_TABLE_ID = "transcript"
 RESULT_FIELDS = ("dealer", "trump", "kitty", "throws_failed", "collected", "last_trick",

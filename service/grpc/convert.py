@@ -1,23 +1,23 @@
-"""Conversions at the gRPC edge: domain views (plain JSON dicts) ↔ fiftyk.referee.v1 messages."""
+"""Conversions at the gRPC edge that every game shares: options, rulesets, tables, scores,
+legal plays, and JSON values for games without messages of their own (each game's own views,
+results and events convert in `service/grpc/games/`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from google.protobuf import struct_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
-from fiftyk_referee.domain.fiftyk.views import HandResult, HandView, TrickEntry
-from fiftyk_referee.domain.game import ActionKind, LegalPlay, Rules
-from fiftyk_referee.domain.observer import seat_of
-from fiftyk_referee.domain.shengji.hand import ShengjiView
+from fiftyk_referee.domain.game import PASS, PLAY, LegalPlay, Rules
 from fiftyk_referee.domain.spectators import LIMITS as SPECTATOR_LIMITS
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import TableView, rules_of
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
-from fiftyk_referee.service.grpc.convert_shengji import shengji_hand_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 OptionValue = bool | int | str | None
@@ -122,40 +122,17 @@ def spectators_from_proto(message: pb.SpectatorPolicy, players: int) -> Spectato
     return SpectatorPolicy.for_table(players, ranked=message.ranked, **values)
 
 
-def result_to_proto(result: HandResult) -> pb.HandResult:
-    """A hand's result as HandResult."""
-    message = pb.HandResult(places=result.places)
-    for team in result.teams:
-        entry = message.teams.add(seats=team.seats, collected=team.collected,
-                                  score=decimal_text(team.score))
-        if team.rating is not None:
-            entry.rating = decimal_text(team.rating)
-    for seat in result.seats:
-        entry_s = message.seats.add(seat=seat.seat, score=decimal_text(seat.score))
-        if seat.rating is not None:
-            entry_s.rating = decimal_text(seat.rating)
-    if result.winning_team is not None:
-        message.winning_team = result.winning_team
-    if result.winning_seat is not None:
-        message.winning_seat = result.winning_seat
-    return message
+def action_kinds_to_proto(kinds: Iterable[str]) -> list[pb.ActionKind.ValueType]:
+    """The kinds a 0.2 client knows as ActionKind values (`ListLegalPlays.actions`): those
+    besides playing and passing that the enum names, in a stable order."""
+    values = []
+    for kind in sorted(kinds):
+        name = f"ACTION_KIND_{kind.upper()}"
+        if kind not in (PLAY, PASS) and name in pb.ActionKind.DESCRIPTOR.values_by_name:
+            values.append(pb.ActionKind.Value(name))
+    return values
 
 
-def _trick_action(entry: TrickEntry) -> pb.TrickAction:
-    if entry.cards is None:
-        return pb.TrickAction(seat=entry.seat, kind=pb.ACTION_KIND_PASS,
-                              by_referee=entry.by_referee)
-    return pb.TrickAction(seat=entry.seat, kind=pb.ACTION_KIND_PLAY, cards=entry.cards,
-                          combination_type=entry.combination, by_referee=entry.by_referee)
-
-
-ACTION_KINDS = {ActionKind.PLAY: pb.ACTION_KIND_PLAY, ActionKind.PASS: pb.ACTION_KIND_PASS,
-                ActionKind.DECLARE: pb.ACTION_KIND_DECLARE, ActionKind.BURY: pb.ACTION_KIND_BURY}
-
-
-def action_kinds_to_proto(kinds: Iterable[ActionKind]) -> list[pb.ActionKind.ValueType]:
-    """Action kinds as ActionKind values, in a stable order (resigning is always allowed)."""
-    return [ACTION_KINDS[k] for k in sorted(kinds) if k in ACTION_KINDS]
 
 
 def legal_play_to_proto(play: LegalPlay) -> pb.LegalPlay:
@@ -163,54 +140,30 @@ def legal_play_to_proto(play: LegalPlay) -> pb.LegalPlay:
     return pb.LegalPlay(cards=play.cards, combination_type=play.kind)
 
 
-def hand_to_proto(view: Any) -> pb.HandView:
-    """Any game's hand view as HandView (each game's view has its converter)."""
-    if isinstance(view, ShengjiView):
-        return shengji_hand_to_proto(view)
-    return fiftyk_hand_to_proto(view)
+def side_totals(totals: Iterable[tuple[str, Decimal]]) -> list[pb.SideTotal]:
+    """Scores per side as SideTotal messages (exact decimal text)."""
+    return [pb.SideTotal(side=side, score=decimal_text(score)) for side, score in totals]
 
 
-def fiftyk_hand_to_proto(view: HandView) -> pb.HandView:
-    """A 五十K hand as one viewer sees it, as HandView."""
-    message = pb.HandView(
-        hand_id=view.hand_id, table_id=view.table_id, hand_number=view.number,
-        full_view=view.full, dealer=view.dealer, trick_points=view.trick_points,
-        finish_order=view.finish_order, deal_commitment=view.commitment,
-        version=view.version,
-        status=pb.HAND_STATUS_COMPLETED if view.is_over else pb.HAND_STATUS_IN_PROGRESS,
-    )
-    own = seat_of(view.viewer)
-    if own is not None:
-        message.viewer_seat = own
-        message.own_cards.extend(view.own_cards)
-    for seat in view.seats:
-        state = message.seats.add(seat=seat.seat, collected=seat.collected,
-                                  resigned=seat.resigned)
-        if seat.card_count is not None:
-            state.card_count = seat.card_count
-        if seat.cards is not None:
-            state.cards.extend(seat.cards)
-        if seat.finish_place is not None:
-            state.finish_place = seat.finish_place
-    if view.stock_count is not None:
-        message.stock_count = view.stock_count
-    if view.stock is not None:
-        message.stock.extend(view.stock)
-    for announcement in view.announcements:
-        message.announcements.add(seat=announcement.seat, cards=announcement.cards)
-    message.trick.extend(_trick_action(entry) for entry in view.trick)
-    if view.top is not None:
-        message.top_play.CopyFrom(pb.TrickAction(
-            seat=view.top.seat, kind=pb.ACTION_KIND_PLAY, cards=view.top.cards,
-            combination_type=view.top.combination))
-    if view.leader is not None:
-        message.leader = view.leader
-    if view.turn is not None:
-        message.turn_seat = view.turn
-    if view.turn_deadline is not None:
-        message.turn_deadline.FromDatetime(view.turn_deadline)
-    if view.seed:
-        message.deal_seed = view.seed
-    if view.result is not None:
-        message.result.CopyFrom(result_to_proto(view.result))
+def plain(value: Any) -> Any:
+    """A dataclass, decimal, datetime or collection as JSON values (for `Struct`)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(v) for v in value]
+    if isinstance(value, Decimal):
+        return decimal_text(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def struct_of(value: Any) -> struct_pb2.Struct:
+    """A dataclass as a Struct of JSON values (games without messages of their own)."""
+    message = struct_pb2.Struct()
+    message.update(plain(value))
     return message

@@ -32,6 +32,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "Resign": _HAND_COMMAND,
     "Declare": _HAND_COMMAND,  # no cards: declare nothing this round
     "Bury": (*_HAND_COMMAND, "cards"),
+    "Act": (*_HAND_COMMAND, "kind"),
     "GetTable": ("table_id",),
     "GetHandView": ("table_id",),
     "ListLegalPlays": ("table_id",),

@@ -17,7 +17,7 @@ from concurrent.futures import Executor
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
 
 import grpc
@@ -25,11 +25,13 @@ from google.protobuf import timestamp_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.events import PublicEvent
+from fiftyk_referee.domain.game import MAX_KIND_LENGTH, PASS, PLAY, RESIGN, Action, GameView
 from fiftyk_referee.domain.games import DEFAULT_GAME, adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer, seat_of
 from fiftyk_referee.domain.table import Table, TableView
 from fiftyk_referee.domain.table_events import HandRecorded, HandStarted, SeatLeft
 from fiftyk_referee.service.application import FeedEvent, FeedPage, Outcome, Referee
+from fiftyk_referee.service.commands import Act
 from fiftyk_referee.service.config import Config
 from fiftyk_referee.service.errors import (
     FieldViolation,
@@ -44,10 +46,8 @@ from fiftyk_referee.service.errors import (
 from fiftyk_referee.service.grpc import auth
 from fiftyk_referee.service.grpc.convert import (
     action_kinds_to_proto,
-    hand_to_proto,
     legal_play_to_proto,
     options_from_proto,
-    result_to_proto,
     spectators_from_proto,
     spectators_to_proto,
     table_to_proto,
@@ -55,6 +55,7 @@ from fiftyk_referee.service.grpc.convert import (
 from fiftyk_referee.service.grpc.errors import abort
 from fiftyk_referee.service.grpc.events import event_to_proto
 from fiftyk_referee.service.grpc.feed import FeedHub
+from fiftyk_referee.service.grpc.games import edge_for
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 from fiftyk_referee.service.grpc.requests import check_request, missing
@@ -63,6 +64,9 @@ from fiftyk_referee.service.metrics import Metrics
 from fiftyk_referee.service.spectating import Held, SpectatorDelay
 
 Context = grpc.aio.ServicerContext[Any, Any]
+# The kinds the Declare and Bury aliases name (Shengji's): the edge's alias table, the game
+# validates them like any other kind.
+DECLARE, BURY = "declare", "bury"
 T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
@@ -79,6 +83,7 @@ REQUEST_FIELDS: dict[str, dict[str, str]] = {
     "CreateTable": {Reason.INVALID_RULESET: "ruleset"},
     "StartHand": {Reason.INVALID_DEAL: "deck"},
     "Play": {Reason.UNKNOWN_CARD: "cards"},
+    "Act": {Reason.UNKNOWN_CARD: "cards", Reason.INVALID_ACTION: "kind"},
     "Declare": {Reason.UNKNOWN_CARD: "cards"},
     "Bury": {Reason.UNKNOWN_CARD: "cards"},
     "Adjudicate": _TRANSCRIPT_FIELD,
@@ -162,6 +167,20 @@ class _Sending:
     """When the stream's pending message was handed to gRPC (None: nothing pending)."""
 
     started: float | None = None
+
+
+class ActAnswer(NamedTuple):
+    """What a hand action answers: the seat's view after it, the versions, a replay."""
+
+    hand: pb.HandView
+    version: int
+    replayed: bool
+    table_version: int
+
+
+def hand_to_proto(view: GameView) -> pb.HandView:
+    """Any game's hand view as HandView, by its game's converter."""
+    return edge_for(view.game).hand_to_proto(view)
 
 
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
@@ -334,58 +353,86 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return pb.StartHandResponse(hand=hand_to_proto(view), version=outcome.version,
                                     replayed=outcome.replayed)
 
-    async def _hand_command(self, request: Any, context: Context,
-                            function: Callable[..., Outcome], *args: Any) -> tuple[Any, int, bool]:
+    async def _act(self, request: Any, context: Context, kind: str, *,
+                   names_cards: bool, value: str | None = None,
+                   validate_only: bool = False) -> ActAnswer:
+        """Every hand action's one path: the seat's token, one `Act` command, its view."""
         principal = self._principal(context)
         # The hand knows who was seated at its deal, so the application checks the holder
         # while it loads the hand: no separate table read per command.
         seat = auth.require_seat(principal, request.table_id)
         player = principal.seat.player_id if principal.seat is not None else None
+        command = Act(
+            table_id=request.table_id, hand_id=request.hand_id or None, seat=seat,
+            action=Action(kind, tuple(request.cards), value), player_id=player,
+            expected_version=(request.expected_version
+                              if request.HasField("expected_version") else None),
+            names_cards=names_cards, request_id=_request_id(request))
+        run = self._app.check if validate_only else self._app.execute
 
-        def act_and_view() -> tuple[Any, int, bool]:
+        def act_and_view() -> ActAnswer:
             # The view is built on the worker too: the event loop is the busiest thread.
-            outcome = function(request.table_id, request.hand_id or None, seat, *args,
-                               request_id=_request_id(request), player_id=player)
+            outcome = run(command)
             if outcome.hand is None:  # pragma: no cover - hand commands return their hand
                 raise NotFound(ServiceReason.HAND_NOT_FOUND, "no such hand")
-            view = outcome.hand.view(SeatViewer(seat))
-            return hand_to_proto(view), outcome.version, outcome.replayed
+            table_version = (outcome.table.version if outcome.table is not None else
+                             self._app.get_table(outcome.table_id).version)
+            return ActAnswer(hand_to_proto(outcome.hand.view(SeatViewer(seat))),
+                             outcome.version, outcome.replayed, table_version)
 
-        view, version, replayed = await self._call(act_and_view)
-        if not replayed:
+        answer = await self._call(act_and_view)
+        if not answer.replayed and not validate_only:
             self._hub.poke()
-        return view, version, replayed
+        return answer
+
+    @_rpc
+    async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
+        kind = request.kind
+        if not kind:
+            raise missing("kind")
+        if len(kind) > MAX_KIND_LENGTH or not kind.replace("_", "").isalpha():
+            raise RuleError(Reason.INVALID_ACTION,
+                            f"an action's kind is a short word such as \"play\", not"
+                            f" {kind[:MAX_KIND_LENGTH]!r}")
+        answer = await self._act(request, context, kind, names_cards=True,
+                                 value=request.value if request.HasField("value") else None,
+                                 validate_only=request.validate_only)
+        return pb.ActResponse(hand=answer.hand, version=answer.version,
+                              replayed=answer.replayed, table_version=answer.table_version,
+                              validated=request.validate_only)
 
     @_rpc
     async def Play(self, request: pb.PlayRequest, context: Context) -> pb.PlayResponse:
         if not request.cards:
             raise missing("cards")
-        view, version, replayed = await self._hand_command(
-            request, context, self._app.play, list(request.cards))
-        return pb.PlayResponse(hand=view, version=version, replayed=replayed)
+        answer = await self._act(request, context, PLAY, names_cards=True)
+        return pb.PlayResponse(hand=answer.hand, version=answer.version,
+                               replayed=answer.replayed)
 
     @_rpc
     async def Pass(self, request: pb.PassRequest, context: Context) -> pb.PassResponse:
-        view, version, replayed = await self._hand_command(request, context,
-                                                           self._app.pass_turn)
-        return pb.PassResponse(hand=view, version=version, replayed=replayed)
+        answer = await self._act(request, context, PASS, names_cards=False)
+        return pb.PassResponse(hand=answer.hand, version=answer.version,
+                               replayed=answer.replayed)
 
     @_rpc
     async def Resign(self, request: pb.ResignRequest, context: Context) -> pb.ResignResponse:
-        view, version, replayed = await self._hand_command(request, context, self._app.resign)
-        return pb.ResignResponse(hand=view, version=version, replayed=replayed)
+        answer = await self._act(request, context, RESIGN, names_cards=False)
+        return pb.ResignResponse(hand=answer.hand, version=answer.version,
+                                 replayed=answer.replayed)
 
     @_rpc
     async def Declare(self, request: pb.DeclareRequest, context: Context) -> pb.DeclareResponse:
-        view, version, replayed = await self._hand_command(
-            request, context, self._app.declare, list(request.cards))
-        return pb.DeclareResponse(hand=view, version=version, replayed=replayed)
+        window = str(request.window) if request.HasField("window") else None
+        answer = await self._act(request, context, DECLARE, names_cards=True, value=window)
+        return pb.DeclareResponse(hand=answer.hand, version=answer.version,
+                                  replayed=answer.replayed)
 
     @_rpc
     async def Bury(self, request: pb.BuryRequest, context: Context) -> pb.BuryResponse:
-        view, version, replayed = await self._hand_command(
-            request, context, self._app.bury, list(request.cards))
-        return pb.BuryResponse(hand=view, version=version, replayed=replayed)
+        answer = await self._act(request, context, BURY, names_cards=True)
+        return pb.BuryResponse(hand=answer.hand, version=answer.version,
+                               replayed=answer.replayed)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -453,7 +500,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return pb.ListLegalPlaysResponse(
             plays=[legal_play_to_proto(p) for p in legal.plays],
             may_pass=legal.may_pass, truncated=legal.truncated, version=version,
-            constraints=legal.constraints, actions=action_kinds_to_proto(legal.other_kinds))
+            constraints=legal.constraints, actions=action_kinds_to_proto(legal.kinds),
+            kinds=sorted(legal.kinds))
 
     @_rpc
     async def GetScores(self, request: pb.GetScoresRequest, context: Context
@@ -462,11 +510,13 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         sheet = await self._call(self._app.scores, request.table_id)
         table = await self._call(self._app.get_table, request.table_id)
         table_message = self._table_message(table.view())
-        return pb.GetScoresResponse(
-            hands=[pb.HandScore(hand_id=row.hand_id, hand_number=row.number,
-                                result=result_to_proto(row.result)) for row in sheet.hands],
-            totals=list(table_message.scores), match_over=sheet.match_over,
-            version=sheet.version)
+        hands = []
+        for row in sheet.hands:
+            score = pb.HandScore(hand_id=row.hand_id, hand_number=row.number)
+            edge_for(row.game).fill_score(row.result, score)
+            hands.append(score)
+        return pb.GetScoresResponse(hands=hands, totals=list(table_message.scores),
+                                    match_over=sheet.match_over, version=sheet.version)
 
     @_rpc
     async def GetHandHistory(self, request: pb.GetHandHistoryRequest, context: Context

@@ -21,12 +21,12 @@ import pytest
 
 from fiftyk_referee.domain.cards import parse_cards
 from fiftyk_referee.domain.fiftyk.combinations import classify
+from fiftyk_referee.domain.fiftyk.game import BOMB_SIZES, OTHER_BOMB, bomb_size_label
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.metrics import BOMB_SIZES, OTHER, bomb_size_label
 from tests.e2e.live import (
     Scrape,
     Tally,
@@ -216,8 +216,9 @@ def test_hands_tricks_and_bombs_match_the_stored_history(scenario: Scenario) -> 
             assert combination.type == played.combination_type
             if combination.is_bomb_class:
                 bombs[bomb_size_label(combination.type, len(combination.cards))] += 1
-    for size in BOMB_SIZES - {OTHER}:
-        assert final.value("fiftyk_bombs_total", size=size) == bombs[size], size
+    for size in BOMB_SIZES - {OTHER_BOMB}:
+        assert final.value("fiftyk_bombs_total", game="fiftyk", preset=PRESET,
+                           size=size) == bombs[size], size
 
 
 def test_every_applied_command_is_one_append_without_conflicts_or_retries(

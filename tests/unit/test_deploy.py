@@ -17,6 +17,7 @@ import grpc
 import pytest
 import yaml
 
+from fiftyk_referee.domain.game import Observation
 from fiftyk_referee.service.cli import build_parser
 from fiftyk_referee.service.config import Config, ConfigError, parse_database_url
 from fiftyk_referee.service.config_keys import CONFIG_ENV_VARS, METRICS_PORT, PORT, SECRET_ENV_VARS
@@ -95,8 +96,8 @@ def exported_series() -> set[str]:
     metrics.command("play", "accepted")
     metrics.hand_started("fiftyk", "classic")
     metrics.hand_completed("fiftyk", "classic")
-    metrics.trick("fiftyk", "classic")
-    metrics.bomb("bomb_4")
+    metrics.observe("fiftyk", "classic", Observation("tricks"))
+    metrics.observe("fiftyk", "classic", Observation("bombs", "bomb_4"))
     metrics.observe_append(0.001)
     metrics.conflict()
     metrics.retry()

@@ -10,9 +10,10 @@ from typing import Any
 
 from fiftyk_referee.domain.fiftyk.rulesets import DEFAULTS, OPTION_SPECS, PRESETS, Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
-from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.games import adjudicate as adjudicate_any_game
 from fiftyk_referee.domain.shengji import rulesets as shengji_rulesets
+from fiftyk_referee.domain.shengji.hand import BURY
 from fiftyk_referee.domain.shengji.play import EXAMPLE_LIMIT
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from tests.unit.shengji.helpers import close_windows, new_hand, play
@@ -188,7 +189,7 @@ def test_shengji_page_follow_example_is_what_the_referee_answers() -> None:
     kept = list(map(str, hand.hands[0]))
     for card in lead.split():
         kept.remove(card)
-    hand.act(0, Action(ActionKind.BURY, tuple(kept[:hand.rules.kitty_size])))
+    hand.act(0, Action(BURY, tuple(kept[:hand.rules.kitty_size])))
     play(hand, 0, lead)
     answer = hand.legal_actions(1, EXAMPLE_LIMIT)
     assert shown == list(answer.constraints)

@@ -6,9 +6,18 @@ import pytest
 
 from fiftyk_referee.domain.cards import parse_cards
 from fiftyk_referee.domain.fiftyk.combinations import classify
+from fiftyk_referee.domain.fiftyk.game import bomb_size_label
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.game import Observation
 from fiftyk_referee.service.errors import ServiceReason
-from fiftyk_referee.service.metrics import LATENCY_BUCKETS, Metrics, bomb_size_label
+from fiftyk_referee.service.metrics import LATENCY_BUCKETS, Metrics
+
+TRICK = Observation("tricks")
+
+
+def bomb(size: str) -> Observation:
+    """A bomb 五十K observed."""
+    return Observation("bombs", size)
 
 
 def value(metrics: Metrics, name: str, **labels: str) -> float:
@@ -18,6 +27,15 @@ def value(metrics: Metrics, name: str, **labels: str) -> float:
 
 
 # Domain and store metrics.
+
+
+def test_every_games_action_kinds_are_command_labels() -> None:
+    metrics = Metrics()
+    metrics.command("declare", "accepted")
+    metrics.command("bury", "WRONG_BURY_COUNT")
+    assert value(metrics, "fiftyk_commands_total", command="declare", outcome="accepted") == 1
+    assert value(metrics, "fiftyk_commands_total", command="bury",
+                 outcome="WRONG_BURY_COUNT") == 1
 
 
 def test_command_counts_kind_and_outcome_with_camel_case_kinds_normalised() -> None:
@@ -45,13 +63,16 @@ def test_labels_from_outside_never_take_unbounded_values() -> None:
     metrics.command("delete_everything", "accepted")
     metrics.hand_started("fiftyk", "preset-of-the-day")
     metrics.hand_started("chess", "classic")
-    metrics.bomb("bomb_99")
+    metrics.observe("fiftyk", "classic", bomb("bomb_99"))
+    metrics.observe("fiftyk", "classic", Observation("no_such_counter"))
     assert value(metrics, "fiftyk_commands_total", command="play", outcome="OTHER") == 1
     assert value(metrics, "fiftyk_commands_total", command="other", outcome="accepted") == 1
     assert value(metrics, "fiftyk_hands_started_total", game="fiftyk", preset="other") == 1
     assert value(metrics, "fiftyk_hands_started_total", game="other", preset="other") == 1
-    assert value(metrics, "fiftyk_bombs_total", size="other") == 1
+    assert value(metrics, "fiftyk_bombs_total", game="fiftyk", preset="classic",
+                 size="other") == 1
     assert b"exploded" not in metrics.render()
+    assert b"no_such_counter" not in metrics.render()
 
 
 def test_bomb_size_label_names_n_of_a_kind_by_count_and_special_bombs_by_type() -> None:
@@ -71,8 +92,8 @@ def test_game_and_store_metrics_move_by_the_observed_amounts() -> None:
     metrics.hand_started("fiftyk", "classic")
     metrics.hand_completed("fiftyk", "classic")
     for _ in range(5):
-        metrics.trick("fiftyk", "jinzhou")
-    metrics.bomb("bomb_4")
+        metrics.observe("fiftyk", "jinzhou", TRICK)
+    metrics.observe("fiftyk", "jinzhou", bomb("bomb_4"))
     metrics.observe_append(0.002)
     metrics.observe_append(0.2)
     metrics.conflict()
@@ -87,7 +108,8 @@ def test_game_and_store_metrics_move_by_the_observed_amounts() -> None:
     assert value(metrics, "fiftyk_hands_started_total", game="fiftyk", preset="classic") == 2
     assert value(metrics, "fiftyk_hands_completed_total", game="fiftyk", preset="classic") == 1
     assert value(metrics, "fiftyk_tricks_total", game="fiftyk", preset="jinzhou") == 5
-    assert value(metrics, "fiftyk_bombs_total", size="bomb_4") == 1
+    assert value(metrics, "fiftyk_bombs_total", game="fiftyk", preset="jinzhou",
+                 size="bomb_4") == 1
     assert value(metrics, "fiftyk_event_store_append_seconds_count") == 2
     assert value(metrics, "fiftyk_event_store_append_seconds_sum") == pytest.approx(0.202)
     assert value(metrics, "fiftyk_event_store_append_seconds_bucket", le="0.0025") == 1
@@ -122,8 +144,8 @@ def test_the_exposition_has_no_created_series() -> None:
 def test_shengji_hands_are_counted_under_their_game() -> None:
     metrics = Metrics()
     metrics.hand_started("shengji", "tractor")
-    metrics.trick("shengji", "tractor")
-    metrics.trick("shengji", "no-such-preset")
+    metrics.observe("shengji", "tractor", TRICK)
+    metrics.observe("shengji", "no-such-preset", TRICK)
     assert value(metrics, "fiftyk_hands_started_total", game="shengji", preset="tractor") == 1
     assert value(metrics, "fiftyk_tricks_total", game="shengji", preset="tractor") == 1
     assert value(metrics, "fiftyk_tricks_total", game="shengji", preset="other") == 1

@@ -32,7 +32,7 @@ from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.domain.table_events import TABLE_EVENTS, HandRecorded, SeatTaken
 from fiftyk_referee.service.errors import InvalidArgument, ServiceReason
-from fiftyk_referee.service.grpc.events import PAYLOADS, event_to_proto
+from fiftyk_referee.service.grpc.events import event_to_proto, payloads
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.public_events import PUBLIC_EVENTS, feed_event
 from fiftyk_referee.service.topics import stored_topics
@@ -83,22 +83,22 @@ def _kinds() -> list[EventKind]:
 
 @pytest.mark.parametrize("kind", _kinds(), ids=lambda kind: kind.name)
 def test_each_public_event_fills_the_oneof_field_named_after_it(kind: EventKind) -> None:
-    field, _ = PAYLOADS[kind.public]
+    field, _ = payloads()[kind.public]
     assert field == kind.name.replace(".", "_")
     assert pb.Event.DESCRIPTOR.fields_by_name[field].containing_oneof.name == "payload"
 
 
 def test_the_proto_has_no_payload_without_a_public_event() -> None:
     oneof = pb.Event.DESCRIPTOR.oneofs_by_name["payload"]
-    assert {f.name for f in oneof.fields} == {field for field, _ in PAYLOADS.values()}
-    assert set(PAYLOADS) == {kind.public for kind in _kinds()}
+    assert {f.name for f in oneof.fields} == {field for field, _ in payloads().values()}
+    assert set(payloads()) == {kind.public for kind in _kinds()}
 
 
 def test_docs_describe_every_public_event_and_every_field() -> None:
     text = DOCS.read_text(encoding="utf-8")
     for kind in _kinds():
         assert f"`{kind.name}`" in text, kind.name
-        field, _ = PAYLOADS[kind.public]
+        field, _ = payloads()[kind.public]
         message = pb.Event.DESCRIPTOR.fields_by_name[field].message_type
         for payload_field in message.fields:
             assert f"`{payload_field.name}`" in text, (kind.name, payload_field.name)

@@ -9,14 +9,14 @@ import re
 from collections import Counter
 
 from fiftyk_referee.domain.cards import parse_cards
-from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.observer import AUDITOR
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
-from fiftyk_referee.domain.shengji.hand import ShengjiHand
+from fiftyk_referee.domain.shengji.hand import BURY, DECLARE, ShengjiHand
 from fiftyk_referee.domain.shengji.tricks import TrickRules
 from fiftyk_referee.service.demo_shengji import choose_lead
-from fiftyk_referee.service.grpc.events import PAYLOADS
+from fiftyk_referee.service.grpc.events import payloads
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.shengji_text import (
     ShengjiAccount,
@@ -41,7 +41,7 @@ def _audit_events(hand: ShengjiHand) -> list[pb.Event]:
     for stored in hand.collect_events():
         public = GAME.public_event(stored, AUDITOR)
         assert public is not None
-        field, build = PAYLOADS[type(public)]
+        field, build = payloads()[type(public)]
         message = pb.Event(aggregate_version=stored.originator_version, name=public.NAME)
         getattr(message, field).CopyFrom(build(public))
         messages.append(message)
@@ -54,11 +54,11 @@ def _scripted_hand() -> ShengjiHand:
     hand = new_hand("tractor", hands={0: "AS KS", 1: "2H 3C", 2: "AS 4C"}, dealer=0)
     while hand.phase == "declaring":
         if hand.round == 1 and hand.declaration is None:
-            hand.act(1, Action(ActionKind.DECLARE, ("2H",)))
+            hand.act(1, Action(DECLARE, ("2H",)))
         seat = hand.to_act
         assert seat is not None
-        hand.act(seat, Action(ActionKind.DECLARE, ()))
-    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.lowest_bury()))))
+        hand.act(seat, Action(DECLARE, ()))
+    hand.act(0, Action(BURY, tuple(map(str, hand.lowest_bury()))))
     play(hand, 0, "AS KS")
     for _ in range(MAX_ACTIONS):
         if hand.is_over:
@@ -171,8 +171,8 @@ def test_room_points_read_the_same_in_the_demo_and_the_replay() -> None:
     while hand.phase == "declaring":
         seat = hand.to_act
         assert seat is not None
-        hand.act(seat, Action(ActionKind.DECLARE, ()))
-    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.lowest_bury()))))
+        hand.act(seat, Action(DECLARE, ()))
+    hand.act(0, Action(BURY, tuple(map(str, hand.lowest_bury()))))
     for _ in range(MAX_ACTIONS):
         if hand.is_over:
             break

@@ -17,14 +17,14 @@ from eventsourcing.persistence import (
 )
 
 from fiftyk_referee.domain.cards import make_deck, parse_cards
-from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.shengji.cards import POINTS
-from fiftyk_referee.domain.shengji.hand import DECLARING, ShengjiHand
+from fiftyk_referee.domain.shengji.hand import BURY, DECLARE, DECLARING, ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.transcript import adjudicate
 
-NOTHING = Action(ActionKind.DECLARE, ())
+NOTHING = Action(DECLARE, ())
 
 
 def deck_for(rules: ShengjiRules, hands: dict[int, str], kitty: str = "",
@@ -71,7 +71,7 @@ def close_windows(hand: ShengjiHand, declarations: dict[int, tuple[int, str]] | 
     while hand.phase == DECLARING:
         if hand.round in wanted:
             declarer, text = wanted.pop(hand.round)
-            hand.act(declarer, Action(ActionKind.DECLARE, tuple(text.split())))
+            hand.act(declarer, Action(DECLARE, tuple(text.split())))
         seat = hand.to_act
         assert seat is not None
         hand.act(seat, NOTHING)
@@ -79,7 +79,7 @@ def close_windows(hand: ShengjiHand, declarations: dict[int, tuple[int, str]] | 
 
 def bury_lowest(hand: ShengjiHand) -> None:
     """The dealer buries its lowest allowed cards."""
-    hand.act(hand.dealer, Action(ActionKind.BURY, tuple(map(str, hand.lowest_bury()))))
+    hand.act(hand.dealer, Action(BURY, tuple(map(str, hand.lowest_bury()))))
 
 
 def play(hand: ShengjiHand, seat: int, text: str) -> None:
@@ -145,7 +145,7 @@ def assert_views_private(hand: ShengjiHand) -> None:
                 hidden = Counter(map(str, hand.hands[other])) - Counter(view.cards)
                 played = {c for _, cs in view.trick for c in cs}
                 declared = set(view.declaration.cards) if view.declaration else set()
-                forced = {c for t in view.throws_failed for c in t["forced"]}
+                forced = {c for t in view.throws_failed for c in t.forced}
                 for card in hidden:
                     if card not in played | declared | forced:
                         assert f"'{card}'" not in text, (seat, other, card)

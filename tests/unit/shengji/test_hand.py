@@ -8,12 +8,19 @@ from datetime import UTC, datetime
 import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import PASS, Action, ActionKind, Constraint
+from fiftyk_referee.domain.game import PASS, PLAY, Action, Constraint
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji import events as sj_events
 from fiftyk_referee.domain.shengji.cards import TRUMP
-from fiftyk_referee.domain.shengji.hand import BURYING, DECLARING, PLAYING, ShengjiHand
+from fiftyk_referee.domain.shengji.hand import (
+    BURY,
+    BURYING,
+    DECLARE,
+    DECLARING,
+    PLAYING,
+    ShengjiHand,
+)
 from tests.unit.shengji.helpers import (
     NOTHING,
     assert_points_conserved,
@@ -31,7 +38,7 @@ ALL_CLUBS_BUT_ONE_JACK = ("2C 2C 3C 3C 4C 4C 5C 5C 6C 6C 7C 7C 8C 8C 9C 9C JC QC
 
 def declare(text: str) -> Action:
     """A declaration of cards in notation."""
-    return Action(ActionKind.DECLARE, tuple(text.split()))
+    return Action(DECLARE, tuple(text.split()))
 
 
 def refused(hand: ShengjiHand, seat: int, action: Action) -> Reason:
@@ -59,9 +66,9 @@ def test_declarations_overcalls_and_their_refusals() -> None:
     hand = new_hand(dealer=None, hands={0: "5S 2D 2D", 1: "2H", 3: "3S 2S"})
     assert refused(hand, 2, declare("2H")) == Reason.CARDS_NOT_IN_HAND
     assert refused(hand, 3, declare("3S")) == Reason.INVALID_DECLARATION
-    assert refused(hand, 0, PASS) == Reason.PASS_NOT_ALLOWED
+    assert refused(hand, 0, Action(PASS)) == Reason.PASS_NOT_ALLOWED
     assert refused(hand, 0, Action.play(["5S"])) == Reason.NOT_YOUR_TURN
-    assert refused(hand, 0, Action(ActionKind.BURY, ("5S",))) == Reason.NOT_YOUR_TURN
+    assert refused(hand, 0, Action(BURY, ("5S",))) == Reason.NOT_YOUR_TURN
     hand.act(1, declare("2H"))
     assert refused(hand, 1, declare("2H 2H")) == Reason.CARDS_NOT_IN_HAND
     close_windows(hand, {})  # closes round 1's window only after four passes
@@ -118,13 +125,13 @@ def test_final_pacing_deals_everything_before_one_window() -> None:
 def test_the_dealer_buries_and_only_it_and_audit_see_the_kitty() -> None:
     hand = new_hand(dealer=2)
     close_windows(hand)
-    assert refused(hand, 1, Action(ActionKind.BURY, ("3S",) * 8)) == Reason.NOT_YOUR_TURN
+    assert refused(hand, 1, Action(BURY, ("3S",) * 8)) == Reason.NOT_YOUR_TURN
     assert refused(hand, 2, Action.play([str(hand.hands[2][0])])) == Reason.MUST_BURY
     assert refused(hand, 1, Action.play([str(hand.hands[1][0])])) == Reason.NOT_YOUR_TURN
     cards = [str(c) for c in hand.hands[2]]
-    assert refused(hand, 2, Action(ActionKind.BURY, tuple(cards[:7]))) == \
+    assert refused(hand, 2, Action(BURY, tuple(cards[:7]))) == \
         Reason.WRONG_BURY_COUNT
-    assert refused(hand, 2, Action(ActionKind.BURY, ("BJ",) * 8)) == Reason.CARDS_NOT_IN_HAND
+    assert refused(hand, 2, Action(BURY, ("BJ",) * 8)) == Reason.CARDS_NOT_IN_HAND
     bury_lowest(hand)
     assert hand.phase == PLAYING and hand.to_act == 2
     assert hand.view(SeatViewer(2)).kitty is not None
@@ -139,7 +146,7 @@ def test_one_pack_forbids_burying_points() -> None:
     close_windows(hand)
     held = [str(c) for c in hand.hands[0]]
     with_points = ["5S", "10S", "KS", *[c for c in held if c not in ("5S", "10S", "KS")][:3]]
-    assert refused(hand, 0, Action(ActionKind.BURY, tuple(with_points))) == \
+    assert refused(hand, 0, Action(BURY, tuple(with_points))) == \
         Reason.BURY_POINTS_FORBIDDEN
     bury_lowest(hand)
     assert not any(c.rank in (5, 10, 13) for c in hand.kitty)
@@ -152,7 +159,7 @@ def _club_hand(holder_of_higher: int, higher: str) -> ShengjiHand:
     seat0 = " ".join(clubs.elements()) + " 10H"
     hand = new_hand(levels=("10", "10"), hands={0: seat0, holder_of_higher: higher})
     close_windows(hand, {hand.rules.hand_size: (0, "10H")})
-    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.kitty_dealt))))
+    hand.act(0, Action(BURY, tuple(map(str, hand.kitty_dealt))))
     return hand
 
 
@@ -190,7 +197,7 @@ def test_a_forced_tractor_is_followed_with_the_best_reading_of_the_runs() -> Non
     hand = new_hand(levels=("10", "10"), hands={
         0: "3H 3H 4H 4H 5H 5H 6H 6H BJ", 1: follower, 2: "9H 9H JH JH QH QH KH KH"})
     close_windows(hand, {1: (1, "10H")})
-    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.kitty_dealt))))
+    hand.act(0, Action(BURY, tuple(map(str, hand.kitty_dealt))))
     play(hand, 0, "3H 3H 4H 4H 5H 5H 6H 6H BJ")
     assert hand.throws_failed[0]["forced"] == ["3H", "3H", "4H", "4H", "5H", "5H", "6H", "6H"]
     wrong = ["AH", "AH", "10S", "10S", "10H", "10H", "8H", "8H"]
@@ -206,7 +213,7 @@ def test_every_phase_answers_with_constraint_records() -> None:
     assert hand.legal_actions(0).requirements == (
         Constraint("count", count=hand.rules.kitty_size), Constraint("no_points"))
     assert hand.legal_actions(1).requirements == ()
-    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.lowest_bury()))))
+    hand.act(0, Action(BURY, tuple(map(str, hand.lowest_bury()))))
     assert hand.legal_actions(0).requirements == (Constraint("one_group"),)
     play(hand, 0, "AC AC")
     follow = hand.legal_actions(1)
@@ -224,11 +231,11 @@ def test_timeouts_in_every_phase() -> None:
         assert seat is not None
         hand.time_out(seat, LONG_AFTER)
     done = hand.time_out(1, LONG_AFTER)
-    assert done.kind == ActionKind.BURY and len(done.cards) == 8
+    assert done.kind == BURY and len(done.cards) == 8
     lead = hand.time_out(1, LONG_AFTER)
-    assert lead.kind == ActionKind.PLAY and len(lead.cards) == 1
+    assert lead.kind == PLAY and len(lead.cards) == 1
     follow = hand.time_out(2, LONG_AFTER)
-    assert follow.kind == ActionKind.PLAY and len(follow.cards) == 1
+    assert follow.kind == PLAY and len(follow.cards) == 1
     clockless = new_hand(dealer=1)
     assert refused_time_out(clockless, 0, LONG_AFTER) == Reason.NO_TIMEOUT_CONFIGURED
 

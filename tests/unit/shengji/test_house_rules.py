@@ -10,7 +10,7 @@ import pytest
 
 from fiftyk_referee.domain.cards import Card, parse_cards
 from fiftyk_referee.domain.errors import Reason
-from fiftyk_referee.domain.game import Action, ActionKind, Constraint
+from fiftyk_referee.domain.game import Action, Constraint
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
 from fiftyk_referee.domain.shengji.formats import (
     can_make,
@@ -18,6 +18,7 @@ from fiftyk_referee.domain.shengji.formats import (
     owed_formats,
     requirements,
 )
+from fiftyk_referee.domain.shengji.hand import BURY
 from fiftyk_referee.domain.shengji.rulesets import PRESETS, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import kitty_multiplier
 from fiftyk_referee.domain.shengji.tricks import TrickRules
@@ -176,7 +177,7 @@ def test_a_shengji_io_hand_forces_the_house_component_and_scores() -> None:
     for preset, forced in (("tractor", ["4C", "4C"]), ("shengji_io", ["9C"])):
         hand = new_hand(preset, levels=("10", "10"), hands=hands)
         close_windows(hand, {hand.rules.hand_size: (0, "10H")})
-        hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.kitty_dealt))))
+        hand.act(0, Action(BURY, tuple(map(str, hand.kitty_dealt))))
         hand.act(0, Action.play(["9C", "8C", "8C", "4C", "4C"]))
         assert hand.throws_failed[-1]["forced"] == forced, preset
         assert [str(c) for c in hand.trick[0][1]] == forced
@@ -213,5 +214,5 @@ def test_a_leader_is_told_which_component_a_failed_throw_plays() -> None:
     assert "the first seat able to beat one" in HOUSE.lead_constraint()
     hand = new_hand("shengji_io", levels=("10", "10"), hands={0: "10H"})
     close_windows(hand, {hand.rules.hand_size: (0, "10H")})
-    hand.act(0, Action(ActionKind.BURY, tuple(map(str, hand.kitty_dealt))))
+    hand.act(0, Action(BURY, tuple(map(str, hand.kitty_dealt))))
     assert hand.legal_actions(0).constraints == (HOUSE.lead_constraint(),)

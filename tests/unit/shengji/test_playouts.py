@@ -21,10 +21,10 @@ import pytest
 
 from fiftyk_referee.domain.cards import Card, parse_card
 from fiftyk_referee.domain.errors import RuleError
-from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import POINTS
-from fiftyk_referee.domain.shengji.hand import BURYING, DECLARING, ShengjiHand
+from fiftyk_referee.domain.shengji.hand import BURY, BURYING, DECLARE, DECLARING, ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import PRESETS
 from fiftyk_referee.domain.shengji.scoring import kitty_multiplier
 from tests.unit.shengji.helpers import (
@@ -82,7 +82,7 @@ def step(hand: ShengjiHand, rng: random.Random) -> None:
     answer = hand.legal_actions(seat)
     if hand.phase == DECLARING:
         if answer.plays and rng.random() < DECLARE_RATE:
-            hand.act(seat, Action(ActionKind.DECLARE, rng.choice(answer.plays).cards))
+            hand.act(seat, Action(DECLARE, rng.choice(answer.plays).cards))
         else:
             hand.act(seat, NOTHING)
         return
@@ -91,7 +91,7 @@ def step(hand: ShengjiHand, rng: random.Random) -> None:
         if not hand.rules.bury_points:
             held = [c for c in held if not POINTS[c]]
         cards = rng.sample(held, hand.rules.kitty_size)
-        hand.act(seat, Action(ActionKind.BURY, tuple(map(str, cards))))
+        hand.act(seat, Action(BURY, tuple(map(str, cards))))
         return
     assert answer.plays, "the seat to play always has an example play"
     for example in rng.sample(answer.plays, min(len(answer.plays), EXAMPLES_CHECKED)):

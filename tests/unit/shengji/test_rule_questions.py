@@ -10,9 +10,10 @@ import pytest
 
 from fiftyk_referee.domain.cards import Card, parse_cards
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import Action, ActionKind
+from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK
 from fiftyk_referee.domain.shengji.hand import (
+    DECLARE,
     DECLARING,
     ShengjiHand,
     check_bury,
@@ -40,7 +41,7 @@ def declare_live(options: dict[str, Any]) -> tuple[list[Reason | None], ShengjiH
     while hand.phase == DECLARING:
         for seat, text in wanted.pop(hand.round, []):
             try:
-                hand.act(seat, Action(ActionKind.DECLARE, tuple(text.split())))
+                hand.act(seat, Action(DECLARE, tuple(text.split())))
                 fates.append(None)
             except RuleError as refused:
                 fates.append(refused.reason)

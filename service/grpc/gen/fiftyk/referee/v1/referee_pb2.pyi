@@ -99,7 +99,10 @@ class _ActionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionKind
     """ACTION_KIND_BURY: Shengji: the dealer buried cards in the kitty."""
 
 class ActionKind(_ActionKind, metaclass=_ActionKindEnumTypeWrapper):
-    """ActionKind tells a play from a pass in a trick."""
+    """ActionKind tells a play from a pass in a trick. Clients acting through Act name kinds as
+    strings (`ActRequest.kind`, `ListLegalPlaysResponse.kinds`), which every game declares;
+    this enum names the kinds 0.2 clients know.
+    """
 
 ACTION_KIND_UNSPECIFIED: ActionKind.ValueType  # 0
 """ACTION_KIND_UNSPECIFIED is never sent."""
@@ -742,6 +745,7 @@ class HandView(_message.Message):
     STOCK_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     SHENGJI_FIELD_NUMBER: _builtins.int
+    GAME_STATE_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
     table_id: _builtins.str
@@ -826,6 +830,12 @@ class HandView(_message.Message):
         points each seat won, `result` is absent (see `shengji.result`).
         """
 
+    @_builtins.property
+    def game_state(self) -> _struct_pb2.Struct:
+        """game_state is the whole view of a hand of a game that has no messages of its own in
+        this contract, as JSON values (the game's view fields); absent for 五十K and Shengji.
+        """
+
     def __init__(
         self,
         *,
@@ -855,10 +865,11 @@ class HandView(_message.Message):
         stock: _abc.Iterable[_builtins.str] | None = ...,
         version: _builtins.int = ...,
         shengji: Global___ShengjiState | None = ...,
+        game_state: _struct_pb2.Struct | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "deal_seed", b"deal_seed", "leader", b"leader", "result", b"result", "shengji", b"shengji", "stock_count", b"stock_count", "top_play", b"top_play", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "deal_seed", b"deal_seed", "game_state", b"game_state", "leader", b"leader", "result", b"result", "shengji", b"shengji", "stock_count", b"stock_count", "top_play", b"top_play", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "announcements", b"announcements", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "finish_order", b"finish_order", "full_view", b"full_view", "hand_id", b"hand_id", "hand_number", b"hand_number", "leader", b"leader", "legal_plays", b"legal_plays", "legal_plays_truncated", b"legal_plays_truncated", "own_cards", b"own_cards", "result", b"result", "seats", b"seats", "shengji", b"shengji", "status", b"status", "stock", b"stock", "stock_count", b"stock_count", "table_id", b"table_id", "top_play", b"top_play", "trick", b"trick", "trick_points", b"trick_points", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "version", b"version", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "announcements", b"announcements", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "finish_order", b"finish_order", "full_view", b"full_view", "game_state", b"game_state", "hand_id", b"hand_id", "hand_number", b"hand_number", "leader", b"leader", "legal_plays", b"legal_plays", "legal_plays_truncated", b"legal_plays_truncated", "own_cards", b"own_cards", "result", b"result", "seats", b"seats", "shengji", b"shengji", "status", b"status", "stock", b"stock", "stock_count", b"stock_count", "table_id", b"table_id", "top_play", b"top_play", "trick", b"trick", "trick_points", b"trick_points", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "version", b"version", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deal_seed: _TypeAlias = _typing.Literal["deal_seed"]  # noqa: Y015
     _WhichOneofArgType__deal_seed: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed"]  # noqa: Y015
@@ -1316,6 +1327,7 @@ class PlayRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     HAND_ID_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
@@ -1323,6 +1335,10 @@ class PlayRequest(_message.Message):
     hand_id: _builtins.str
     """hand_id identifies the hand being played, so a late command cannot land in the next
     hand.
+    """
+    expected_version: _builtins.int
+    """expected_version is the hand's event version the seat decided on: when the hand has
+    moved on since, the command is refused ABORTED / STALE_VERSION and nothing is recorded.
     """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -1335,12 +1351,15 @@ class PlayRequest(_message.Message):
         table_id: _builtins.str = ...,
         hand_id: _builtins.str = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "cards", b"cards", "expected_version", b"expected_version", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
 
@@ -1385,24 +1404,32 @@ class PassRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     HAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
     """table_id identifies the table; it must be the seat token's table."""
     hand_id: _builtins.str
     """hand_id identifies the hand being played."""
+    expected_version: _builtins.int
+    """expected_version is the hand's event version the seat decided on: when the hand has
+    moved on since, the command is refused ABORTED / STALE_VERSION and nothing is recorded.
+    """
     def __init__(
         self,
         *,
         request_id: _builtins.str = ...,
         table_id: _builtins.str = ...,
         hand_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___PassRequest: _TypeAlias = PassRequest  # noqa: Y015
 
@@ -1447,24 +1474,32 @@ class ResignRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     HAND_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
     """table_id identifies the table; it must be the seat token's table."""
     hand_id: _builtins.str
     """hand_id identifies the hand being played."""
+    expected_version: _builtins.int
+    """expected_version is the hand's event version the seat decided on: when the hand has
+    moved on since, the command is refused ABORTED / STALE_VERSION and nothing is recorded.
+    """
     def __init__(
         self,
         *,
         request_id: _builtins.str = ...,
         table_id: _builtins.str = ...,
         hand_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___ResignRequest: _TypeAlias = ResignRequest  # noqa: Y015
 
@@ -1654,6 +1689,7 @@ class ListLegalPlaysResponse(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     CONSTRAINTS_FIELD_NUMBER: _builtins.int
     ACTIONS_FIELD_NUMBER: _builtins.int
+    KINDS_FIELD_NUMBER: _builtins.int
     may_pass: _builtins.bool
     """may_pass says whether the seat may pass instead (false for the seat that must lead)."""
     truncated: _builtins.bool
@@ -1676,6 +1712,13 @@ class ListLegalPlaysResponse(_message.Message):
         the deal is paced out, BURY for the dealer holding the kitty).
         """
 
+    @_builtins.property
+    def kinds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """kinds names every kind of action open to the seat now, as Act takes them ("play",
+        "pass", "declare", ...), sorted; resigning is open to any seat of a hand in progress
+        and is not listed. Empty when it is not the seat's turn.
+        """
+
     def __init__(
         self,
         *,
@@ -1685,10 +1728,11 @@ class ListLegalPlaysResponse(_message.Message):
         version: _builtins.int = ...,
         constraints: _abc.Iterable[_builtins.str] | None = ...,
         actions: _abc.Iterable[Global___ActionKind.ValueType] | None = ...,
+        kinds: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "constraints", b"constraints", "may_pass", b"may_pass", "plays", b"plays", "truncated", b"truncated", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "constraints", b"constraints", "kinds", b"kinds", "may_pass", b"may_pass", "plays", b"plays", "truncated", b"truncated", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1725,13 +1769,25 @@ class HandScore(_message.Message):
     HAND_ID_FIELD_NUMBER: _builtins.int
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    SHENGJI_FIELD_NUMBER: _builtins.int
+    GAME_RESULT_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
     hand_number: _builtins.int
     """hand_number counts the table's hands from 1."""
     @_builtins.property
     def result(self) -> Global___HandResult:
-        """result is the hand's scoring."""
+        """result is a 五十K hand's scoring."""
+
+    @_builtins.property
+    def shengji(self) -> Global___ShengjiResult:
+        """shengji is a Shengji hand's result (levels, next dealer, the match)."""
+
+    @_builtins.property
+    def game_result(self) -> _struct_pb2.Struct:
+        """game_result is the result of a game that has no messages of its own in this contract,
+        as JSON values.
+        """
 
     def __init__(
         self,
@@ -1739,12 +1795,16 @@ class HandScore(_message.Message):
         hand_id: _builtins.str = ...,
         hand_number: _builtins.int = ...,
         result: Global___HandResult | None = ...,
+        shengji: Global___ShengjiResult | None = ...,
+        game_result: _struct_pb2.Struct | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game_result", b"game_result", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "hand_number", b"hand_number", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_result", b"game_result", "hand_id", b"hand_id", "hand_number", b"hand_number", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["result", "shengji", "game_result"]  # noqa: Y015
+    _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
 
 Global___HandScore: _TypeAlias = HandScore  # noqa: Y015
 
@@ -2139,6 +2199,7 @@ class Event(_message.Message):
     SHENGJI_CARDS_PLAYED_FIELD_NUMBER: _builtins.int
     SHENGJI_TRICK_WON_FIELD_NUMBER: _builtins.int
     SHENGJI_HAND_ENDED_FIELD_NUMBER: _builtins.int
+    GAME_PAYLOAD_FIELD_NUMBER: _builtins.int
     position: _builtins.int
     """position is the event's position in the global feed: strictly increasing (with gaps),
     starting at 1. Pass it back as `after_position` to resume after this event. 0 in
@@ -2262,6 +2323,12 @@ class Event(_message.Message):
     def shengji_hand_ended(self) -> Global___ShengjiHandEnded:
         """shengji_hand_ended: `shengji.hand_ended`."""
 
+    @_builtins.property
+    def game_payload(self) -> _struct_pb2.Struct:
+        """game_payload is an event of a game that has no messages of its own in this contract,
+        as JSON values (the public payload's fields).
+        """
+
     def __init__(
         self,
         *,
@@ -2296,12 +2363,13 @@ class Event(_message.Message):
         shengji_cards_played: Global___ShengjiCardsPlayed | None = ...,
         shengji_trick_won: Global___ShengjiTrickWon | None = ...,
         shengji_hand_ended: Global___ShengjiHandEnded | None = ...,
+        game_payload: _struct_pb2.Struct | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_taken", b"table_seat_taken", "timestamp", b"timestamp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_taken", b"table_seat_taken", "timestamp", b"timestamp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_taken", b"table_seat_taken", "timestamp", b"timestamp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_taken", b"table_seat_taken", "timestamp", b"timestamp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended", "game_payload"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
@@ -3068,12 +3136,23 @@ class DeclareRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     HAND_ID_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    WINDOW_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
     """table_id identifies the table; it must be the seat token's table."""
     hand_id: _builtins.str
     """hand_id identifies the hand, so a late command cannot land in the next hand."""
+    expected_version: _builtins.int
+    """expected_version is the hand's event version the seat decided on: when the hand has
+    moved on since, the command is refused ABORTED / STALE_VERSION and nothing is recorded.
+    """
+    window: _builtins.int
+    """window is the round after which the declaration window the seat saw was opened (a hand
+    view's `shengji.round`): when another window is open now, the declaration is refused
+    FAILED_PRECONDITION / WRONG_WINDOW.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """cards are the declared cards: one or more copies of a level card or of a joker
@@ -3087,12 +3166,21 @@ class DeclareRequest(_message.Message):
         table_id: _builtins.str = ...,
         hand_id: _builtins.str = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
+        expected_version: _builtins.int | None = ...,
+        window: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_window", b"_window", "expected_version", b"expected_version", "window", b"window"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_window", b"_window", "cards", b"cards", "expected_version", b"expected_version", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id", "window", b"window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    _WhichOneofReturnType__window: _TypeAlias = _typing.Literal["window"]  # noqa: Y015
+    _WhichOneofArgType__window: _TypeAlias = _typing.Literal["_window", b"_window"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__window) -> _WhichOneofReturnType__window | None: ...
 
 Global___DeclareRequest: _TypeAlias = DeclareRequest  # noqa: Y015
 
@@ -3138,12 +3226,17 @@ class BuryRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     HAND_ID_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
     """table_id identifies the table; it must be the seat token's table."""
     hand_id: _builtins.str
     """hand_id identifies the hand."""
+    expected_version: _builtins.int
+    """expected_version is the hand's event version the seat decided on: when the hand has
+    moved on since, the command is refused ABORTED / STALE_VERSION and nothing is recorded.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """cards are exactly the ruleset's `kitty_size` cards from the dealer's hand."""
@@ -3155,12 +3248,15 @@ class BuryRequest(_message.Message):
         table_id: _builtins.str = ...,
         hand_id: _builtins.str = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
+        expected_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "cards", b"cards", "expected_version", b"expected_version", "hand_id", b"hand_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
 
 Global___BuryRequest: _TypeAlias = BuryRequest  # noqa: Y015
 
@@ -4093,3 +4189,115 @@ class ShengjiHandEnded(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__room_points) -> _WhichOneofReturnType__room_points | None: ...
 
 Global___ShengjiHandEnded: _TypeAlias = ShengjiHandEnded  # noqa: Y015
+
+@_typing.final
+class ActRequest(_message.Message):
+    """ActRequest takes one action for the caller's seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    VALIDATE_ONLY_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
+    table_id: _builtins.str
+    """table_id identifies the table; it must be the seat token's table."""
+    hand_id: _builtins.str
+    """hand_id identifies the hand being played, so a late command cannot land in the next
+    hand.
+    """
+    kind: _builtins.str
+    """kind is the action's kind, one the table's game declares (docs/integrating.md lists
+    them): e.g. "play", "pass", "resign", "declare", "bury". Another is refused
+    INVALID_ARGUMENT / INVALID_ACTION.
+    """
+    value: _builtins.str
+    """value is what else the action names, when its kind takes one (Shengji's "declare":
+    the round after which the window it declares in opened, as decimal text).
+    """
+    expected_version: _builtins.int
+    """expected_version is the hand's event version the seat decided on: when the hand has
+    moved on since, the action is refused ABORTED / STALE_VERSION and nothing is recorded.
+    """
+    validate_only: _builtins.bool
+    """validate_only asks whether the action would be accepted now, recording nothing: the
+    answer is its refusal, or the view it would leave (with `validated` set).
+    """
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the cards the action names, e.g. ["10H", "10S"] (none for a pass)."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        hand_id: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+        value: _builtins.str | None = ...,
+        expected_version: _builtins.int | None = ...,
+        validate_only: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_value", b"_value", "expected_version", b"expected_version", "value", b"value"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "_value", b"_value", "cards", b"cards", "expected_version", b"expected_version", "hand_id", b"hand_id", "kind", b"kind", "request_id", b"request_id", "table_id", b"table_id", "validate_only", b"validate_only", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    _WhichOneofReturnType__value: _TypeAlias = _typing.Literal["value"]  # noqa: Y015
+    _WhichOneofArgType__value: _TypeAlias = _typing.Literal["_value", b"_value"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__value) -> _WhichOneofReturnType__value | None: ...
+
+Global___ActRequest: _TypeAlias = ActRequest  # noqa: Y015
+
+@_typing.final
+class ActResponse(_message.Message):
+    """ActResponse returns the caller's view after the action."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    TABLE_VERSION_FIELD_NUMBER: _builtins.int
+    VALIDATED_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """version is the hand's event version after the action."""
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier command."""
+    table_version: _builtins.int
+    """table_version is the table's event version after the action (a hand that ended is
+    recorded on its table in the same transaction).
+    """
+    validated: _builtins.bool
+    """validated is set when the request asked `validate_only`: nothing was recorded."""
+    @_builtins.property
+    def hand(self) -> Global___HandView:
+        """hand is the hand as the caller's seat sees it after the action."""
+
+    def __init__(
+        self,
+        *,
+        hand: Global___HandView | None = ...,
+        version: _builtins.int = ...,
+        replayed: _builtins.bool = ...,
+        table_version: _builtins.int = ...,
+        validated: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table_version", b"table_version", "validated", b"validated", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActResponse: _TypeAlias = ActResponse  # noqa: Y015

@@ -141,6 +141,11 @@ class RefereeServiceStub:
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryRequest.SerializeToString,
                 response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryResponse.FromString,
                 _registered_method=True)
+        self.Act = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/Act',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActResponse.FromString,
+                _registered_method=True)
 
 
 class RefereeServiceServicer:
@@ -317,6 +322,18 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Act(self, request, context):
+        """Act takes any action of the caller's seat in the current hand: a kind the table's game
+        declares (五十K: "play", "pass", "resign"; Shengji: "declare", "bury", "play",
+        "resign"), the cards it names and an optional value. Play, Pass, Resign, Declare and
+        Bury are its aliases, kept for earlier clients: each is Act with its kind. With
+        `validate_only` nothing is recorded: the answer is what the action would get (its
+        refusal, or the view it would leave). Seat token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -424,6 +441,11 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.Bury,
                     request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryRequest.FromString,
                     response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryResponse.SerializeToString,
+            ),
+            'Act': grpc.unary_unary_rpc_method_handler(
+                    servicer.Act,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -995,6 +1017,33 @@ class RefereeService:
             '/fiftyk.referee.v1.RefereeService/Bury',
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryRequest.SerializeToString,
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.BuryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Act(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/Act',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -149,6 +149,14 @@ class RefereeServiceStub:
     (docs/shengji.md#the-kitty).
     The dealer's seat token.
     """
+    Act: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ActRequest, _referee_pb2.ActResponse]
+    """Act takes any action of the caller's seat in the current hand: a kind the table's game
+    declares (五十K: "play", "pass", "resign"; Shengji: "declare", "bury", "play",
+    "resign"), the cards it names and an optional value. Play, Pass, Resign, Declare and
+    Bury are its aliases, kept for earlier clients: each is Act with its kind. With
+    `validate_only` nothing is recorded: the answer is what the action would get (its
+    refusal, or the view it would leave). Seat token.
+    """
 
 @_typing.type_check_only
 class RefereeServiceAsyncStub(RefereeServiceStub):
@@ -234,6 +242,14 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
     (docs/shengji.md#the-kitty).
     The dealer's seat token.
+    """
+    Act: _aio.UnaryUnaryMultiCallable[_referee_pb2.ActRequest, _referee_pb2.ActResponse]  # type: ignore[assignment]
+    """Act takes any action of the caller's seat in the current hand: a kind the table's game
+    declares (五十K: "play", "pass", "resign"; Shengji: "declare", "bury", "play",
+    "resign"), the cards it names and an optional value. Play, Pass, Resign, Declare and
+    Bury are its aliases, kept for earlier clients: each is Act with its kind. With
+    `validate_only` nothing is recorded: the answer is what the action would get (its
+    refusal, or the view it would leave). Seat token.
     """
 
 class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -443,6 +459,20 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
         (docs/shengji.md#the-kitty).
         The dealer's seat token.
+        """
+
+    @_abc_1.abstractmethod
+    def Act(
+        self,
+        request: _referee_pb2.ActRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ActResponse, _abc.Awaitable[_referee_pb2.ActResponse]]:
+        """Act takes any action of the caller's seat in the current hand: a kind the table's game
+        declares (五十K: "play", "pass", "resign"; Shengji: "declare", "bury", "play",
+        "resign"), the cards it names and an optional value. Play, Pass, Resign, Declare and
+        Bury are its aliases, kept for earlier clients: each is Act with its kind. With
+        `validate_only` nothing is recorded: the answer is what the action would get (its
+        refusal, or the view it would leave). Seat token.
         """
 
 def add_RefereeServiceServicer_to_server(servicer: RefereeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

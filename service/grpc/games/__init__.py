@@ -1,0 +1,106 @@
+"""The games at the gRPC edge: each hosted game's converters, found by its name.
+
+The edge reaches games only through here: a game's views, results and public events become
+fiftyk.referee.v1 messages through its `EdgeGame` (五十K and Shengji in this package). A game
+registered without one (`register_edge` not called) is still served: its views carry the
+common HandView fields plus `game_state`, its results `HandScore.game_result` and its events
+`Event.game_payload`, each as JSON values of its dataclasses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from fiftyk_referee.domain.events import PublicEvent
+from fiftyk_referee.domain.game import GameResult, GameView
+from fiftyk_referee.service.grpc.convert import struct_of
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+
+# Public payload class -> (its field of Event's `payload` oneof, its message builder).
+Payloads = dict[type[PublicEvent], tuple[str, Callable[[Any], Any]]]
+
+
+class EdgeGame(Protocol):
+    """A game's converters at the gRPC edge."""
+
+    @property
+    def name(self) -> str:
+        """The game's name (the domain registry's key)."""
+
+    @property
+    def payloads(self) -> Payloads:
+        """Its public event payloads' builders."""
+
+    def hand_to_proto(self, view: GameView) -> pb.HandView:
+        """One of its hand views as HandView."""
+
+    def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
+        """Set its result on a HandScore (its field of the `game_result` oneof)."""
+
+
+class GenericEdge:
+    """The converters of a game with no messages of its own: JSON values."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.payloads: Payloads = {}
+
+    def hand_to_proto(self, view: GameView) -> pb.HandView:
+        """The common HandView fields, and the whole view as `game_state`."""
+        message = pb.HandView(
+            hand_id=view.hand_id, table_id=view.table_id, hand_number=view.number,
+            version=view.version,
+            status=pb.HAND_STATUS_COMPLETED if view.is_over else pb.HAND_STATUS_IN_PROGRESS)
+        if view.to_act is not None:
+            message.turn_seat = view.to_act
+        message.game_state.CopyFrom(struct_of(view))
+        return message
+
+    def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
+        """The result as `game_result`."""
+        score.game_result.CopyFrom(struct_of(result))
+
+
+EDGES: dict[str, EdgeGame] = {}
+
+
+def register_edge(edge: EdgeGame) -> None:
+    """Give a game its converters (a name already taken by other converters is refused)."""
+    held = EDGES.get(edge.name)
+    if held is not None and held is not edge:
+        raise ValueError(f"the game {edge.name!r} already has converters")
+    EDGES[edge.name] = edge
+
+
+def edge_for(game: str) -> EdgeGame:
+    """The converters of the game called `game` (JSON values for a game without any)."""
+    _load_built_in()
+    return EDGES.get(game) or GenericEdge(game)
+
+
+def all_payloads() -> Payloads:
+    """Every registered game's payload builders."""
+    _load_built_in()
+    merged: Payloads = {}
+    for edge in EDGES.values():
+        merged.update(edge.payloads)
+    return merged
+
+
+def _load_built_in() -> None:
+    # The built-in games' converters import this module (for `EdgeGame`), so they are
+    # loaded on first use rather than at import.
+    if _BUILT_IN_LOADED:
+        return
+    from fiftyk_referee.service.grpc.games import fiftyk, shengji
+
+    for edge in (fiftyk.EDGE, shengji.EDGE):
+        register_edge(edge)
+    _BUILT_IN_LOADED.append(True)
+
+
+_BUILT_IN_LOADED: list[bool] = []
+
+__all__ = ["EDGES", "EdgeGame", "GenericEdge", "Payloads", "all_payloads", "edge_for",
+           "register_edge"]
