@@ -321,12 +321,7 @@ class Referee(Application[UUID]):
             raise Conflict(ServiceReason.STALE_VERSION,
                            f"the hand is at version {hand.version}, not"
                            f" {command.expected_version}: read it again and decide anew")
-        kinds = {spec.kind for spec in game_of(hand).action_kinds}
-        if command.action.kind not in kinds:
-            raise RuleError(Reason.INVALID_ACTION,
-                            f"{command.action.kind!r} is not an action of this game;"
-                            f" its actions: {', '.join(sorted(kinds))}")
-        hand.act(command.seat, command.action)
+        hand.act(command.seat, command.action)  # the game validates the kind
         return self._hand_decision(command, hand)
 
     def _time_out(self, command: TimeOut) -> Decision:

@@ -364,7 +364,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         player = principal.seat.player_id if principal.seat is not None else None
         command = Act(
             table_id=request.table_id, hand_id=request.hand_id or None, seat=seat,
-            action=Action(kind, tuple(request.cards), value), player_id=player,
+            action=Action(kind, tuple(request.cards) if names_cards else (), value),
+            player_id=player,
             expected_version=(request.expected_version
                               if request.HasField("expected_version") else None),
             names_cards=names_cards, request_id=_request_id(request))

@@ -48,6 +48,8 @@ UNREACHABLE: dict[str, str] = {
     Reason.NO_TIMEOUT_CONFIGURED: "only the turn clock times turns out, and only clocked hands",
     Reason.TURN_NOT_EXPIRED: "only the turn clock times turns out, and only expired turns",
     ServiceReason.CONCURRENT_UPDATE: "needs racing writers: test_concurrency.py provokes it",
+    ServiceReason.STALE_VERSION: "Act with an expected_version: test_act.py provokes it",
+    Reason.WRONG_WINDOW: "a Shengji declaration naming a closed window: test_act.py",
     ServiceReason.LIMIT_EXCEEDED: "needs open watch streams at a limit: test_limits.py",
     ServiceReason.RATE_LIMITED: "needs a credential over its rate: test_limits.py",
     ServiceReason.REQUEST_TIMEOUT: "needs a request that never arrives, which a gRPC client"
