@@ -1,0 +1,231 @@
+"""Every read RPC answers for every game, at every phase of a table, for every credential.
+
+The per-RPC, per-game matrix: for each game and each seat count its presets allow, a table
+before its first deal, with a hand in progress, with a finished hand, and after its match
+ended; every read RPC with each kind of credential (the table's seat token, another
+table's seat token, the audit key, the platform key, none). No answer is UNKNOWN or
+INTERNAL, every refusal carries its reason, and no view or event shows a card its viewer
+may not see. A new RPC adds its row to `READS` (or to the command tests of its own).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pytest
+
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.errors import error_details
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out
+from tests.e2e.test_shengji import play_out as play_out_shengji
+from tests.e2e.test_shengji import step as shengji_step
+
+WATCH_SECONDS = 1.5
+MID_HAND_ACTIONS = 3
+# The refusals a read may answer (a credential without access, a phase without a hand).
+REFUSALS = {grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED,
+            grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION,
+            grpc.StatusCode.INVALID_ARGUMENT}
+CREDENTIALS = ("seat", "other_seat", "audit", "platform", "none")
+PHASES = ("before_deal", "mid_hand", "finished_hand", "match_over")
+
+
+def _fiftyk_counts() -> list[tuple[str, str, int]]:
+    """One preset per seat count 五十K's presets allow."""
+    chosen: dict[int, str] = {}
+    for preset in PRESETS:
+        for count in Ruleset.from_spec(preset).player_counts():
+            chosen.setdefault(count, preset)
+    return [("fiftyk", preset, count) for count, preset in sorted(chosen.items())]
+
+
+TABLES = [*_fiftyk_counts(), ("shengji", "tractor", 4)]
+
+
+@dataclass
+class Phase:
+    """A table at one phase: its id, its hand (if any) and its seats' clients."""
+
+    game: str
+    table: Seated
+    hand_id: str
+
+
+def _seated(server: LiveServer, game: str, preset: str, players: int, hands: int,
+            prefix: str) -> Seated:
+    platform = server.platform()
+    table = platform.create_table(preset, players, options={"hands": hands},
+                                  game="" if game == "fiftyk" else game).table
+    tokens = [platform.join_table(table.table_id, f"{prefix}-{seat}", seat).seat_token
+              for seat in range(players)]
+    return Seated(table.table_id, players, tokens,
+                  [server.client(token=token) for token in tokens], platform)
+
+
+def _advance(game: str, table: Seated, hand: pb.HandView, actions: int | None,
+             rng: random.Random) -> pb.HandView:
+    """Play `actions` actions of the hand (None: to its end)."""
+    if actions is None:
+        if game == "shengji":
+            return play_out_shengji(table, hand, rng)
+        return play_out(table, hand, rng)[0]
+    for _ in range(actions):
+        if game == "shengji":
+            view = shengji_step(table, hand.hand_id, rng)
+            assert view is not None
+            hand = view
+        else:
+            seat = table.seats[hand.turn_seat]
+            legal = seat.legal_plays(table.table_id, hand.hand_id)
+            hand = seat.play(table.table_id, hand.hand_id, legal.plays[0].cards).hand
+    return hand
+
+
+@pytest.fixture(scope="module", params=TABLES, ids=lambda t: f"{t[0]}-{t[1]}-{t[2]}")
+def phases(request: pytest.FixtureRequest, server: LiveServer) -> Iterator[dict[str, Phase]]:
+    """The four phases of a game's table, each a table of its own left at that phase."""
+    game, preset, players = request.param
+    rng = random.Random(players)
+    found: dict[str, Phase] = {}
+    fresh = _seated(server, game, preset, players, 2, f"m0-{game}-{players}")
+    found["before_deal"] = Phase(game, fresh, "")
+    mid = _seated(server, game, preset, players, 2, f"mm-{game}-{players}")
+    hand = _advance(game, mid, mid.platform.start_hand(mid.table_id).hand, MID_HAND_ACTIONS,
+                    rng)
+    assert hand.status != COMPLETED
+    found["mid_hand"] = Phase(game, mid, hand.hand_id)
+    two = _seated(server, game, preset, players, 2, f"m2-{game}-{players}")
+    hand = _advance(game, two, two.platform.start_hand(two.table_id).hand, None, rng)
+    assert not two.platform.get_table(two.table_id).match_over
+    found["finished_hand"] = Phase(game, two, hand.hand_id)
+    one = _seated(server, game, preset, players, 1, f"m1-{game}-{players}")
+    last = _advance(game, one, one.platform.start_hand(one.table_id).hand, None, rng)
+    assert one.platform.get_table(one.table_id).match_over
+    found["match_over"] = Phase(game, one, last.hand_id)
+    yield found
+
+
+def _client(server: LiveServer, phase: Phase, other: Phase, credential: str) -> RefereeClient:
+    if credential == "seat":
+        return phase.table.seats[0]
+    if credential == "other_seat":
+        return other.table.seats[0]
+    if credential == "audit":
+        return server.audit()
+    if credential == "platform":
+        return server.platform()
+    return server.client()
+
+
+def _watch(client: RefereeClient, table_id: str) -> list[pb.WatchTableResponse]:
+    messages: list[pb.WatchTableResponse] = []
+    stream = client.watch(table_id, include_views=True, timeout=WATCH_SECONDS)
+    try:
+        messages.extend(stream)
+    except grpc.RpcError as error:
+        if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED or not messages:
+            raise
+    return messages
+
+
+Read = Callable[[RefereeClient, Phase], Any]
+READS: dict[str, Read] = {
+    "GetTable": lambda c, p: c.get_table(p.table.table_id),
+    "GetHandView": lambda c, p: c.hand_view(p.table.table_id, p.hand_id),
+    "GetScores": lambda c, p: c.scores(p.table.table_id),
+    "GetHandHistory": lambda c, p: c.hand_history(p.hand_id or p.table.table_id),
+    "GetHandAt": lambda c, p: c.hand_at(p.hand_id or p.table.table_id, 1),
+    "ListLegalPlays": lambda c, p: c.legal_plays(p.table.table_id, p.hand_id),
+    "ReadEvents": lambda c, p: c.read_events(limit=50),
+    "WatchTable": lambda c, p: _watch(c, p.table.table_id),
+    "ExportTranscript": lambda c, p: c.export_transcript(p.hand_id or p.table.table_id),
+}
+
+
+def _check_view(view: pb.HandView, credential: str) -> None:
+    """A view holds only what its viewer may see."""
+    if credential == "audit":
+        return
+    assert not view.full_view and all(not state.cards for state in view.seats)
+    assert not view.stock
+    if credential != "seat":
+        assert not view.own_cards
+    if view.HasField("shengji") and view.status != COMPLETED:
+        dealer_sees = credential == "seat" and view.shengji.dealer == view.viewer_seat
+        assert dealer_sees or not view.shengji.kitty
+
+
+def _check_event(event: pb.Event, seat: int | None) -> None:
+    """An event shows no other seat's hidden cards (seat None: nobody's)."""
+    kind = event.WhichOneof("payload")
+    if kind == "fiftyk_hand_dealt":
+        dealt = event.fiftyk_hand_dealt
+        assert not dealt.deck
+        assert all(not h.cards for h in dealt.hands if h.seat != seat)
+    elif kind == "shengji_hand_dealt":
+        assert not event.shengji_hand_dealt.deck
+    elif kind == "shengji_round_dealt":
+        assert all(not h.cards for h in event.shengji_round_dealt.hands if h.seat != seat)
+    elif kind == "shengji_kitty_taken":
+        assert seat == event.shengji_kitty_taken.dealer or not event.shengji_kitty_taken.kitty
+    elif kind == "shengji_kitty_buried":
+        assert seat == event.shengji_kitty_buried.seat or not event.shengji_kitty_buried.cards
+
+
+def _check_answer(rpc: str, answer: Any, credential: str) -> None:
+    seat = 0 if credential == "seat" else None
+    if isinstance(answer, pb.HandView):
+        _check_view(answer, credential)
+    elif rpc == "WatchTable" and credential != "audit":
+        for message in answer:
+            _check_event(message.event, seat)
+            if message.HasField("hand"):
+                _check_view(message.hand, credential)
+    elif rpc == "ReadEvents" and credential != "audit":
+        for event in answer.events:
+            _check_event(event, None)
+
+
+@pytest.mark.parametrize("phase_name", PHASES)
+def test_every_read_rpc_answers_every_credential_with_a_status_and_no_hidden_card(
+        server: LiveServer, phases: dict[str, Phase], phase_name: str) -> None:
+    phase = phases[phase_name]
+    other = phases["match_over" if phase_name != "match_over" else "before_deal"]
+    outcomes: dict[tuple[str, str], str] = {}
+    for rpc, read in READS.items():
+        for credential in CREDENTIALS:
+            client = _client(server, phase, other, credential)
+            try:
+                answer = read(client, phase)
+            except grpc.RpcError as error:
+                details = error_details(error)
+                assert details.code in REFUSALS, (rpc, credential, details)
+                assert details.reason, (rpc, credential, details)
+                outcomes[rpc, credential] = str(details.reason)
+                continue
+            _check_answer(rpc, answer, credential)
+            outcomes[rpc, credential] = "OK"
+    # Each RPC answered its own: the audit key reads everything a phase has to offer.
+    expected_ok = {"GetTable", "GetScores", "ReadEvents", "WatchTable"}
+    if phase.hand_id:
+        expected_ok |= {"GetHandView", "GetHandHistory", "GetHandAt", "ExportTranscript"}
+    assert {rpc for rpc in READS if outcomes[rpc, "audit"] == "OK"} == expected_ok, outcomes
+    assert outcomes["GetTable", "seat"] == outcomes["GetScores", "seat"] == "OK"
+    assert outcomes["GetTable", "none"] != "OK"
+
+
+def test_scores_carry_each_games_own_result(server: LiveServer,
+                                            phases: dict[str, Phase]) -> None:
+    phase = phases["match_over"]
+    sheet = phase.table.platform.scores(phase.table.table_id)
+    (row,) = sheet.hands
+    assert row.WhichOneof("outcome") == ("shengji" if phase.game == "shengji" else "result")
+    if phase.game == "shengji":
+        assert len(row.shengji.levels_after) == 2  # GetScores answered UNKNOWN here once
+    assert sheet.match_over and sheet.totals
