@@ -306,6 +306,10 @@ class Game(Protocol):
     def observe(self, hand: Any, events: Sequence[object]) -> list[Observation]:
         """What to count for these events, just recorded by `hand`."""
 
+    def answer(self, question: Mapping[str, Any]) -> Any:
+        """The rules oracle's answer to one of its questions (`fiftyk rules ask`; a
+        `domain.oracle.BadQuestion` or `RuleError` when the question has none)."""
+
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Rules:
         """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""
 

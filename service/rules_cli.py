@@ -24,6 +24,7 @@ from fiftyk_referee.domain.cards import Card, make_deck, parse_cards
 from fiftyk_referee.domain.errors import InvalidRuleset, RuleError
 from fiftyk_referee.domain.fiftyk.combinations import Combination, beats, classify
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.oracle import cards_beyond_deck
 from fiftyk_referee.service import oracle
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -143,7 +144,7 @@ def describe(combination: Combination, ruleset: Ruleset) -> dict[str, Any]:
 
 def check_in_deck(cards: Sequence[Card], ruleset: Ruleset) -> None:
     """Refuse (CARD_NOT_IN_DECK) cards the ruleset's deck does not hold that many times."""
-    oracle.cards_beyond_deck(cards, Counter(make_deck(ruleset.packs, jokers=ruleset.jokers)),
+    cards_beyond_deck(cards, Counter(make_deck(ruleset.packs, jokers=ruleset.jokers)),
                              f"{ruleset.deck_size}-card deck of preset {ruleset.preset!r}")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from fiftyk_referee.domain.cards import make_deck
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.events import EventCatalog, PublicEvent
+from fiftyk_referee.domain.fiftyk import oracle
 from fiftyk_referee.domain.fiftyk.combinations import (
     BIG_JOKER_PAIR,
     BOMB,
@@ -121,6 +122,10 @@ class FiftyK:
                 kind = event.type  # type: ignore[attr-defined]
                 seen.append(Observation(BOMBS, bomb_size_label(kind, len(played))))
         return seen
+
+    def answer(self, question: Mapping[str, Any]) -> Any:
+        """The rules oracle's answer (`oracle.py`)."""
+        return oracle.answer(question)
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> Ruleset:
         """Resolve a preset plus options."""

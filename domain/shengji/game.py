@@ -21,6 +21,7 @@ from fiftyk_referee.domain.game import (
     Rules,
 )
 from fiftyk_referee.domain.observer import Viewer
+from fiftyk_referee.domain.shengji import oracle
 from fiftyk_referee.domain.shengji.cards import LEVELS, TOP_LEVEL
 from fiftyk_referee.domain.shengji.events import SHENGJI_EVENTS, TrickWon
 from fiftyk_referee.domain.shengji.hand import BURY, DECLARE, GAME_NAME, NEXT_DEALER, ShengjiHand
@@ -59,6 +60,10 @@ class ShengjiGame:
         """Tricks won among these events."""
         return [Observation(TRICKS) for event in events
                 if SHENGJI_EVENTS.name_of(event) == TrickWon.NAME]
+
+    def answer(self, question: Mapping[str, Any]) -> Any:
+        """The rules oracle's answer (`oracle.py`)."""
+        return oracle.answer(question)
 
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> ShengjiRules:
         """Resolve a preset plus options (`INVALID_RULESET` when they are not valid)."""

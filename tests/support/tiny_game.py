@@ -317,6 +317,11 @@ class Tiny:
         return [Observation("tricks") for e in events
                 if TINY_EVENTS.name_of(e) == TinyPlayed.NAME and not hand.trick]
 
+    def answer(self, question: Mapping[str, Any]) -> Any:
+        """Tiny has one question: who wins a trick (`input.plays`: the led card first)."""
+        led, other = question["input"]["plays"]
+        return {"winner": 1 if _beats(other, led) else 0}
+
     def rules(self, preset: str, options: Mapping[str, Any] | None = None) -> TinyRules:
         """The one preset, without options."""
         if preset != PRESET or options:

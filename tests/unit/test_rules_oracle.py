@@ -20,6 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fiftyk_referee.domain.fiftyk.oracle import FIFTYK_KINDS
+from fiftyk_referee.domain.shengji.oracle import SHENGJI_KINDS
 from fiftyk_referee.service import oracle
 from fiftyk_referee.service.cli import main
 
@@ -125,8 +127,8 @@ def test_every_example_of_docs_oracle_md_answers_as_written(question: Any, expec
 
 def test_docs_oracle_md_shows_every_kind_of_both_games() -> None:
     shown = {(q.get("game") or "fiftyk", q["kind"]) for q, _ in DOC_EXAMPLES}
-    every = {("fiftyk", kind) for kind in oracle.FIFTYK_KINDS} | \
-        {("shengji", kind) for kind in oracle.SHENGJI_KINDS}
+    every = {("fiftyk", kind) for kind in FIFTYK_KINDS} | \
+        {("shengji", kind) for kind in SHENGJI_KINDS}
     assert every <= shown
 
 
@@ -814,8 +816,8 @@ def test_the_installed_command_with_stdin_closed_says_so() -> None:
 
 # -- never a crash ---------------------------------------------------------------------------
 
-KINDS = [("fiftyk", kind) for kind in oracle.FIFTYK_KINDS] + \
-    [("shengji", kind) for kind in oracle.SHENGJI_KINDS]
+KINDS = [("fiftyk", kind) for kind in FIFTYK_KINDS] + \
+    [("shengji", kind) for kind in SHENGJI_KINDS]
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-300, 300) | st.sampled_from(
         ["2S", "10H", "SJ", "BJ", "AC", "KD", "5C", "H", "10", "2", "A", "dealer", "attackers",
@@ -830,7 +832,7 @@ JSON_VALUES = st.recursive(
 def test_any_input_gets_an_answer_or_a_reason_code_never_a_crash(
         kind: tuple[str, str], data: st.DataObject) -> None:
     game, name = kind
-    table = oracle.FIFTYK_KINDS if game == "fiftyk" else oracle.SHENGJI_KINDS
+    table = FIFTYK_KINDS if game == "fiftyk" else SHENGJI_KINDS
     fields = table[name].fields
     given_input = {field: data.draw(JSON_VALUES, label=field) for field in fields}
     preset = "classic" if game == "fiftyk" else data.draw(
