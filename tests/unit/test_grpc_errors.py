@@ -114,7 +114,7 @@ def test_the_docs_error_table_documents_every_reason_with_its_status_code() -> N
         r.value: cls(r.value, "x") for cls, reasons in (
             (NotFound, ("TABLE_NOT_FOUND", "HAND_NOT_FOUND", "VERSION_NOT_FOUND")),
             (AlreadyExists, ("REQUEST_ID_REUSED",)),
-            (Conflict, ("CONCURRENT_UPDATE",)),
+            (Conflict, ("CONCURRENT_UPDATE", "STALE_VERSION")),
             (InvalidArgument, ("MISSING_FIELD", "INVALID_ID", "INVALID_REQUEST")),
             (Unauthenticated, ("MISSING_CREDENTIALS", "INVALID_TOKEN", "TOKEN_EXPIRED",
                                "INVALID_AUDIT_KEY", "INVALID_PLATFORM_KEY")),
