@@ -11,7 +11,6 @@ The measurements of `scripts/bench suite` figures 3 (memory) and 4:
 - `command_latency`: per-command latency of one fresh table playing through the application
   in-process (the client's move choice is not timed) — on a small and a large store.
 - `rebuild_by_length`: a long hand replayed from the store at increasing versions.
-- `projection_catch_up`: the standings projection rebuilt from the whole feed.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ from fiftyk_referee.domain.chain import GENESIS, event_hash, seal, unseal
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.projections import StandingsProjector
 
 PRESET = "classic"
 PLAYERS = 4
@@ -322,51 +320,14 @@ def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     return intercept, slope
 
 
-# -- the standings projection ------------------------------------------------------------------
-
-
-@dataclass
-class CatchUp:
-    """The standings projection rebuilt from the whole feed."""
-
-    feed_events: int
-    applied_events: int
-    seconds: float
-
-    @property
-    def feed_events_per_second(self) -> float:
-        """Feed positions covered per second."""
-        return self.feed_events / self.seconds if self.seconds else 0.0
-
-    @property
-    def applied_events_per_second(self) -> float:
-        """Events the projection applied (its topics only) per second."""
-        return self.applied_events / self.seconds if self.seconds else 0.0
-
-
-def projection_catch_up(app: Referee, repeats: int) -> list[CatchUp]:
-    """Rebuild the standings view from the whole feed `repeats` times."""
-    projector = StandingsProjector(app)
-    try:
-        runs = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            applied = projector.rebuild()
-            runs.append(CatchUp(feed_events=app.head_position(), applied_events=applied,
-                                seconds=time.perf_counter() - started))
-        return runs
-    finally:
-        projector.close()
-
-
 def application(database_url: str, *, cache: bool = True) -> Referee:
     """An in-process application on a database, sized for one thread."""
     return Referee(store_env(database_url, 1, cache=cache))
 
 
-__all__ = ["CatchUp", "Filled", "MemoryGrowth", "RebuildPoint",
+__all__ = ["Filled", "MemoryGrowth", "RebuildPoint",
            "SizeSample", "application", "command_latency", "copy_table", "fill_store",
            "idle_table_memory", "latency_by_store_size",
            "linear_fit",
-           "open_dealt_table", "open_table", "play_hand", "play_long_hand", "projection_catch_up",
+           "open_dealt_table", "open_table", "play_hand", "play_long_hand",
            "rebuild_by_length"]

@@ -4,7 +4,7 @@ Sections (issue 7): 1. the rules engine (with RLCard's Dou Dizhu as the baseline
 playouts), 2. the event store on PostgreSQL (with `pgbench` single-row inserts at the same
 client counts), 3. end to end through gRPC on SQLite and PostgreSQL (with a trivial echo
 service on the same server stack as the ceiling) and memory per idle table, 4. how costs
-grow (store size, hand length, the standings projection's catch-up).
+grow (store size, hand length).
 
 Every figure is the median over repeats; a baseline runs in the same invocation, and the
 ratio is given next to it. PostgreSQL is a throwaway server started for the run
@@ -563,7 +563,7 @@ def _memory(ctx: Context, section: Section) -> None:
 
 
 def section_growth(ctx: Context) -> Section:
-    """Latency vs store size, rebuild vs hand length, projection throughput."""
+    """Latency vs store size, rebuild vs hand length."""
     s = ctx.settings
     section = Section("growth", TITLES["growth"])
     big_app = growth.application(ctx.database("big"))
@@ -610,35 +610,10 @@ def section_growth(ctx: Context) -> Section:
             f" of {long_hand.version} events (a single and three passes per trick), in the"
             f" large store. Least-squares fit: {fixed:.2f} ms + {per_event * 1000:.1f} µs per"
             " event.")
-        catch = growth.projection_catch_up(big_app, s.repeats)
-        _catch_up_figures(section, "big", "the large store", catch)
     finally:
         big_app.close()
-    if ctx.e2e_postgres_url is not None:
-        app = growth.application(ctx.e2e_postgres_url)
-        try:
-            catch = growth.projection_catch_up(app, s.repeats)
-        finally:
-            app.close()
-        _catch_up_figures(section, "e2e", "the e2e PostgreSQL store", catch)
-    section.notes.append("Projection: the standings view dropped and rebuilt from the whole"
-                         " feed (`StandingsProjector.rebuild`); it reads only its own topics,"
-                         " so feed events/s counts every position passed. The server does not"
-                         " run the projection (nothing reads it yet), so there is no lag under"
-                         " load to measure.")
     section.details = {"big": asdict(big), "latency": [asdict(x) for x in samples]}
     return section
-
-
-def _catch_up_figures(section: Section, key: str, label: str,
-                      runs: list[growth.CatchUp]) -> None:
-    figure = measured(f"growth.projection_{key}_feed_events_per_second",
-                      f"standings catch-up, {label}",
-                      [r.feed_events_per_second for r in runs], "events/s")
-    figure.note = (f"{runs[0].feed_events:,} feed events, {runs[0].applied_events:,} applied"
-                   f" ({median([r.applied_events_per_second for r in runs]) or 0:,.0f}"
-                   " applied/s)")
-    section.add(figure)
 
 
 # -- running and reporting --------------------------------------------------------------------

@@ -2,8 +2,7 @@
 
 `create_server(config)` builds the application on the configured event store, the gRPC
 server with its interceptors, health and reflection services, the feed hub, the turn clock
-and the metrics endpoint. Nothing opens a connection at import time. (The standings
-projection, `service.projections`, is not started: nothing reads it yet.)
+and the metrics endpoint. Nothing opens a connection at import time.
 
 Metrics wiring: the interceptors count every RPC; the application counts commands, hands,
 tricks, bombs, appends, conflicts, retries, idempotent replays and rebuilds (`hand_at`,

@@ -37,7 +37,6 @@ FIGURES = {
     "e2e.postgresql.p99_ms", "e2e.postgresql.errors", "e2e.postgresql.rejected",
     "e2e.postgresql.echo_ratio", "e2e.memory_per_idle_table_kib",
     "growth.latency_small_store_ms", "growth.latency_big_store_ms",
-    "growth.projection_big_feed_events_per_second", "growth.projection_e2e_feed_events_per_second",
 }
 ISSUE_7_TARGETS = {
     "e2e.postgresql.commands_per_second", "e2e.postgresql.p99_ms", "e2e.postgresql.errors",

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import timedelta
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +32,12 @@ from fiftyk_referee.service.errors import (
     ServiceReason,
 )
 from fiftyk_referee.service.metrics import Metrics
-from fiftyk_referee.service.projections import Standing, StandingsProjector, seat_results
 from fiftyk_referee.service.store import persistence_env
 
 PRESET = "qq4"
 PLAYERS = 4
 RACERS = 6
 GATE_TIMEOUT_SECONDS = 20
-FOLLOW_TIMEOUT_SECONDS = 10
 # A loser of a race sees the winner's move: the turn moved on, the hand ended or the seat left.
 RACE_LOSER_REASONS = {Reason.NOT_YOUR_TURN, Reason.HAND_OVER, Reason.PLAYER_OUT}
 VOLATILE_KEYS = {"hand_id", "table_id", "turn_deadline", "current_hand", "hand_ids"}
@@ -472,70 +468,6 @@ class ApplicationCases:
         assert not app.read_events(page.last_position).events
         with pytest.raises(InvalidArgument):
             app.read_events(0, names=["fiftyk_referee.domain.table:Table.Opened"])
-
-    def test_standings_survive_a_restart_catch_up_and_rebuild_from_scratch(
-            self, open_app: Callable[..., Referee]) -> None:
-        app = open_app()
-        game = Game(app, seed=61)
-        results = []
-        game.deal(61)
-        results.append(game.finish())
-        projector = StandingsProjector(app)
-        try:
-            assert projector.catch_up() > 0
-            before = projector.standings()
-            assert before == _expected_standings(game, results)
-        finally:
-            projector.close()
-
-        game.deal(62)
-        results.append(game.finish())  # while the projector is down
-        restarted_app = open_app()
-        restarted = StandingsProjector(restarted_app)
-        try:
-            assert restarted.standings() == before
-            assert restarted.catch_up() > 0
-            assert restarted.catch_up() == 0
-            caught_up = restarted.standings()
-            assert caught_up == _expected_standings(game, results)
-            assert restarted.position() == restarted_app.head_position()
-            assert restarted.rebuild() > 0
-            assert restarted.standings() == caught_up
-        finally:
-            restarted.close()
-
-    def test_a_running_projector_follows_new_events_until_stopped(
-            self, open_app: Callable[..., Referee]) -> None:
-        app = open_app()
-        projector = StandingsProjector(app)
-        projector.start(poll_seconds=0.05)
-        try:
-            game = Game(app, seed=71)
-            game.deal(71)
-            hand = game.finish()
-            deadline = time.monotonic() + FOLLOW_TIMEOUT_SECONDS
-            while projector.position() < app.head_position() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert projector.standings() == _expected_standings(game, [hand])
-        finally:
-            projector.close()
-
-
-def _expected_standings(game: Game, hands: list[Hand]) -> list[Standing]:
-    """The standings computed directly from the hands' results and the table's seats."""
-    table = game.app.get_table(game.table_id)
-    played: dict[str, list[Any]] = {}
-    for hand in hands:
-        assert hand.result is not None
-        for result in seat_results(hand.result):
-            player = table.seats[result.seat]
-            assert player is not None
-            entry = played.setdefault(player, [0, 0, Decimal(0)])
-            entry[0] += 1
-            entry[1] += int(result.won)
-            entry[2] += result.score
-    rows = [Standing(p, n, w, s) for p, (n, w, s) in played.items()]
-    return sorted(rows, key=lambda s: (-s.total_score, -s.hands_won, s.player_id))
 
 
 def _race(apps: list[Referee], game: Game, seat: int,
