@@ -11,6 +11,7 @@ status carrying exactly one `ErrorInfo`; the server's memory must stay flat.
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -32,6 +33,8 @@ from fiftyk_referee.service.grpc.auth import (
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, Seated, seat_bots, server_config
+from tests.e2e.test_shengji import shengji_table
+from tests.e2e.test_shengji import step as shengji_step
 
 SERVICE = pb.DESCRIPTOR.services_by_name["RefereeService"]
 FORBIDDEN = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL, grpc.StatusCode.DATA_LOSS,
@@ -173,15 +176,32 @@ class Target:
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
-    """Start the server and deal a hand."""
+    """Start the server, deal a 五十K hand, and leave Shengji tables at every phase."""
     server = LiveServer(server_config(tmp_path_factory.mktemp("fuzz"), rate_limits="off"))
     try:
         seated = seat_bots(server, "classic", 4, prefix="fuzz")
         hand = seated.platform.start_hand(seated.table_id).hand
+        ids = [seated.table_id, hand.hand_id, *_shengji_phases(server)]
         rss = psutil.Process(os.getpid()).memory_info().rss
-        yield Target(server, seated, [seated.table_id, hand.hand_id], rss)
+        yield Target(server, seated, ids, rss)
     finally:
         server.stop()
+
+
+def _shengji_phases(server: LiveServer) -> list[str]:
+    """The ids of Shengji tables and hands left before the deal, declaring, burying,
+    playing and over (a table of its own each)."""
+    rng = random.Random(7)
+    ids = [shengji_table(server).table_id]
+    for phase in ("declaring", "burying", "playing", "over"):
+        table = shengji_table(server)
+        hand = table.platform.start_hand(table.table_id).hand
+        while hand.shengji.phase != phase:
+            view = shengji_step(table, hand.hand_id, rng)
+            assert view is not None, phase
+            hand = view
+        ids += [table.table_id, hand.hand_id]
+    return ids
 
 
 def _credentials(seated: Seated) -> list[tuple[tuple[str, str], ...]]:

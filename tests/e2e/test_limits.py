@@ -99,7 +99,7 @@ def test_a_client_gives_up_waiting_at_its_deadline(tmp_path: Path) -> None:
 def test_open_watch_streams_are_limited_per_credential_table_and_server(
     tmp_path: Path,
 ) -> None:
-    live = LiveServer(server_config(tmp_path, watch_limits="seat=2,table=3,server=4"))
+    live = LiveServer(server_config(tmp_path, watch_limits="seat=2,table=3,server=4,reserved=0"))
     try:
         seated = seat_bots(live, "classic", 4)
         streams: list[grpc.Call] = []
