@@ -49,8 +49,8 @@ def test_reflection_lists_the_referee_and_health_services_with_every_method(
         described = DescriptorPool(database).FindServiceByName(SERVICE_NAME)
         expected = pb.DESCRIPTOR.services_by_name["RefereeService"]
         assert set(described.methods_by_name) == set(expected.methods_by_name)
-        # 17, plus Declare and Bury (Shengji), IssueSpectatorToken and VerifyHand
-        assert len(described.methods_by_name) == 21
+        # 17, plus Declare and Bury (Shengji), IssueSpectatorToken, VerifyHand and Act
+        assert len(described.methods_by_name) == 22
 
 
 @pytest.mark.parametrize("service", ["", SERVICE_NAME])
