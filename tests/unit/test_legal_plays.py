@@ -31,6 +31,8 @@ from fiftyk_referee.domain.fiftyk.combinations import (
     FIFTY_K,
     PURE_DOUBLE_FIFTY_K,
     PURE_FIFTY_K,
+    TRIPLE_STRAIGHT_WITH_PAIRS,
+    TRIPLE_STRAIGHT_WITH_SINGLES,
     Combination,
     beats,
     classify,
@@ -335,3 +337,26 @@ def test_a_fiftyk_answer_lists_every_legal_play_and_needs_no_constraint_records(
     assert len(answer.plays) > 1 and not answer.truncated
     assert answer.requirements == () and answer.constraints == ()
     assert hand.legal_actions(seat, 1).truncated
+
+
+def test_following_a_plane_with_pairs_lists_only_same_length_planes_with_pairs() -> None:
+    qq4 = Ruleset.from_spec("qq4", {})
+    top = classify(parse_cards("3S 3H 3C 4S 4H 4C 5S 5H 6S 6H"), qq4)
+    assert top.type == TRIPLE_STRAIGHT_WITH_PAIRS
+    # 777 888 999 and pairs of 10, J, Q: two-triple planes with two pairs beat it; the
+    # three-triple plane (15 cards) is another size.
+    hand = parse_cards("7S 7H 7C 8S 8H 8C 9S 9H 9C 10S 10H JS JH QS QH")
+    plays = legal_plays(hand, top, qq4)
+    assert plays, "a higher plane with pairs must be listed"
+    assert {(p.type, len(p.cards)) for p in plays} == {(TRIPLE_STRAIGHT_WITH_PAIRS, 10)}
+    assert can_beat(hand, top, qq4)
+
+
+def test_following_a_plane_with_singles_lists_only_same_length_planes() -> None:
+    qq4 = Ruleset.from_spec("qq4", {})
+    top = classify(parse_cards("3S 3H 3C 4S 4H 4C 5S 6S"), qq4)
+    assert top.type == TRIPLE_STRAIGHT_WITH_SINGLES
+    hand = parse_cards("7S 7H 7C 8S 8H 8C 9S 9H 9C 10S JS QS")
+    plays = legal_plays(hand, top, qq4)
+    assert plays
+    assert {(p.type, len(p.cards)) for p in plays} == {(TRIPLE_STRAIGHT_WITH_SINGLES, 8)}

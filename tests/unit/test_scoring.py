@@ -452,3 +452,28 @@ def test_the_winning_team_has_the_strictly_higher_score(hand: HandFacts) -> None
     first, second = team_scores(score)
     expected = None if first == second else (0 if first > second else 1)
     assert score.winner_team == expected
+
+
+def test_qq_team_with_the_higher_total_wins_even_without_the_first_player_out() -> None:
+    # Seat 0 (team 0) goes out first (+20), but team 1 (seats 1, 3) collected 80 points:
+    # team 0 has 0 + 20 = 20, team 1 80 - (20 + 5) = 55.
+    score = score_hand(ruleset("qq4"), facts((0, 1, 2), (3,), (0, 50, 0, 30), (0, 0, 0, 5)))
+    assert team_scores(score) == [D("20"), D("55")]
+    assert score.winner_team == 1
+    assert score.doubled is False  # the losing team had the first player out
+
+
+def test_qq_team_draw_with_nobody_out_is_neither_won_nor_doubled() -> None:
+    score = score_hand(ruleset("qq4"), facts((), (0, 1, 2, 3), (30, 20, 10, 20), (5, 5, 5, 5)))
+    assert score.winner_team is None
+    assert score.doubled is False
+    assert team_scores(score) == [D("-10"), D("-10")]
+    assert [t.rating for t in score.teams] == [D("-10"), D("-10")]
+
+
+def test_team_scores_are_tidy_and_a_team_game_is_never_doubled() -> None:
+    # jinzhou (team scoring, final diff_tenth): team 0 has 70 + 50 (double catch) = 120,
+    # team 1 105 - 50 - 25 (leftover deducted) = 30; a tenth of the difference is 9.
+    score = score_hand(ruleset("jinzhou"), DOUBLE_CATCH_HAND)
+    assert [str(t.score) for t in score.teams] == ["9", "-9"]  # not "9.0"
+    assert score.doubled is False

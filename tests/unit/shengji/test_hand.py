@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import PASS, PLAY, Action, Constraint
+from fiftyk_referee.domain.game import PASS, PLAY, Action, Constraint, LegalActions
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji import events as sj_events
@@ -21,12 +23,15 @@ from fiftyk_referee.domain.shengji.hand import (
     PLAYING,
     ShengjiHand,
 )
+from fiftyk_referee.domain.shengji.play import follow_examples
+from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from tests.unit.shengji.helpers import (
     NOTHING,
     assert_points_conserved,
     assert_views_private,
     bury_lowest,
     close_windows,
+    deck_for,
     new_hand,
     play,
 )
@@ -284,3 +289,102 @@ def test_stored_events_show_a_seat_only_its_own_cards_and_the_dealer_the_kitty()
     audit = GAME.public_event(events[0], AUDITOR)
     assert isinstance(audit, sj_events.HandDealt)
     assert list(audit.deck) == list(hand.deck) and audit.deal_seed == hand.seed
+
+
+# -- refusing bad deals and turns --------------------------------------------------------------
+
+def refused_to(call: Callable[[], object]) -> Reason:
+    """The reason a hand command (or a deal) is refused."""
+    with pytest.raises(RuleError) as error:
+        call()
+    return error.value.reason
+
+
+def test_a_given_deck_must_be_exactly_the_rulesets_cards() -> None:
+    rules = ShengjiRules.from_spec("tractor")
+    wrong = deck_for(rules, {})
+    index = next(i for i, card in enumerate(wrong) if card != "AS")
+    wrong[index] = "AS"  # 108 cards, but three AS and one card missing
+    assert refused_to(lambda: ShengjiHand.deal_new(
+        table_id="t", number=1, rules=rules, dealer=0, deck=wrong)) == Reason.INVALID_DEAL
+
+
+@pytest.mark.parametrize("dealer", [4, -1, True])
+def test_a_dealer_that_is_not_a_seat_is_refused(dealer: int) -> None:
+    rules = ShengjiRules.from_spec("tractor")
+    assert refused_to(lambda: ShengjiHand.deal_new(
+        table_id="t", number=1, rules=rules, dealer=dealer, seed=b"s" * 32)) == \
+        Reason.INVALID_SEAT
+
+
+def test_a_first_hand_with_unequal_levels_is_refused() -> None:
+    rules = ShengjiRules.from_spec("tractor")
+    assert refused_to(lambda: ShengjiHand.deal_new(
+        table_id="t", number=1, rules=rules, dealer=None, levels=["2", "3"],
+        seed=b"s" * 32)) == Reason.INVALID_DEAL
+    ShengjiHand.deal_new(table_id="t", number=1, rules=rules, dealer=0, levels=["2", "3"],
+                         seed=b"s" * 32)  # a later hand may have any levels
+
+
+def test_cards_sent_as_one_string_are_refused_even_when_empty() -> None:
+    hand = new_hand(dealer=None)
+    empty: Any = ""
+    assert refused(hand, 0, Action(DECLARE, empty)) == Reason.UNKNOWN_CARD
+    assert 0 not in hand.spoken
+
+
+def test_the_winner_of_a_trick_leads_the_next_one() -> None:
+    hand = new_hand(dealer=0, hands={0: "KC", 1: "AC", 2: "4C", 3: "5C"})
+    close_windows(hand)
+    bury_lowest(hand)
+    for seat, card in enumerate(("KC", "AC", "4C", "5C")):
+        play(hand, seat, card)
+    assert hand.tricks_played == 1 and hand.last_winner == 1
+    assert hand.to_act == 1
+    assert hand.legal_actions(1).plays
+    other = str(hand.hands[0][0])
+    assert refused(hand, 0, Action.play([other])) == Reason.NOT_YOUR_TURN
+
+
+# -- answers -----------------------------------------------------------------------------------
+
+def test_while_the_dealer_buries_the_other_seats_get_no_legal_actions() -> None:
+    hand = new_hand(dealer=1)
+    close_windows(hand)
+    assert hand.phase == BURYING
+    for seat in (0, 2, 3):
+        answer = hand.legal_actions(seat)
+        assert isinstance(answer, LegalActions)
+        assert answer.plays == () and not answer.kinds
+    assert BURY in hand.legal_actions(1).kinds
+
+
+def test_a_declaration_window_lists_the_declarations_a_seat_can_make() -> None:
+    hand = new_hand(dealer=None, hands={1: "2H"})
+    answer = hand.legal_actions(1)
+    assert [(p.cards, p.kind) for p in answer.plays] == [(("2H",), "declaration")]
+    assert DECLARE in answer.kinds
+
+
+def test_a_play_made_on_a_timeout_is_published_as_by_the_referee() -> None:
+    hand = new_hand(options={"turn_timeout": 30}, dealer=1)
+    close_windows(hand)
+    hand.collect_events()
+    hand.time_out(1, LONG_AFTER)  # the dealer's bury
+    hand.time_out(1, LONG_AFTER)  # the dealer's lead
+    assert hand.to_act == 2 and hand.lead is not None
+    own = follow_examples(hand.hands[2], hand.lead, hand.order)[0][0]
+    hand.act(2, Action.play([str(c) for c in own]))
+    seen = [GAME.public_event(ev, SPECTATOR) for ev in hand.collect_events()]
+    buried = [e for e in seen if isinstance(e, sj_events.KittyBuried)]
+    played = [e for e in seen if isinstance(e, sj_events.CardsPlayed)]
+    assert [e.by_referee for e in buried] == [True]
+    assert [(e.seat, e.by_referee) for e in played] == [(1, True), (2, False)]
+
+
+def test_a_hand_records_who_held_each_seat_when_it_was_dealt() -> None:
+    rules = GAME.rules("tractor")
+    hand = GAME.deal(table_id="t", number=1, rules=rules, players=4, dealer=0,
+                     seat_players=["p0", "p1", "p2", "p3"], carry={}, deck=None,
+                     seed=b"x" * 32)
+    assert hand.seat_players == ["p0", "p1", "p2", "p3"]

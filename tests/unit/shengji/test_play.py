@@ -12,6 +12,7 @@ from fiftyk_referee.domain.game import Constraint
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, TRUMP, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.combinations import THROW
 from fiftyk_referee.domain.shengji.play import (
+    EXAMPLE_LIMIT,
     failed_throw,
     follow_constraint,
     follow_error,
@@ -20,6 +21,7 @@ from fiftyk_referee.domain.shengji.play import (
     make_lead,
     match_vector,
     play_key,
+    trick_winner,
 )
 
 HEARTS = trump_order(LEVEL_RANK["10"], "H", False)
@@ -302,3 +304,91 @@ def test_constraint_records_of_a_titanic_and_of_a_short_seat() -> None:
     assert short.requirements() == (Constraint("count", count=2),
                                     Constraint("suit", count=1, group="C"),
                                     Constraint("include", group="C", cards=("4C",)))
+
+
+# -- rules the mutation run found unpinned -----------------------------------------------------
+
+def test_trumping_a_throw_needs_the_shape_of_every_component() -> None:
+    # Level 2, hearts trump: the clubs throw QQJJ + 99 + 7 is not beaten by trumps 33 44 6 8
+    # 10 (no pair beside the tractor), but is by 33 44 66 10.
+    order = trump_order(LEVEL_RANK["2"], "H", False)
+    lead = cards("QC QC JC JC 9C 9C 7C")
+    assert make_lead(lead, order).kind == THROW
+    assert trick_winner([lead, cards("3H 3H 4H 4H 6H 8H 10H")], order) == 0
+    assert trick_winner([lead, cards("3H 3H 4H 4H 6H 6H 10H")], order) == 1
+
+
+def test_the_first_listed_follow_is_the_lowest_legal_one() -> None:
+    # Level 9, spades trump, three packs: to hearts 2233 666777 KK the lowest legal follow
+    # keeps the aces as a pair and plays the three tens.
+    order = trump_order(LEVEL_RANK["9"], "S", False)
+    lead = make_lead(cards("2H 2H 3H 3H 6H 6H 6H 7H 7H 7H KH KH"), order)
+    hand = cards("2H 3H 5H 8H 8H 10H 10H 10H JH JH KH AH AH AH 4C 5D")
+    plays, _ = follow_examples(hand, lead, order)
+    assert plays[0] == sorted(cards("2H 3H 5H 8H 8H 10H 10H 10H JH JH AH AH"),
+                              key=order.sort_key)
+
+
+def test_follows_to_a_titanic_are_listed_when_a_run_mixes_a_pair_and_a_triple() -> None:
+    order = trump_order(LEVEL_RANK["8"], "H", False)
+    lead = make_lead(cards("KC KC KC AC AC AC"), order)
+    hand = cards("2C 2C 4C 4C 5C 6C 6C 6C 10C JC JC QC QC QC 3S")
+    plays, _ = follow_examples(hand, lead, order)
+    assert plays[0] == sorted(cards("2C JC JC QC QC QC"), key=order.sort_key)
+    assert all(follow_error(hand, p, lead, order) is None for p in plays)
+
+
+def test_holding_exactly_the_leads_count_in_suit_lists_one_complete_answer() -> None:
+    plays, truncated = follow_examples(cards("9C 3C 5S 6D"), make_lead(cards("4C 4C"), HEARTS),
+                                       HEARTS)
+    assert plays == [sorted(cards("3C 9C"), key=HEARTS.sort_key)]
+    assert truncated is False
+
+
+def test_a_tractor_leaves_no_triple_owed_in_its_leftover_slots() -> None:
+    # Three packs: to clubs 33 44 55, a seat holding 88 99 QQQ K A may play 88 99 QQ.
+    lead = make_lead(cards("3C 3C 4C 4C 5C 5C"), HEARTS)
+    hand = cards("8C 8C 9C 9C QC QC QC KC AC")
+    assert follow_error(hand, cards("8C 8C 9C 9C QC QC"), lead, HEARTS) is None
+    plays, _ = follow_examples(hand, lead, HEARTS)
+    assert sorted(cards("8C 8C 9C 9C QC QC"), key=HEARTS.sort_key) in plays
+
+
+def test_at_most_example_limit_follows_are_listed() -> None:
+    # To a pair of clubs, twelve different clubs give 66 legal two-card follows.
+    hand = cards("2C 3C 4C 5C 6C 7C 8C 9C JC QC KC AC")
+    plays, truncated = follow_examples(hand, make_lead(cards("4C 4C"), HEARTS), HEARTS)
+    assert len(plays) == EXAMPLE_LIMIT == 24
+    assert truncated is True
+
+
+def test_the_constraint_in_words_names_the_owed_triples() -> None:
+    lead = make_lead(cards("9C 9C 9C"), TITANIC_SPADES)
+    constraint = follow_constraint(cards("3C 3C 3C 4C 8C 2H"), lead, TITANIC_SPADES)
+    assert constraint.vector == (0, 0, 1, 1)
+    assert "1 triples where the lead has triples" in constraint.describe()
+
+
+def test_a_void_follower_is_offered_its_trump_pair() -> None:
+    # Ten plain cards give 45 plain discards, more than the candidates tried: the trump pair
+    # is listed because a void seat's shaped trump plays come first.
+    hand = cards("3H 3H 5S 6S 7S 8S 9S JS QD KD AD 2S")
+    plays, _ = follow_examples(hand, make_lead(cards("4C 4C"), HEARTS), HEARTS)
+    assert sorted(cards("3H 3H"), key=HEARTS.sort_key) in plays
+
+
+def test_a_titanic_through_the_level_step_is_owed_from_its_triples() -> None:
+    # Three packs: to the trump titanic AH×3 10S×3, a seat holding 10C×3 10D×2 10H×3 must
+    # run its triples 10C-10H (the pair 10D would make no titanic).
+    lead = make_lead(cards("AH AH AH 10S 10S 10S"), HEARTS)
+    hand = cards("10C 10C 10C 10D 10D 10H 10H 10H 3S 4S")
+    assert follow_error(hand, cards("10C 10C 10C 10H 10H 10H"), lead, HEARTS) is None
+    refused = follow_error(hand, cards("10C 10D 10D 10H 10H 10H"), lead, HEARTS)
+    assert refused is not None and refused[0] == Reason.MUST_FOLLOW_TRACTOR
+
+
+def test_a_trump_order_needs_a_real_suit_and_rank() -> None:
+    with pytest.raises(ValueError, match="not a suit"):
+        trump_order(LEVEL_RANK["2"], "X", False)
+    with pytest.raises(ValueError, match="not a trump rank"):
+        trump_order(99, "S", False)

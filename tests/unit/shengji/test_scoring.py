@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
 from fiftyk_referee.domain.shengji.play import make_lead
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
@@ -15,6 +16,7 @@ from fiftyk_referee.domain.shengji.scoring import (
     kitty_multiplier,
     level_outcome,
     level_progress,
+    qq_multiplier,
     score_hand,
 )
 
@@ -147,3 +149,25 @@ def test_seed_kitty_multipliers_of_titanic_leads(lead: str, multiplier: int) -> 
     order = trump_order(LEVEL_RANK["2"], "S", False)
     largest = make_lead(parse_cards(lead), order).components[0].size
     assert kitty_multiplier(ShengjiRules.from_spec("titanic"), largest) == multiplier
+
+
+def test_qq_room_points_triple_from_exactly_the_triple_bound() -> None:
+    assert qq_multiplier(QQ, (300, 300, 300, 300)) == 3
+    assert qq_multiplier(QQ, (300, 300, 299, 300)) == 2
+    assert score_hand(QQ, facts(room_points=(300,) * 4))["room_points"]["multiplier"] == 3
+
+
+def test_without_defending_ace_the_winners_still_climb_below_ace() -> None:
+    # The dealer side at 2 holds the attackers to 0 points: three levels, to 5.
+    rules = ShengjiRules.from_spec("tractor", {"must_defend_a": False})
+    result = score_hand(rules, facts(levels=("2", "2"), trick_points=0))
+    assert result["outcome"] == {"side": DEALER, "levels": 3}
+    assert result["levels"]["after"] == ["5", "2"]
+    assert not result["game_over"]
+
+
+def test_a_match_with_a_hands_limit_ends_after_that_many_hands() -> None:
+    limited = GAME.rules("tractor", {"hands": 2})
+    assert GAME.match_end(limited, 1, {}) is None
+    assert GAME.match_end(limited, 2, {}) == "2 hands played"
+    assert GAME.match_end(GAME.rules("tractor"), 50, {}) is None

@@ -96,3 +96,36 @@ def test_the_hands_form_equals_the_deck_form() -> None:
     one = GAME.adjudicate({**base, "actions": actions})
     two = GAME.adjudicate({**by_hands, "actions": actions})
     assert one == two and one["dealer"] == 2
+
+
+# -- malformed transcripts are refused, never a crash ------------------------------------------
+
+@pytest.mark.parametrize("change", [{"levels": "22"}, {"levels": 5}, {"dealer": "1"}])
+def test_malformed_levels_and_dealer_are_unreadable(change: dict[str, Any]) -> None:
+    with pytest.raises(InvalidTranscript) as error:
+        GAME.adjudicate(transcript([], **change))
+    assert error.value.reason == Reason.INVALID_TRANSCRIPT
+
+
+def test_an_action_that_is_not_an_object_with_a_seat_number_is_invalid() -> None:
+    not_an_object: Any = ["2H"]
+    assert rejected([not_an_object]) == (0, Reason.INVALID_ACTION)
+    assert rejected([{"seat": "1", "declare": ["2H"], "round": 1}]) == (
+        0, Reason.INVALID_ACTION)
+
+
+@pytest.mark.parametrize("given", [None, 5, ""])
+def test_action_cards_that_are_not_a_list_of_strings_are_unknown_cards(given: Any) -> None:
+    assert rejected([{"seat": 1, "declare": given, "round": 1}]) == (0, Reason.UNKNOWN_CARD)
+
+
+def test_the_hands_form_needs_four_hands() -> None:
+    deck = deck_for(RULES, {}, dealer=2, seed=11)
+    hands: list[list[str]] = [[] for _ in range(4)]
+    for index, card in enumerate(deck[:4 * RULES.hand_size]):
+        hands[(3 + index) % 4].append(card)
+    base = {k: v for k, v in transcript([], dealer=2, levels=["5", "2"]).items() if k != "deck"}
+    kitty = deck[4 * RULES.hand_size:]
+    with pytest.raises(InvalidTranscript):
+        GAME.adjudicate({**base, "hands": hands[:3], "kitty": kitty})
+    assert GAME.adjudicate({**base, "hands": hands, "kitty": kitty})["status"] == "in_progress"
