@@ -283,11 +283,12 @@ class AutoFailoverCluster:
         # pg_autoctl's supervisor and services, and postgres with its backends.
         root = psutil.Process(node.process.pid)
         victims += [root, *root.children(recursive=True)]
-        for victim in victims:
-            try:
-                victim.send_signal(signal.SIGKILL)
-            except psutil.NoSuchProcess:
-                continue
+        # Freeze them all first: pg_autoctl's supervisor restarts a service it sees die, and
+        # would fork a new one between two kills.
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for victim in victims:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    victim.send_signal(sig)
         node.process.wait(COMMAND_TIMEOUT_SECONDS)
 
     def destroy(self, name: str) -> int:
@@ -358,7 +359,17 @@ class AutoFailoverCluster:
                     psutil.Process(int(pidfile.read_text().split()[0])).kill()
         self.nodes.clear()
         self.monitor = None
+        self._kill_strays()
         shutil.rmtree(self.base, ignore_errors=True)
+
+    def _kill_strays(self) -> None:
+        """SIGKILL any process still working in the formation's directory (a service that a
+        supervisor restarted while it was being killed)."""
+        for process in psutil.process_iter(["cwd"]):
+            cwd = process.info.get("cwd")
+            if cwd and Path(cwd).is_relative_to(self.base):
+                with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                    process.kill()
 
     @staticmethod
     def kill_quietly(node: Node) -> None:
