@@ -502,7 +502,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             plays=[legal_play_to_proto(p) for p in legal.plays],
             may_pass=legal.may_pass, truncated=legal.truncated, version=version,
             constraints=legal.constraints, actions=action_kinds_to_proto(legal.kinds),
-            kinds=sorted(legal.kinds))
+            kinds=sorted(legal.kinds),
+            requirements=[pb.Requirement(kind=r.kind, count=r.count, group=r.group,
+                                         width=r.width, length=r.length, cards=r.cards)
+                          for r in legal.requirements])
 
     @_rpc
     async def GetScores(self, request: pb.GetScoresRequest, context: Context

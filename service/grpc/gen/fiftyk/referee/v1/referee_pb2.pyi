@@ -1690,6 +1690,7 @@ class ListLegalPlaysResponse(_message.Message):
     CONSTRAINTS_FIELD_NUMBER: _builtins.int
     ACTIONS_FIELD_NUMBER: _builtins.int
     KINDS_FIELD_NUMBER: _builtins.int
+    REQUIREMENTS_FIELD_NUMBER: _builtins.int
     may_pass: _builtins.bool
     """may_pass says whether the seat may pass instead (false for the seat that must lead)."""
     truncated: _builtins.bool
@@ -1719,6 +1720,13 @@ class ListLegalPlaysResponse(_message.Message):
         and is not listed. Empty when it is not the seat's turn.
         """
 
+    @_builtins.property
+    def requirements(self) -> _containers.RepeatedCompositeFieldContainer[Global___Requirement]:
+        """requirements state `constraints` as records a client can check a selection against
+        (Shengji; the kinds are listed in docs/shengji.md#legal-plays). Empty when `plays`
+        lists every legal choice. Act with `validate_only` checks a selection for certain.
+        """
+
     def __init__(
         self,
         *,
@@ -1729,14 +1737,62 @@ class ListLegalPlaysResponse(_message.Message):
         constraints: _abc.Iterable[_builtins.str] | None = ...,
         actions: _abc.Iterable[Global___ActionKind.ValueType] | None = ...,
         kinds: _abc.Iterable[_builtins.str] | None = ...,
+        requirements: _abc.Iterable[Global___Requirement] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "constraints", b"constraints", "kinds", b"kinds", "may_pass", b"may_pass", "plays", b"plays", "truncated", b"truncated", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "constraints", b"constraints", "kinds", b"kinds", "may_pass", b"may_pass", "plays", b"plays", "requirements", b"requirements", "truncated", b"truncated", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListLegalPlaysResponse: _TypeAlias = ListLegalPlaysResponse  # noqa: Y015
+
+@_typing.final
+class Requirement(_message.Message):
+    """Requirement is one condition a seat's action must meet, as data: `kind` names it (each
+    game documents its kinds), the other fields are its arguments, left empty where a kind
+    does not use them.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    GROUP_FIELD_NUMBER: _builtins.int
+    WIDTH_FIELD_NUMBER: _builtins.int
+    LENGTH_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    kind: _builtins.str
+    """kind names the condition, e.g. "count", "suit", "slots", "format", "listed"."""
+    count: _builtins.int
+    """count is how many (cards, tuples or units)."""
+    group: _builtins.str
+    """group is the suit group or card set it concerns (a suit letter, or "trump")."""
+    width: _builtins.int
+    """width is how many identical cards each tuple holds (2: pairs, 3: triples)."""
+    length: _builtins.int
+    """length is how many consecutive steps a run of tuples spans (1: a lone tuple)."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """cards are the cards it concerns (e.g. those that must be played)."""
+
+    def __init__(
+        self,
+        *,
+        kind: _builtins.str = ...,
+        count: _builtins.int = ...,
+        group: _builtins.str = ...,
+        width: _builtins.int = ...,
+        length: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "count", b"count", "group", b"group", "kind", b"kind", "length", b"length", "width", b"width"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Requirement: _TypeAlias = Requirement  # noqa: Y015
 
 @_typing.final
 class GetScoresRequest(_message.Message):
