@@ -10,7 +10,8 @@ common HandView fields plus `game_state`, its results `HandScore.game_result` an
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.game import GameResult, GameView
@@ -19,6 +20,8 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 # Public payload class -> (its field of Event's `payload` oneof, its message builder).
 Payloads = dict[type[PublicEvent], tuple[str, Callable[[Any], Any]]]
+ViewT = TypeVar("ViewT")
+ResultT = TypeVar("ResultT")
 
 
 class EdgeGame(Protocol):
@@ -37,6 +40,32 @@ class EdgeGame(Protocol):
 
     def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
         """Set its result on a HandScore (its field of the `game_result` oneof)."""
+
+
+@dataclass(frozen=True)
+class TypedEdge(Generic[ViewT, ResultT]):
+    """A game's converters from its own view and result dataclasses (checked by type):
+    the view as HandView, the result into its field of HandScore's `outcome` oneof."""
+
+    name: str
+    payloads: Payloads
+    view_type: type[ViewT]
+    view_to_proto: Callable[[ViewT], pb.HandView]
+    result_type: type[ResultT]
+    result_field: str
+    result_to_proto: Callable[[ResultT], Any]
+
+    def hand_to_proto(self, view: GameView) -> pb.HandView:
+        """One of its hand views as HandView."""
+        if not isinstance(view, self.view_type):
+            raise TypeError(f"not a {self.name} view: {type(view).__name__}")
+        return self.view_to_proto(view)
+
+    def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
+        """Its result as its field of HandScore's `outcome`."""
+        if not isinstance(result, self.result_type):
+            raise TypeError(f"not a {self.name} result: {type(result).__name__}")
+        getattr(score, self.result_field).CopyFrom(self.result_to_proto(result))
 
 
 class GenericEdge:
@@ -102,5 +131,5 @@ def _load_built_in() -> None:
 
 _BUILT_IN_LOADED: list[bool] = []
 
-__all__ = ["EDGES", "EdgeGame", "GenericEdge", "Payloads", "all_payloads", "edge_for",
+__all__ = ["EDGES", "EdgeGame", "GenericEdge", "Payloads", "TypedEdge", "all_payloads", "edge_for",
            "register_edge"]

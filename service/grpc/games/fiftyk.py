@@ -6,11 +6,10 @@ from fiftyk_referee.domain.fiftyk import events as fiftyk
 from fiftyk_referee.domain.fiftyk.hand import PASS_BY_PLAYER, PASS_EMPTY_HAND, PASS_TIMEOUT
 from fiftyk_referee.domain.fiftyk.views import NAME as FIFTYK
 from fiftyk_referee.domain.fiftyk.views import HandResult, HandView, TrickEntry
-from fiftyk_referee.domain.game import GameResult, GameView
 from fiftyk_referee.domain.observer import seat_of
 from fiftyk_referee.domain.table import rules_of
 from fiftyk_referee.service.grpc.convert import decimal_text, ruleset_to_proto, side_totals
-from fiftyk_referee.service.grpc.games import EdgeGame, Payloads
+from fiftyk_referee.service.grpc.games import EdgeGame, Payloads, TypedEdge
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 PASS_REASONS = {
@@ -168,26 +167,8 @@ PAYLOADS: Payloads = {
 }
 
 
-class FiftykEdge:
-    """五十K's converters."""
-
-    name = FIFTYK
-    payloads = PAYLOADS
-
-    def hand_to_proto(self, view: GameView) -> pb.HandView:
-        """A 五十K hand view as HandView."""
-        if not isinstance(view, HandView):
-            raise TypeError(f"not a 五十K view: {type(view).__name__}")
-        return fiftyk_hand_to_proto(view)
-
-    def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
-        """A 五十K result as HandScore's `result`."""
-        if not isinstance(result, HandResult):
-            raise TypeError(f"not a 五十K result: {type(result).__name__}")
-        score.result.CopyFrom(result_to_proto(result))
-
-
-EDGE = FiftykEdge()
+EDGE = TypedEdge(FIFTYK, PAYLOADS, HandView, fiftyk_hand_to_proto, HandResult, "result",
+                 result_to_proto)
 _EDGE_CHECK: EdgeGame = EDGE
 
 __all__ = ["EDGE", "PAYLOADS", "fiftyk_hand_to_proto", "result_to_proto"]

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fiftyk_referee.domain.game import GameResult, GameView
 from fiftyk_referee.domain.shengji import events as shengji
 from fiftyk_referee.domain.shengji.hand import rules_of as shengji_rules
 from fiftyk_referee.domain.shengji.views import GAME_NAME as SHENGJI
 from fiftyk_referee.domain.shengji.views import ShengjiResult, ShengjiView
 from fiftyk_referee.service.grpc.convert import ruleset_to_proto
-from fiftyk_referee.service.grpc.games import EdgeGame, Payloads
+from fiftyk_referee.service.grpc.games import EdgeGame, Payloads, TypedEdge
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 
@@ -198,26 +197,8 @@ PAYLOADS: Payloads = {
 }
 
 
-class ShengjiEdge:
-    """Shengji's converters."""
-
-    name = SHENGJI
-    payloads = PAYLOADS
-
-    def hand_to_proto(self, view: GameView) -> pb.HandView:
-        """A Shengji hand view as HandView with its ShengjiState."""
-        if not isinstance(view, ShengjiView):
-            raise TypeError(f"not a Shengji view: {type(view).__name__}")
-        return shengji_hand_to_proto(view)
-
-    def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
-        """A Shengji result as HandScore's `shengji`."""
-        if not isinstance(result, ShengjiResult):
-            raise TypeError(f"not a Shengji result: {type(result).__name__}")
-        score.shengji.CopyFrom(result_to_proto(result))
-
-
-EDGE = ShengjiEdge()
+EDGE = TypedEdge(SHENGJI, PAYLOADS, ShengjiView, shengji_hand_to_proto, ShengjiResult, "shengji",
+                 result_to_proto)
 _EDGE_CHECK: EdgeGame = EDGE
 
 __all__ = ["EDGE", "PAYLOADS", "result_to_proto", "shengji_hand_to_proto"]
