@@ -261,6 +261,21 @@ def test_a_transcript_file_replays_and_its_deal_checks_out(
             assert drawn["seats"][str(state.seat)]["points"] == state.collected
 
 
+def test_a_dropped_evidence_file_replays_and_checks_its_own_deal(
+        site: Site, browser: WebDriver, tmp_path: Path) -> None:
+    audit = site.server.audit()
+    answer = audit.stub.ExportTranscript(pb.ExportTranscriptRequest(hand_id=site.shengji.hand_id),
+                                         metadata=audit.metadata, timeout=WAIT_SECONDS)
+    path = tmp_path / "evidence.json"
+    path.write_text(answer.evidence_json)
+    browser.get(f"{site.web}/")
+    drop_file(browser, path)
+    wait_for(browser, "return document.body.classList.contains('loaded')")
+    fair = wait_for(browser, "const f = document.querySelector('#fairness [data-fair]');"
+                             " return f && f.dataset.fair !== 'unknown' ? f.dataset.fair : null;")
+    assert fair == "yes"
+
+
 def test_an_edited_transcript_fails_the_fairness_check(
         site: Site, browser: WebDriver, tmp_path: Path) -> None:
     transcript = site.server.audit().export_transcript(site.fiftyk.hand_id)

@@ -8,6 +8,7 @@
   const $ = (id) => document.getElementById(id);
   const REPLAY_FORMAT = "fiftyk-replay/1";
   const TRANSCRIPT_FORMAT = "fiftyk-transcript/1";
+  const EVIDENCE_FORMAT = "fiftyk-evidence/1";  // docs/fairness.md: carries its transcript
   const BASE_STEP_MS = 1000;
   const AUDIT_HEADER = "X-Fiftyk-Audit-Key";
   const KEY_STORE = "fiftyk.auditKey";
@@ -80,6 +81,12 @@
   async function loadJson(data, what) {
     try {
       if (data && data.format === REPLAY_FORMAT) { show(data, 0); status(`loaded ${what}`); return; }
+      if (data && data.format === EVIDENCE_FORMAT && data.transcript) {
+        // The evidence's own deal inputs are what its fairness check verifies.
+        const deal = data.deal || {};
+        data = { ...data.transcript, deal: { algorithm: deal.algorithm, seed: deal.seed ?? null,
+                                            commitment: deal.commitment } };
+      }
       if (data && data.format === TRANSCRIPT_FORMAT) {
         if (location.protocol === "file:") {
           status("a transcript is replayed by the referee: open this page from the referee's web port", "error");
@@ -93,7 +100,7 @@
         status(`${what}: ${body.result.status}, ${body.result.actions_applied} actions applied`);
         return;
       }
-      status(`${what} is neither a transcript (${TRANSCRIPT_FORMAT}) nor a replay (${REPLAY_FORMAT})`, "error");
+      status(`${what} is not a transcript (${TRANSCRIPT_FORMAT}), evidence (${EVIDENCE_FORMAT}) or a replay (${REPLAY_FORMAT})`, "error");
     } catch (err) {
       status(`${what}: ${err.message}`, "error");
     }

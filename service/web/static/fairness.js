@@ -71,7 +71,11 @@
                                    encoder.encode(deck.join(" ")))));
   }
 
-  const ALGORITHMS = { "fiftyk-shuffle/1": { shuffle: shuffleV1, commit: commitV1 } };
+  // "preset": a deck the platform brought (no seed); the commitment covers the deck alone.
+  const ALGORITHMS = {
+    "fiftyk-shuffle/1": { shuffle: shuffleV1, commit: commitV1 },
+    preset: { shuffle: null, commit: commitV1 },
+  };
 
   // inputs: {algorithm, seed (hex or null), commitment, deck (may be empty: a spectator is
   // not shown it), canonical}. Returns {ok, lines: [{ok, text}]}: one line per check.
@@ -92,6 +96,10 @@
     let ok = true;
     let deck = known;
     const seed = inputs.seed ? hexToBytes(inputs.seed) : new Uint8Array(0);
+    if (inputs.seed && !algorithm.shuffle) {
+      say(false, `a ${inputs.algorithm} deal has no seed, yet this one names ${inputs.seed}`);
+      return { ok: false, lines };
+    }
     if (inputs.seed) {
       const dealt = await algorithm.shuffle(seed, inputs.canonical);
       if (known) {
