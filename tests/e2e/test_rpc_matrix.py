@@ -3,9 +3,10 @@
 The per-RPC, per-game matrix: for each game and each seat count its presets allow, a table
 before its first deal, with a hand in progress, with a finished hand, and after its match
 ended; every read RPC with each kind of credential (the table's seat token, another
-table's seat token, the audit key, the platform key, none). No answer is UNKNOWN or
-INTERNAL, every refusal carries its reason, and no view or event shows a card its viewer
-may not see. A new RPC adds its row to `READS` (or to the command tests of its own).
+table's seat token, the table's spectator token, the audit key, the platform key, none). No
+answer is UNKNOWN or INTERNAL, every refusal carries its reason, and no view or event shows
+a card its viewer may not see. A new RPC adds its row to `READS` (or to the command tests of
+its own).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ MID_HAND_ACTIONS = 3
 REFUSALS = {grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED,
             grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION,
             grpc.StatusCode.INVALID_ARGUMENT}
-CREDENTIALS = ("seat", "other_seat", "audit", "platform", "none")
+CREDENTIALS = ("seat", "other_seat", "spectator", "audit", "platform", "none")
 PHASES = ("before_deal", "mid_hand", "finished_hand", "match_over")
 
 
@@ -116,6 +117,9 @@ def _client(server: LiveServer, phase: Phase, other: Phase, credential: str) -> 
         return phase.table.seats[0]
     if credential == "other_seat":
         return other.table.seats[0]
+    if credential == "spectator":
+        token = phase.table.platform.issue_spectator_token(phase.table.table_id)
+        return server.client(token=token.spectator_token)
     if credential == "audit":
         return server.audit()
     if credential == "platform":
@@ -145,6 +149,8 @@ READS: dict[str, Read] = {
     "ReadEvents": lambda c, p: c.read_events(limit=50),
     "WatchTable": lambda c, p: _watch(c, p.table.table_id),
     "ExportTranscript": lambda c, p: c.export_transcript(p.hand_id or p.table.table_id),
+    # Not a read of the table's state, but it changes nothing: the platform's spectator token.
+    "IssueSpectatorToken": lambda c, p: c.issue_spectator_token(p.table.table_id),
 }
 
 
@@ -218,6 +224,14 @@ def test_every_read_rpc_answers_every_credential_with_a_status_and_no_hidden_car
     assert {rpc for rpc in READS if outcomes[rpc, "audit"] == "OK"} == expected_ok, outcomes
     assert outcomes["GetTable", "seat"] == outcomes["GetScores", "seat"] == "OK"
     assert outcomes["GetTable", "none"] != "OK"
+    # A spectator watches its table as the public does, and reads nothing only audit may.
+    assert {rpc for rpc in ("GetTable", "GetScores", "WatchTable")
+            if outcomes[rpc, "spectator"] == "OK"} == {"GetTable", "GetScores", "WatchTable"}
+    assert all(outcomes[rpc, "spectator"] != "OK" for rpc in (
+        "GetHandHistory", "GetHandAt", "ExportTranscript", "ListLegalPlays", "ReadEvents",
+        "IssueSpectatorToken"))
+    assert {credential for credential in CREDENTIALS
+            if outcomes["IssueSpectatorToken", credential] == "OK"} == {"platform"}
 
 
 def test_scores_carry_each_games_own_result(server: LiveServer,
