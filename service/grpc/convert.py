@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import struct_pb2
 
@@ -16,9 +16,11 @@ from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import PASS, PLAY, LegalPlay, Rules
 from fiftyk_referee.domain.spectators import LIMITS as SPECTATOR_LIMITS
 from fiftyk_referee.domain.spectators import SpectatorPolicy
-from fiftyk_referee.domain.table import TableView, rules_of
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+
+if TYPE_CHECKING:  # the table aggregate needs the server extra; option parsing does not
+    from fiftyk_referee.domain.table import TableView
 
 OptionValue = bool | int | str | None
 
@@ -85,6 +87,8 @@ def table_to_proto(view: TableView) -> pb.TableView:
         hand_ids=view.hand_ids, next_dealer=view.next_dealer,
         match_over=view.match_over, version=view.version, game=view.game,
     )
+    from fiftyk_referee.domain.table import rules_of  # the server extra's (see above)
+
     rules = rules_of(view.game, view.ruleset)
     message.ruleset.CopyFrom(ruleset_to_proto(view.ruleset, rules, view.game))
     for seat, player in enumerate(view.seats):

@@ -50,6 +50,8 @@ UNREACHABLE: dict[str, str] = {
     ServiceReason.CONCURRENT_UPDATE: "needs racing writers: test_concurrency.py provokes it",
     ServiceReason.STALE_VERSION: "Act with an expected_version: test_act.py provokes it",
     Reason.WRONG_WINDOW: "a Shengji declaration naming a closed window: test_act.py",
+    ServiceReason.EVENTS_TAMPERED: "needs stored events edited behind the referee's back:"
+                                   " test_fairness.py tampers with them",
     ServiceReason.LIMIT_EXCEEDED: "needs open watch streams at a limit: test_limits.py",
     ServiceReason.RATE_LIMITED: "needs a credential over its rate: test_limits.py",
     ServiceReason.REQUEST_TIMEOUT: "needs a request that never arrives, which a gRPC client"
