@@ -3,6 +3,7 @@ it cannot use with one line, not a traceback."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import subprocess
@@ -22,6 +23,8 @@ REAL_SECRETS = {
     "token_secret": "token-secret-0123456789abcdef",
     "audit_key": "audit-key-0123456789abcdef",
     "platform_key": "platform-key-0123456789abcdef",
+    # An Ed25519 key of this test's own (64 hex digits): not the development default.
+    "signing_key": hashlib.sha256(b"test_ipv6 signing key").hexdigest(),
 }
 START_SECONDS = 30
 
@@ -102,7 +105,8 @@ def test_an_address_of_another_machine_is_refused_in_one_line(tmp_path: Path) ->
     # TEST-NET-1 (RFC 5737) is never assigned to a local interface.
     env = {**os.environ, "FIFTYK_TOKEN_SECRET": REAL_SECRETS["token_secret"],
            "FIFTYK_AUDIT_KEY": REAL_SECRETS["audit_key"],
-           "FIFTYK_PLATFORM_KEY": REAL_SECRETS["platform_key"]}
+           "FIFTYK_PLATFORM_KEY": REAL_SECRETS["platform_key"],
+           "FIFTYK_SIGNING_KEY": REAL_SECRETS["signing_key"]}
     result = subprocess.run(
         [sys.executable, "-m", "fiftyk_referee.service.cli", "serve", "--host", "192.0.2.1",
          "--trusted-network", "--port", "0", "--metrics-port", "0", "--data-dir",
