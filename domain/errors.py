@@ -34,6 +34,10 @@ class Reason(StrEnum):
     INVALID_TRANSCRIPT = "INVALID_TRANSCRIPT"
     INVALID_ACTION = "INVALID_ACTION"
     CARD_NOT_IN_DECK = "CARD_NOT_IN_DECK"
+    # The table lifecycle (docs/integrating.md, "Running a lobby").
+    TABLE_CLOSED = "TABLE_CLOSED"
+    HAND_VOIDED = "HAND_VOIDED"
+    INVALID_REASON = "INVALID_REASON"
     # Shengji (docs/shengji.md#reason-codes).
     NOT_DECLARATION_PHASE = "NOT_DECLARATION_PHASE"
     MUST_BURY = "MUST_BURY"

@@ -17,6 +17,7 @@ from fiftyk_referee.domain.games import DEFAULT_GAME, game_named
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 
 MAX_PLAYER_ID_LENGTH = 128
+MAX_REASON_LENGTH = 512  # a close or abort reason is a line of text for people
 FIRST_OUT = "first_out"  # 0.1.0's HandRecorded field, now a key of the carry
 NEXT_DEALER = "next_dealer"  # a carry key the table honours: who deals the next hand
 
@@ -51,6 +52,28 @@ class TableView:
     match_end_reason: str | None
     allow_preset_deck: bool
     spectators: SpectatorPolicy = field(default_factory=SpectatorPolicy)
+    closed: bool = False
+    close_reason: str | None = None
+    voided_hands: tuple[str, ...] = ()
+
+    @property
+    def state(self) -> str:
+        """The lobby state: `closed`, `finished`, `playing` or `waiting` (TABLE_STATES)."""
+        return table_state(closed=self.closed, match_over=self.match_over,
+                           playing=self.current_hand is not None)
+
+
+WAITING, PLAYING, FINISHED, CLOSED = "waiting", "playing", "finished", "closed"
+TABLE_STATES = (WAITING, PLAYING, FINISHED, CLOSED)
+
+
+def table_state(*, closed: bool, match_over: bool, playing: bool) -> str:
+    """A table's lobby state: closed wins over a finished match, a hand on means playing."""
+    if closed:
+        return CLOSED
+    if match_over:
+        return FINISHED
+    return PLAYING if playing else WAITING
 
 
 @lru_cache(maxsize=256)
@@ -104,11 +127,17 @@ class Table(Aggregate):
         self.carry: dict[str, Any] = {}  # what the last hand left for the next deal
         self.match_over = False
         self.match_end_reason: str | None = None
-
+        self.closed = False
+        self.close_reason: str | None = None
+        self.voided_hands: list[str] = []
+        # Per seat: which seat token is current; a reissue (or a replacement) moves it on,
+        # and tokens of an older generation stop working.
+        self.token_generations: list[int] = [0] * players
 
     # Snapshots of version 1 (0.1.0) hold `rules` and `previous_first_out` and no game name;
-    # those of version 2 no spectator policy.
-    class_version = 3
+    # those of version 2 no spectator policy; those of version 3 no lifecycle (closing,
+    # voided hands, token generations).
+    class_version = 4
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -121,6 +150,14 @@ class Table(Aggregate):
     def upcast_v2_v3(state: dict[str, Any]) -> None:
         """Upcast a snapshot taken before spectator policies: no delay, no limit."""
         state["spectator_policy"] = SpectatorPolicy().to_json()
+
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, Any]) -> None:
+        """Upcast a snapshot from before the table lifecycle."""
+        state["closed"] = False
+        state["close_reason"] = None
+        state["voided_hands"] = []
+        state["token_generations"] = [0] * int(state["players"])
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -143,6 +180,10 @@ class Table(Aggregate):
     def is_full(self) -> bool:
         """Every seat is taken."""
         return all(p is not None for p in self.seats)
+
+    def token_generation(self, seat: int) -> int:
+        """The generation of the seat's current token (0 until one is reissued)."""
+        return self.token_generations[seat] if 0 <= seat < self.players else 0
 
     def seat_of(self, player_id: str) -> int | None:
         """The seat a player holds, if any."""
@@ -170,6 +211,9 @@ class Table(Aggregate):
             match_end_reason=self.match_end_reason,
             allow_preset_deck=self.allow_preset_deck,
             spectators=self.spectators,
+            closed=self.closed,
+            close_reason=self.close_reason,
+            voided_hands=tuple(self.voided_hands),
         )
 
     # -- commands ---------------------------------------------------------------------------
@@ -178,24 +222,86 @@ class Table(Aggregate):
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
             raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{self.players - 1}")
 
-    def join(self, seat: int, player_id: str) -> None:
-        """Take a free seat."""
-        self._check_seat(seat)
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuleError(Reason.TABLE_CLOSED, "this table is closed")
+
+    @staticmethod
+    def _check_player_id(player_id: str) -> None:
         if not isinstance(player_id, str) or not 0 < len(player_id) <= MAX_PLAYER_ID_LENGTH:
             raise RuleError(Reason.INVALID_SEAT,
                             f"a player id is a non-empty string of at most"
                             f" {MAX_PLAYER_ID_LENGTH} characters")
+
+    @staticmethod
+    def _check_reason(reason: str) -> None:
+        if not isinstance(reason, str) or len(reason) > MAX_REASON_LENGTH:
+            raise RuleError(Reason.INVALID_REASON,
+                            f"a reason is text of at most {MAX_REASON_LENGTH} characters")
+
+    def _check_newcomer(self, player_id: str) -> None:
+        if player_id in self.seats:
+            raise RuleError(Reason.PLAYER_ALREADY_SEATED,
+                            f"player {player_id!r} already sits at seat {self.seat_of(player_id)}")
+
+    def join(self, seat: int, player_id: str) -> None:
+        """Take a free seat."""
+        self._check_seat(seat)
+        self._check_player_id(player_id)
+        self._check_open()
         if self.match_over:
             raise RuleError(Reason.MATCH_OVER, "the match at this table is over")
         if self.seats[seat] is not None:
             raise RuleError(Reason.SEAT_TAKEN, f"seat {seat} is taken")
-        if player_id in self.seats:
-            raise RuleError(Reason.PLAYER_ALREADY_SEATED,
-                            f"player {player_id!r} already sits at seat {self.seat_of(player_id)}")
+        self._check_newcomer(player_id)
         self._joined(seat=seat, player_id=player_id)
 
+    def replace_seat(self, seat: int, player_id: str) -> None:
+        """Give a taken seat to another player (or a bot) between hands; the old token dies."""
+        self._check_seat(seat)
+        self._check_player_id(player_id)
+        self._check_open()
+        if self.match_over:
+            raise RuleError(Reason.MATCH_OVER, "the match at this table is over")
+        previous = self.seats[seat]
+        if previous is None:
+            raise RuleError(Reason.SEAT_EMPTY, f"seat {seat} is empty; seat a player with"
+                            " JoinTable")
+        if self.current_hand is not None:
+            raise RuleError(Reason.HAND_IN_PROGRESS, "seats cannot change during a hand")
+        self._check_newcomer(player_id)
+        self._seat_replaced(seat=seat, previous_player_id=previous, player_id=player_id,
+                            token_generation=self.token_generations[seat] + 1)
+
+    def reissue_token(self, seat: int) -> int:
+        """Make a new token generation current for a taken seat (also mid-hand); return it."""
+        self._check_seat(seat)
+        player = self.seats[seat]
+        if player is None:
+            raise RuleError(Reason.SEAT_EMPTY, f"seat {seat} is empty")
+        generation = self.token_generations[seat] + 1
+        self._token_reissued(seat=seat, player_id=player, token_generation=generation)
+        return generation
+
+    def close(self, reason: str) -> None:
+        """Deal no more hands here; a hand in progress still finishes and counts."""
+        self._check_reason(reason)
+        self._check_open()
+        self._closed(reason=reason)
+
+    def abort(self, reason: str) -> str | None:
+        """Close the table now, voiding the hand in progress (its score never counts);
+        return the voided hand's id, if there was one."""
+        self._check_reason(reason)
+        self._check_open()
+        voided = self.current_hand
+        if voided is not None:
+            self._hand_voided(hand_id=voided, reason=reason)
+        self._closed(reason=reason)
+        return voided
+
     def leave(self, seat: int) -> None:
-        """Leave a seat between hands."""
+        """Leave a seat between hands (also at a closed table)."""
         self._check_seat(seat)
         if self.seats[seat] is None:
             raise RuleError(Reason.SEAT_EMPTY, f"seat {seat} is empty")
@@ -206,6 +312,7 @@ class Table(Aggregate):
     def start_hand(self, *, deck: list[str] | None = None,
                    seed: bytes | None = None) -> GameHand:
         """Deal the next hand (a preset deck only when the table allows it)."""
+        self._check_open()
         if self.match_over:
             raise RuleError(Reason.MATCH_OVER, "the match at this table is over")
         if self.current_hand is not None:
@@ -247,6 +354,26 @@ class Table(Aggregate):
     @event("SeatLeft")
     def _left(self, seat: int) -> None:
         self.seats[seat] = None
+
+    @event("SeatReplaced")
+    def _seat_replaced(self, seat: int, previous_player_id: str, player_id: str,
+                       token_generation: int) -> None:
+        self.seats[seat] = player_id
+        self.token_generations[seat] = token_generation
+
+    @event("SeatTokenReissued")
+    def _token_reissued(self, seat: int, player_id: str, token_generation: int) -> None:
+        self.token_generations[seat] = token_generation
+
+    @event("Closed")
+    def _closed(self, reason: str) -> None:
+        self.closed = True
+        self.close_reason = reason
+
+    @event("HandVoided")
+    def _hand_voided(self, hand_id: str, reason: str) -> None:
+        self.current_hand = None
+        self.voided_hands.append(hand_id)
 
     @event("HandStarted")
     def _hand_started(self, hand_id: str, number: int, dealer: int) -> None:
@@ -292,4 +419,7 @@ class Table(Aggregate):
         self.match_end_reason = reason
 
 
-__all__ = ["SideScore", "Table", "TableView", "rules_of"]
+__all__ = [
+    "CLOSED", "FINISHED", "PLAYING", "TABLE_STATES", "WAITING", "SideScore", "Table",
+    "TableView", "rules_of", "table_state",
+]

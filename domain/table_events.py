@@ -1,4 +1,4 @@
-"""The table's public events (`table.*`): seats, hands started and recorded, the match's end.
+"""The table's public events (`table.*`): seats, hands, the match's end, the lifecycle.
 
 Nothing a table records is secret, so every viewer gets the same payload. The stored
 classes are the `Table` aggregate's events (`domain/table.py`); their stored topics never
@@ -77,6 +77,42 @@ class MatchEnded(PublicEvent):
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class SeatReplaced(PublicEvent):
+    """A taken seat was given to another player between hands; the old seat token is dead."""
+
+    NAME: ClassVar[str] = "table.seat_replaced"
+    seat: int
+    previous_player_id: str
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatTokenReissued(PublicEvent):
+    """A seat's token was reissued: tokens issued before for this seat stopped working."""
+
+    NAME: ClassVar[str] = "table.seat_token_reissued"
+    seat: int
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableClosed(PublicEvent):
+    """The table was closed: it deals no more hands (a hand in progress still finishes)."""
+
+    NAME: ClassVar[str] = "table.closed"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandVoided(PublicEvent):
+    """The hand in progress was voided (the table was aborted): its score never counts."""
+
+    NAME: ClassVar[str] = "table.hand_voided"
+    hand_id: str
+    reason: str
+
+
 def _opened(stored: Any, viewer: Viewer) -> TableOpened:
     del viewer  # a table has no secrets
     return TableOpened(game=str(getattr(stored, "game", DEFAULT_GAME)),
@@ -116,6 +152,27 @@ def _match_ended(stored: Any, viewer: Viewer) -> MatchEnded:
     return MatchEnded(reason=str(stored.reason))
 
 
+def _seat_replaced(stored: Any, viewer: Viewer) -> SeatReplaced:
+    del viewer
+    return SeatReplaced(seat=int(stored.seat), previous_player_id=str(stored.previous_player_id),
+                        player_id=str(stored.player_id))
+
+
+def _token_reissued(stored: Any, viewer: Viewer) -> SeatTokenReissued:
+    del viewer  # the token itself is never in an event, only that there is a new one
+    return SeatTokenReissued(seat=int(stored.seat), player_id=str(stored.player_id))
+
+
+def _closed(stored: Any, viewer: Viewer) -> TableClosed:
+    del viewer
+    return TableClosed(reason=str(stored.reason))
+
+
+def _hand_voided(stored: Any, viewer: Viewer) -> HandVoided:
+    del viewer
+    return HandVoided(hand_id=str(stored.hand_id), reason=str(stored.reason))
+
+
 TABLE_EVENTS = EventCatalog("table", [
     EventKind(stored_event(Table, "Opened"), TableOpened, _opened),
     EventKind(stored_event(Table, "SeatTaken"), SeatTaken, _seat_taken),
@@ -123,10 +180,14 @@ TABLE_EVENTS = EventCatalog("table", [
     EventKind(stored_event(Table, "HandStarted"), HandStarted, _hand_started),
     EventKind(Table.HandRecorded, HandRecorded, _hand_recorded),
     EventKind(stored_event(Table, "MatchEnded"), MatchEnded, _match_ended),
+    EventKind(stored_event(Table, "SeatReplaced"), SeatReplaced, _seat_replaced),
+    EventKind(stored_event(Table, "SeatTokenReissued"), SeatTokenReissued, _token_reissued),
+    EventKind(stored_event(Table, "Closed"), TableClosed, _closed),
+    EventKind(stored_event(Table, "HandVoided"), HandVoided, _hand_voided),
 ])
 
 
 __all__ = [
-    "TABLE_EVENTS", "HandRecorded", "HandStarted", "MatchEnded", "SeatLeft", "SeatTaken",
-    "TableOpened",
+    "TABLE_EVENTS", "HandRecorded", "HandStarted", "HandVoided", "MatchEnded", "SeatLeft",
+    "SeatReplaced", "SeatTaken", "SeatTokenReissued", "TableClosed", "TableOpened",
 ]

@@ -51,12 +51,16 @@ from fiftyk_referee.service.cache import AggregateCache, replay
 from fiftyk_referee.service.chain_store import ChainedEventStore, ChainedMapper, chained_event
 from fiftyk_referee.service.commands import (
     CREATE_SCOPE,
+    AbortTable,
     Act,
+    CloseTable,
     Command,
     CreateTable,
     HandCommand,
     JoinTable,
     LeaveTable,
+    ReissueSeatToken,
+    ReplaceSeat,
     StartHand,
     TableCommand,
     TimeOut,
@@ -68,6 +72,7 @@ from fiftyk_referee.service.errors import (
     NotFound,
     PermissionDenied,
     ServiceReason,
+    Unauthenticated,
 )
 from fiftyk_referee.service.evidence import DISTRIBUTION, build_evidence, engine_version
 from fiftyk_referee.service.integrity import IntegrityAudit
@@ -255,7 +260,8 @@ class Referee(Application[UUID]):
         if result.get("hand_id"):
             hand = self._load_hand(result["hand_id"], version=result["hand_version"])
         return Outcome(kind=kind, table=table, hand=hand, seat=result.get("seat"),
-                       detail=result.get("detail") or "", replayed=True)
+                       detail=result.get("detail") or "", replayed=True,
+                       table_version=result.get("seen_table_version"))
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -278,7 +284,9 @@ class Referee(Application[UUID]):
     def _handlers(self) -> dict[type[Command], Callable[[Any], Decision]]:
         return {CreateTable: self._create_table, JoinTable: self._join_table,
                 LeaveTable: self._leave_table, StartHand: self._start_hand, Act: self._act,
-                TimeOut: self._time_out}
+                TimeOut: self._time_out, CloseTable: self._close_table,
+                AbortTable: self._abort_table, ReplaceSeat: self._replace_seat,
+                ReissueSeatToken: self._reissue_seat_token}
 
     def _create_table(self, command: CreateTable) -> Decision:
         chosen = game_named(command.game)
@@ -313,8 +321,31 @@ class Referee(Application[UUID]):
             decision.on_saved.append(lambda: metrics.hand_started(game, preset))
         return decision
 
+    def _close_table(self, command: CloseTable) -> Decision:
+        table = self.get_table(command.table_id)
+        table.close(command.reason)
+        return Decision(Outcome(command.kind, table), [table])
+
+    def _abort_table(self, command: AbortTable) -> Decision:
+        table = self.get_table(command.table_id)
+        voided = table.abort(command.reason)
+        return Decision(Outcome(command.kind, table, detail=voided or ""), [table])
+
+    def _replace_seat(self, command: ReplaceSeat) -> Decision:
+        table = self.get_table(command.table_id)
+        table.replace_seat(command.seat, command.player_id)
+        return Decision(Outcome(command.kind, table, seat=command.seat), [table])
+
+    def _reissue_seat_token(self, command: ReissueSeatToken) -> Decision:
+        table = self.get_table(command.table_id)
+        table.reissue_token(command.seat)
+        return Decision(Outcome(command.kind, table, seat=command.seat), [table])
+
     def _act(self, command: Act) -> Decision:
-        hand = self._acting_hand(command)
+        seen = self._table_now(command)
+        if command.token_generation is not None:
+            check_token_generation(seen, command.seat, command.token_generation)
+        hand = self._acting_hand(command, seen)
         if command.player_id is not None:
             _check_seat_holder(hand, command.seat, command.player_id)
         if command.expected_version is not None and command.expected_version != hand.version:
@@ -322,18 +353,27 @@ class Referee(Application[UUID]):
                            f"the hand is at version {hand.version}, not"
                            f" {command.expected_version}: read it again and decide anew")
         hand.act(command.seat, command.action)  # the game validates the kind
-        return self._hand_decision(command, hand)
+        return self._hand_decision(command, hand, seen)
 
     def _time_out(self, command: TimeOut) -> Decision:
-        hand = self._acting_hand(command)
+        seen = self._table_now(command)
+        hand = self._acting_hand(command, seen)
         taken = hand.time_out(command.seat, command.now)
-        return self._hand_decision(command, hand, detail=taken.kind)
+        return self._hand_decision(command, hand, seen, detail=taken.kind)
 
-    def _acting_hand(self, command: HandCommand) -> GameHand:
+    def _table_now(self, command: HandCommand) -> Table:
+        """The command's table as it is now, read through to the store even on a first
+        attempt: a seat token reissued or a hand voided on another replica counts at once."""
+        return self._fresh_table(parse_id(command.table_id, "table id"))
+
+    def _acting_hand(self, command: HandCommand, seen: Table) -> GameHand:
+        if command.hand_id is not None and command.hand_id in seen.voided_hands:
+            raise RuleError(Reason.HAND_VOIDED,
+                            f"hand {command.hand_id} was voided: the table was aborted")
         return self._hand_of(command.table_id, command.hand_id, current_only=True)
 
-    def _hand_decision(self, command: HandCommand, hand: GameHand, detail: str = ""
-                       ) -> Decision:
+    def _hand_decision(self, command: HandCommand, hand: GameHand, seen: Table,
+                       detail: str = "") -> Decision:
         changed: list[Aggregate] = [hand]  # type: ignore[list-item]  # an aggregate
         table = None
         if hand.is_over:
@@ -341,7 +381,7 @@ class Referee(Application[UUID]):
             table.record_hand(hand)
             changed.append(table)
         decision = Decision(Outcome(command.kind, table, hand, seat=command.seat,
-                                    detail=detail), changed)
+                                    detail=detail, table_version=seen.version), changed)
         if self.metrics is not None:
             decision.on_saved.append(game_event_metrics(self.metrics, hand))
         return decision
@@ -379,45 +419,92 @@ class Referee(Application[UUID]):
 
     def act(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
             action: Action, *, request_id: str | None = None, player_id: str | None = None,
-            expected_version: int | None = None, names_cards: bool = True) -> Outcome:
-        """One seat's action in a hand (`player_id`: who must hold the seat in this hand)."""
+            expected_version: int | None = None, names_cards: bool = True,
+            token_generation: int | None = None) -> Outcome:
+        """One seat's action in a hand (`player_id`: who must hold the seat in this hand;
+        `token_generation`: the generation of the seat token it acts with)."""
         return self.execute(Act(
             table_id=str(table_id), hand_id=str(hand_id) if hand_id else None, seat=seat,
             action=action, player_id=player_id, expected_version=expected_version,
-            names_cards=names_cards, request_id=request_id))
+            names_cards=names_cards, token_generation=token_generation,
+            request_id=request_id))
+
+    # -- the table's lifecycle (docs/integrating.md, "Running a lobby") ----------------------
+
+    def close_table(self, table_id: str | UUID, reason: str = "", *,
+                    request_id: str | None = None) -> Outcome:
+        """Deal no more hands at a table; a hand in progress finishes and counts."""
+        return self.execute(CloseTable(table_id=str(table_id), reason=reason,
+                                       request_id=request_id))
+
+    def abort_table(self, table_id: str | UUID, reason: str = "", *,
+                    request_id: str | None = None) -> Outcome:
+        """Close a table at once, voiding the hand in progress (`detail`: its id, if any)."""
+        return self.execute(AbortTable(table_id=str(table_id), reason=reason,
+                                       request_id=request_id))
+
+    def replace_seat(self, table_id: str | UUID, seat: int, player_id: str, *,
+                     request_id: str | None = None) -> Outcome:
+        """Give a taken seat to another player between hands (the old token stops working)."""
+        return self.execute(ReplaceSeat(table_id=str(table_id), seat=seat,
+                                        player_id=player_id, request_id=request_id))
+
+    def reissue_seat_token(self, table_id: str | UUID, seat: int, *,
+                           request_id: str | None = None) -> Outcome:
+        """Make a new seat token current for a taken seat; older ones stop working."""
+        return self.execute(ReissueSeatToken(table_id=str(table_id), seat=seat,
+                                             request_id=request_id))
+
+    def check_seat_token(self, table_id: str | UUID, seat: int, player_id: str,
+                         token_generation: int) -> Table:
+        """The table, if a seat token of this player and generation still holds the seat
+        (read through to the store: a reissue on another replica counts at once)."""
+        table = self._fresh_table(parse_id(table_id, "table id"))
+        check_token_generation(table, seat, token_generation)
+        if not 0 <= seat < table.players or table.seats[seat] != player_id:
+            raise PermissionDenied(ServiceReason.WRONG_SEAT,
+                                   "the seat token's player no longer holds that seat")
+        return table
 
     def play(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
              cards: Iterable[str], *, request_id: str | None = None,
-             player_id: str | None = None) -> Outcome:
+             player_id: str | None = None, token_generation: int | None = None) -> Outcome:
         """Play cards for a seat."""
         return self.act(table_id, hand_id, seat, Action.play([str(c) for c in cards]),
-                        request_id=request_id, player_id=player_id)
+                        request_id=request_id, player_id=player_id,
+                        token_generation=token_generation)
 
     def pass_turn(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int, *,
-                  request_id: str | None = None, player_id: str | None = None) -> Outcome:
+                  request_id: str | None = None, player_id: str | None = None,
+                  token_generation: int | None = None) -> Outcome:
         """Pass for a seat."""
         return self.act(table_id, hand_id, seat, Action(PASS), request_id=request_id,
-                        player_id=player_id, names_cards=False)
+                        player_id=player_id, names_cards=False,
+                        token_generation=token_generation)
 
     def resign(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int, *,
-               request_id: str | None = None, player_id: str | None = None) -> Outcome:
+               request_id: str | None = None, player_id: str | None = None,
+               token_generation: int | None = None) -> Outcome:
         """Resign the current hand for a seat."""
         return self.act(table_id, hand_id, seat, Action(RESIGN), request_id=request_id,
-                        player_id=player_id, names_cards=False)
+                        player_id=player_id, names_cards=False,
+                        token_generation=token_generation)
 
     def declare(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
                 cards: Iterable[str], *, request_id: str | None = None,
-                player_id: str | None = None) -> Outcome:
+                player_id: str | None = None, token_generation: int | None = None) -> Outcome:
         """Declare trump cards for a seat (Shengji; no cards: declare nothing this round)."""
         return self.act(table_id, hand_id, seat, Action("declare", tuple(map(str, cards))),
-                        request_id=request_id, player_id=player_id)
+                        request_id=request_id, player_id=player_id,
+                        token_generation=token_generation)
 
     def bury(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
              cards: Iterable[str], *, request_id: str | None = None,
-             player_id: str | None = None) -> Outcome:
+             player_id: str | None = None, token_generation: int | None = None) -> Outcome:
         """Bury the dealer's cards in the kitty (Shengji)."""
         return self.act(table_id, hand_id, seat, Action("bury", tuple(map(str, cards))),
-                        request_id=request_id, player_id=player_id)
+                        request_id=request_id, player_id=player_id,
+                        token_generation=token_generation)
 
     def time_out(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
                  now: datetime, *, request_id: str | None = None) -> Outcome:
@@ -425,6 +512,11 @@ class Referee(Application[UUID]):
         return self.execute(TimeOut(table_id=str(table_id),
                                     hand_id=str(hand_id) if hand_id else None, seat=seat,
                                     now=now, request_id=request_id))
+
+    def _fresh_table(self, table_id: UUID) -> Table:
+        """The table fast-forwarded from the store (never the optimistic cached copy)."""
+        with self.cache.fresh():
+            return self.get_table(table_id)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -635,6 +727,14 @@ def _normalized(command: CommandT) -> CommandT:
     if isinstance(command, HandCommand) and command.hand_id:
         return replace(command, table_id=tid, hand_id=str(parse_id(command.hand_id, "hand id")))
     return replace(command, table_id=tid)
+
+
+def check_token_generation(table: Table, seat: int, generation: int) -> None:
+    """Unauthenticated (`TOKEN_REVOKED`) when a newer token was issued for the seat."""
+    if generation != table.token_generation(seat):
+        raise Unauthenticated(ServiceReason.TOKEN_REVOKED,
+                              "this seat token was replaced by a newer one"
+                              " (ReissueSeatToken or ReplaceSeat)")
 
 
 def _check_seat_holder(hand: GameHand, seat: int, player_id: str) -> None:

@@ -23,7 +23,8 @@ referee needs on top:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import is_dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -160,6 +161,17 @@ class AggregateCache:
                     continue
                 if known.version < aggregate.version:
                     cache.put(aggregate.id, aggregate)
+
+    @contextmanager
+    def fresh(self) -> Iterator[None]:
+        """Within this block, reads on this thread fast-forward even in an optimistic
+        decision (state another process may have changed and the decision must not miss)."""
+        optimistic = getattr(self._local, "optimistic", False)
+        self._local.optimistic = False
+        try:
+            yield
+        finally:
+            self._local.optimistic = optimistic
 
     def decide(self, decide: Callable[[], T], *, optimistic: bool) -> T:
         """Run `decide` on cached state without reading the store first, when `optimistic`.

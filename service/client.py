@@ -293,7 +293,88 @@ class RefereeClient:
         response: pb.ResignResponse = self.stub.Resign(request, **self._kw())
         return response
 
+    # -- the table's lifecycle --------------------------------------------------------------
+
+    def close_table(self, table_id: str, reason: str = "", *,
+                    request_id: str = "") -> pb.CloseTableResponse:
+        """Close a table: no new deal; a hand in progress finishes (platform)."""
+        response: pb.CloseTableResponse = self.stub.CloseTable(
+            pb.CloseTableRequest(request_id=request_id, table_id=table_id, reason=reason),
+            **self._kw())
+        return response
+
+    def abort_table(self, table_id: str, reason: str = "", *,
+                    request_id: str = "") -> pb.AbortTableResponse:
+        """Close a table now, voiding the hand in progress (platform)."""
+        response: pb.AbortTableResponse = self.stub.AbortTable(
+            pb.AbortTableRequest(request_id=request_id, table_id=table_id, reason=reason),
+            **self._kw())
+        return response
+
+    def replace_seat(self, table_id: str, seat: int, player_id: str, *,
+                     request_id: str = "") -> pb.ReplaceSeatResponse:
+        """Give a taken seat to another player between hands (platform)."""
+        response: pb.ReplaceSeatResponse = self.stub.ReplaceSeat(
+            pb.ReplaceSeatRequest(request_id=request_id, table_id=table_id, seat=seat,
+                                  player_id=player_id), **self._kw())
+        return response
+
+    def reissue_seat_token(self, table_id: str, seat: int, *,
+                           request_id: str = "") -> pb.ReissueSeatTokenResponse:
+        """A new token for a taken seat; older ones stop working (platform)."""
+        response: pb.ReissueSeatTokenResponse = self.stub.ReissueSeatToken(
+            pb.ReissueSeatTokenRequest(request_id=request_id, table_id=table_id, seat=seat),
+            **self._kw())
+        return response
+
     # -- queries ----------------------------------------------------------------------------
+
+    def list_tables(self, *, game: str = "", preset: str = "",
+                    states: Iterable[pb.TableState.ValueType] = (), player_id: str = "",
+                    page_size: int = 0, page_token: str = "") -> pb.ListTablesResponse:
+        """A page of the lobby, most recently active first (platform)."""
+        response: pb.ListTablesResponse = self.stub.ListTables(
+            pb.ListTablesRequest(game=game, preset=preset, states=list(states),
+                                 player_id=player_id, page_size=page_size,
+                                 page_token=page_token), **self._kw())
+        return response
+
+    def register_webhook(self, url: str, events: Iterable[str] = (), *, description: str = "",
+                         request_id: str = "") -> pb.RegisterWebhookResponse:
+        """Register a webhook endpoint; the answer holds its secret (platform)."""
+        response: pb.RegisterWebhookResponse = self.stub.RegisterWebhook(
+            pb.RegisterWebhookRequest(url=url, events=list(events), description=description,
+                                      request_id=request_id), **self._kw())
+        return response
+
+    def list_webhooks(self) -> pb.ListWebhooksResponse:
+        """Every webhook endpoint (platform)."""
+        response: pb.ListWebhooksResponse = self.stub.ListWebhooks(pb.ListWebhooksRequest(),
+                                                                    **self._kw())
+        return response
+
+    def delete_webhook(self, webhook_id: str) -> None:
+        """Remove a webhook endpoint (platform)."""
+        self.stub.DeleteWebhook(pb.DeleteWebhookRequest(webhook_id=webhook_id), **self._kw())
+
+    def webhook_dead_letters(self, webhook_id: str) -> list[pb.WebhookDeadLetter]:
+        """An endpoint's dead letters (platform)."""
+        response: pb.ListWebhookDeadLettersResponse = self.stub.ListWebhookDeadLetters(
+            pb.ListWebhookDeadLettersRequest(webhook_id=webhook_id), **self._kw())
+        return list(response.dead_letters)
+
+    def redeliver_webhook_events(self, webhook_id: str, event_ids: Iterable[str] = ()) -> int:
+        """Send dead letters again (all when none are named); how many (platform)."""
+        response: pb.RedeliverWebhookEventsResponse = self.stub.RedeliverWebhookEvents(
+            pb.RedeliverWebhookEventsRequest(webhook_id=webhook_id, event_ids=list(event_ids)),
+            **self._kw())
+        return response.redelivering
+
+    def feed_head(self) -> int:
+        """The global feed's last position (platform or audit)."""
+        response: pb.GetFeedHeadResponse = self.stub.GetFeedHead(pb.GetFeedHeadRequest(),
+                                                                  **self._kw())
+        return response.position
 
     def get_table(self, table_id: str) -> pb.TableView:
         """A table's public state."""

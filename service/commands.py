@@ -125,6 +125,55 @@ class StartHand(TableCommand):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CloseTable(TableCommand):
+    """Deal no more hands at a table; a hand in progress finishes and counts."""
+
+    KIND: ClassVar[str] = "close_table"
+    reason: str = ""
+
+    def arguments(self) -> dict[str, Any]:
+        """Table and reason."""
+        return {"table_id": self.table_id, "reason": self.reason}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AbortTable(TableCommand):
+    """Close a table at once, voiding the hand in progress."""
+
+    KIND: ClassVar[str] = "abort_table"
+    reason: str = ""
+
+    def arguments(self) -> dict[str, Any]:
+        """Table and reason."""
+        return {"table_id": self.table_id, "reason": self.reason}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplaceSeat(TableCommand):
+    """Give a taken seat to another player between hands (the old seat token stops working)."""
+
+    KIND: ClassVar[str] = "replace_seat"
+    seat: int
+    player_id: str
+
+    def arguments(self) -> dict[str, Any]:
+        """Table, seat and the new player."""
+        return {"table_id": self.table_id, "seat": self.seat, "player_id": self.player_id}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReissueSeatToken(TableCommand):
+    """Make a new seat token current for a taken seat; older ones stop working."""
+
+    KIND: ClassVar[str] = "reissue_seat_token"
+    seat: int
+
+    def arguments(self) -> dict[str, Any]:
+        """Table and seat."""
+        return {"table_id": self.table_id, "seat": self.seat}
+
+
+@dataclass(frozen=True, kw_only=True)
 class HandCommand(TableCommand):
     """A command on a table's hand (the named one, else its current hand) for one seat."""
 
@@ -140,7 +189,9 @@ class Act(HandCommand):
     """One seat's action in a hand.
 
     `player_id`: who must hold the seat in this hand (seat tokens; not fingerprinted, the
-    token's table and seat are). `expected_version`: the hand version the seat decided on.
+    token's table and seat are). `token_generation`: the generation of the seat token it acts
+    with (not fingerprinted either: a retry with a reissued token is the same command).
+    `expected_version`: the hand version the seat decided on.
     `names_cards`: the request carried a card list, even an empty one (Play, Declare, Bury
     and Act name cards; Pass and Resign do not), as receipts have always fingerprinted it.
     """
@@ -149,6 +200,7 @@ class Act(HandCommand):
     player_id: str | None = None
     expected_version: int | None = None
     names_cards: bool = True
+    token_generation: int | None = None
 
     @property
     def kind(self) -> str:
@@ -180,5 +232,6 @@ class TimeOut(HandCommand):
         return self._hand_arguments()
 
 
-__all__ = ["CREATE_SCOPE", "Act", "Command", "CreateTable", "HandCommand", "JoinTable",
-           "LeaveTable", "StartHand", "TableCommand", "TimeOut"]
+__all__ = ["CREATE_SCOPE", "AbortTable", "Act", "CloseTable", "Command", "CreateTable",
+           "HandCommand", "JoinTable", "LeaveTable", "ReissueSeatToken", "ReplaceSeat",
+           "StartHand", "TableCommand", "TimeOut"]

@@ -46,6 +46,11 @@ from fiftyk_referee.service.limits import (
 )
 from fiftyk_referee.service.signing import DEV_SIGNING_KEY, SignatureError, Signer
 from fiftyk_referee.service.tls import TlsFiles
+from fiftyk_referee.service.webhook_settings import (
+    WebhookSettings,
+    WebhookSettingsError,
+    parse_webhook_settings,
+)
 
 DATA_DIR_ENV = "FIFTYK_DATA_DIR"
 DEFAULT_DATA_DIR = Path("data")
@@ -376,6 +381,7 @@ class Config:
     rate_limits: str = ""  # overrides of service.limits.DEFAULT_RATES, or "off"
     watch_limits: str = ""  # overrides of service.limits.WatchLimits
     transport_limits: str = ""  # overrides of service.limits.TransportLimits
+    webhooks: str = ""  # overrides of service.webhook_settings.WebhookSettings
     processes: int = 1  # server processes sharing the port (one per core: the GIL)
     reuse_port: bool = False  # set for the processes `fiftyk serve --processes N` starts
 
@@ -391,7 +397,7 @@ class Config:
             "token_secret": keys.TOKEN_SECRET, "audit_key": keys.AUDIT_KEY,
             "platform_key": keys.PLATFORM_KEY, "rate_limits": keys.RATE_LIMITS,
             "watch_limits": keys.WATCH_LIMITS, "transport_limits": keys.TRANSPORT_LIMITS,
-            "signing_key": keys.SIGNING_KEY,
+            "signing_key": keys.SIGNING_KEY, "webhooks": keys.WEBHOOKS,
         }
         for attr, name in texts.items():
             if (text := _env_text(source, name)) is not None:
@@ -479,6 +485,11 @@ class Config:
         return parse_transport_limits(self.transport_limits)
 
     @property
+    def webhook_settings(self) -> WebhookSettings:
+        """How webhook deliveries are retried, timed out and leased."""
+        return parse_webhook_settings(self.webhooks)
+
+    @property
     def tls(self) -> TlsFiles | None:
         """The TLS files, when TLS is configured."""
         if self.tls_cert_file is None or self.tls_key_file is None:
@@ -528,6 +539,10 @@ class Config:
                 parse()
             except LimitSpecError as error:
                 problems.append(f"{name}: {error}")
+        try:
+            self.webhook_settings  # noqa: B018 - parsing is the check
+        except WebhookSettingsError as error:
+            problems.append(f"{keys.WEBHOOKS}: {error}")
         if problems:
             raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
         return self
@@ -701,6 +716,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--transport-limits", metavar="SPEC",
                        help="limits below authentication, e.g. streams=512,idle=300,request=10"
                             f" ({keys.TRANSPORT_LIMITS}; see docs/integrating.md)")
+    group.add_argument("--webhooks", metavar="SPEC",
+                       help="webhook delivery: attempts, backoff, max_backoff, timeout,"
+                            f" lease, poll, e.g. attempts=20,backoff=2 ({keys.WEBHOOKS})")
     group.add_argument("--processes", type=int,
                        help=f"server processes sharing the gRPC port, one per core"
                             f" ({keys.PROCESSES}, default 1; use PostgreSQL with several)")

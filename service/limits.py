@@ -2,10 +2,13 @@
 
 Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC class:
 
-- `create`: CreateTable, JoinTable — new tables and seats;
-- `command`: LeaveTable, StartHand, Act and its aliases Play, Pass, Resign, Declare, Bury;
+- `create`: CreateTable, JoinTable, ReplaceSeat, ReissueSeatToken, RegisterWebhook,
+  DeleteWebhook, RedeliverWebhookEvents — new tables, seats, seat tokens and webhooks;
+- `command`: LeaveTable, StartHand, Act and its aliases Play, Pass, Resign, Declare, Bury,
+  CloseTable, AbortTable;
 - `read`: GetTable, GetHandView, ListLegalPlays, GetScores, GetHandHistory, GetHandAt,
-  ExportTranscript, ReadEvents;
+  ExportTranscript, ReadEvents, GetFeedHead, ListTables, ListWebhooks,
+  ListWebhookDeadLetters;
 - `adjudicate`: Adjudicate, VerifyHand (re-rule a whole transcript: the costliest calls);
 - `watch`: opening a WatchTable stream.
 
@@ -47,7 +50,11 @@ METHOD_CLASSES: Mapping[str, str] = {
     "Resign": "command", "Declare": "command", "Bury": "command", "Act": "command",
     "GetTable": "read", "GetHandView": "read", "ListLegalPlays": "read", "GetScores": "read",
     "GetHandHistory": "read", "GetHandAt": "read", "ExportTranscript": "read",
-    "ReadEvents": "read",
+    "ReadEvents": "read", "GetFeedHead": "read", "ListTables": "read",
+    "CloseTable": "command", "AbortTable": "command", "ReplaceSeat": "create",
+    "ReissueSeatToken": "create", "RegisterWebhook": "create", "DeleteWebhook": "create",
+    "RedeliverWebhookEvents": "create", "ListWebhooks": "read",
+    "ListWebhookDeadLetters": "read",
     "Adjudicate": "adjudicate", "VerifyHand": "adjudicate",
     "WatchTable": "watch",
 }

@@ -21,6 +21,7 @@ unexpected is counted under `other` / `OTHER`.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import ssl
 import threading
@@ -58,6 +59,10 @@ LATENCY_BUCKETS: tuple[float, ...] = (
 REBUILD_BUCKETS: tuple[float, ...] = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 )
+# A delivery arrives within milliseconds when the endpoint keeps up, minutes after an outage.
+WEBHOOK_LAG_BUCKETS: tuple[float, ...] = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0,
+)
 
 OTHER = "other"
 WATCH_SCOPES = frozenset({"credential", "table", "server", "spectators"})
@@ -69,7 +74,8 @@ ACCEPTED = "accepted"
 GRPC_TYPES = frozenset({"unary", "client_stream", "server_stream", "bidi_stream"})
 # The commands on tables; a hand command's kind is one of its game's action kinds.
 TABLE_COMMAND_KINDS = frozenset({"create_table", "join_table", "leave_table", "start_hand",
-                                 "timeout"})
+                                 "timeout", "close_table", "abort_table", "replace_seat",
+                                 "reissue_seat_token"})
 OUTCOMES = frozenset({
     ACCEPTED, OTHER_REASON, *(reason.value for reason in Reason),
     *(reason.value for reason in ServiceReason),
@@ -324,6 +330,42 @@ class Metrics:
         )
         for limit in ARRIVAL_LIMITS:
             self._arrival_refused.labels(limit)
+        self._webhook_deliveries = Counter(
+            "fiftyk_webhook_deliveries_total",
+            "Webhook events an endpoint took (a 2xx answer), by endpoint id.", ("endpoint",),
+            registry=registry,
+        )
+        self._webhook_failures = Counter(
+            "fiftyk_webhook_failures_total",
+            "Webhook POSTs that failed (not 2xx, a timeout, no connection), by endpoint id.",
+            ("endpoint",), registry=registry,
+        )
+        self._webhook_retries = Counter(
+            "fiftyk_webhook_retries_total",
+            "Webhook POSTs that retried an event after a failure, by endpoint id.",
+            ("endpoint",), registry=registry,
+        )
+        self._webhook_dead_letters = Counter(
+            "fiftyk_webhook_dead_letters_total",
+            "Webhook events moved to an endpoint's dead letters after every attempt failed.",
+            ("endpoint",), registry=registry,
+        )
+        self._webhook_delivery_lag = Histogram(
+            "fiftyk_webhook_delivery_lag_seconds",
+            "Time from an event's recording to its delivery to an endpoint.",
+            buckets=WEBHOOK_LAG_BUCKETS, registry=registry,
+        )
+        self._webhook_lag_events = Gauge(
+            "fiftyk_webhook_lag_events",
+            "Feed positions between the feed's head and an endpoint's position (0: caught"
+            " up); only the replica serving the endpoint reports it.", ("endpoint",),
+            registry=registry,
+        )
+        self._webhook_lag_seconds = Gauge(
+            "fiftyk_webhook_lag_seconds",
+            "Age of the oldest event an endpoint has not taken yet (0: caught up).",
+            ("endpoint",), registry=registry,
+        )
         for role in ROLES:
             for rpc_class in RPC_CLASSES:
                 self._rate_limited.labels(role, rpc_class)
@@ -468,6 +510,36 @@ class Metrics:
         self._integrity_problems.set(problems)
         self._ledger_hands.set(hands)
         self._integrity_runs.labels("problems" if problems else "clean").inc()
+
+    # Webhooks, called by service.webhooks (endpoint ids are bounded: at most MAX_ENDPOINTS).
+
+    def webhook_delivered(self, endpoint: str, lag_seconds: float) -> None:
+        """Count a delivery and observe how long after the event it arrived."""
+        self._webhook_deliveries.labels(endpoint).inc()
+        self._webhook_delivery_lag.observe(max(0.0, lag_seconds))
+
+    def webhook_failed(self, endpoint: str) -> None:
+        """Count a failed attempt."""
+        self._webhook_failures.labels(endpoint).inc()
+
+    def webhook_retried(self, endpoint: str) -> None:
+        """Count an attempt after a failed one."""
+        self._webhook_retries.labels(endpoint).inc()
+
+    def webhook_dead_lettered(self, endpoint: str) -> None:
+        """Count an event moved to the dead letters."""
+        self._webhook_dead_letters.labels(endpoint).inc()
+
+    def set_webhook_lag(self, endpoint: str, events: int, seconds: float) -> None:
+        """Set how far behind the feed the endpoint is."""
+        self._webhook_lag_events.labels(endpoint).set(events)
+        self._webhook_lag_seconds.labels(endpoint).set(seconds)
+
+    def forget_webhook(self, endpoint: str) -> None:
+        """This replica no longer serves the endpoint: drop its gauges."""
+        for gauge in (self._webhook_lag_events, self._webhook_lag_seconds):
+            with contextlib.suppress(KeyError):
+                gauge.remove(endpoint)
 
     def set_store_up(self, up: bool) -> None:
         """Record whether the event store answered the last health probe."""

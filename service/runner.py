@@ -75,6 +75,8 @@ class Outcome:
     seat: int | None = None
     detail: str = ""  # `time_out`: what the referee did ("pass", "play")
     replayed: bool = False
+    # Hand commands that leave the table unchanged: the table's version they were decided on.
+    table_version: int | None = None
 
     @property
     def table_id(self) -> str:
@@ -95,6 +97,13 @@ class Outcome:
             return self.hand.version
         return self.table.version if self.table is not None else 0
 
+    @property
+    def current_table_version(self) -> int:
+        """The table's version right after the command (0 when not known: old receipts)."""
+        if self.table is not None:
+            return self.table.version
+        return self.table_version or 0
+
     def receipt_result(self) -> dict[str, Any]:
         """The ids and versions a receipt records to rebuild this outcome later."""
         return {
@@ -104,6 +113,7 @@ class Outcome:
             "hand_version": self.hand.version if self.hand is not None else None,
             "seat": self.seat,
             "detail": self.detail,
+            "seen_table_version": self.table_version,
         }
 
 

@@ -48,6 +48,7 @@ from fiftyk_referee.service.grpc.interceptors import (
 from fiftyk_referee.service.grpc.malformed import MalformedRequestInterceptor
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
 from fiftyk_referee.service.limits import RateLimiter, TransportLimits, WatchLimiter
+from fiftyk_referee.service.lobby import Lobby, LobbyFollower
 from fiftyk_referee.service.logs import configure_logging
 from fiftyk_referee.service.metrics import Metrics
 from fiftyk_referee.service.signing import Signer
@@ -60,6 +61,7 @@ from fiftyk_referee.service.store import (
 from fiftyk_referee.service.tls import CertificateReloader
 from fiftyk_referee.service.turn_clock import TurnClock
 from fiftyk_referee.service.web.gateway import WebTable
+from fiftyk_referee.service.webhooks import WebhookDispatcher, WebhookStore
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 LIVENESS_SERVICE = "liveness"
@@ -174,6 +176,8 @@ class RunningServer:
     web_port: int | None = None
     web_socket_dir: str | None = None
     integrity: asyncio.Task[None] | None = None
+    lobby: LobbyFollower | None = None
+    webhooks: WebhookDispatcher | None = None
 
     async def stop(self, grace: float) -> None:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
@@ -193,6 +197,11 @@ class RunningServer:
         if self.web_socket_dir is not None:
             shutil.rmtree(self.web_socket_dir, ignore_errors=True)
         await self.hub.stop()
+        if self.lobby is not None:
+            self.lobby.stop()
+        if self.webhooks is not None:
+            # Off the event loop: a worker may be waiting for an endpoint's answer.
+            await asyncio.get_running_loop().run_in_executor(None, self.webhooks.stop)
         self.metrics.stop_http_server()
         self.executor.shutdown(wait=True)
         self.app.close()
@@ -268,7 +277,14 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     hub.add_listener(active_tables.observe)
     metrics.count_active_tables_with(active_tables.count)
     await hub.start()
-    servicer = RefereeServicer(app, config, executor, hub, metrics)
+    lobby = await loop.run_in_executor(
+        executor, lambda: Lobby(app, create=config.create_schema))
+    lobby_follower = LobbyFollower(lobby)
+    webhooks = await loop.run_in_executor(
+        executor, lambda: WebhookStore(app, create=config.create_schema))
+    dispatcher = WebhookDispatcher(app, webhooks, config.webhook_settings, metrics=metrics)
+    hub.add_listener(dispatcher.poke)
+    servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
     # Outermost: a call whose request message does not arrive in time, or one more from an
     # address with too many such calls, is ended before anything else spends on it.
@@ -359,9 +375,11 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         integrity = asyncio.create_task(
             _audit_periodically(app, executor, config.integrity_check_seconds),
             name="integrity-audit")
+    lobby_follower.start()
+    dispatcher.start()
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
                          clock, executor, store_health, certificates, servicer, web, web_port,
-                         web_socket_dir, integrity)
+                         web_socket_dir, integrity, lobby_follower, dispatcher)
 
 
 async def _audit_periodically(app: Referee, executor: ThreadPoolExecutor,

@@ -3,7 +3,8 @@
 The deadline of a turn follows from stored events alone (the time of the hand's last event
 plus the table's `turn_timeout`, see `GameHand.turn_deadline`), so the clock survives
 restarts: at start it finds the hands in progress by reading the tables' `hand_started` and
-`hand_recorded` events of the feed — the same for every game — then follows the feed hub.
+`hand_recorded` events of the feed (a voided hand's `hand_voided` ends it too) — the same for
+every game — then follows the feed hub.
 A hand whose rules have no clock is dropped at its first sweep. Several server processes
 may run clocks on one database: each timeout carries a request id derived from the hand's
 version, so the same decision is recorded once and the other process's attempt replays the
@@ -20,12 +21,12 @@ from datetime import UTC, datetime
 
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.observer import SPECTATOR
-from fiftyk_referee.domain.table_events import HandRecorded, HandStarted
+from fiftyk_referee.domain.table_events import HandRecorded, HandStarted, HandVoided
 from fiftyk_referee.service.application import FeedEvent, Referee
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.feed import PAGE, FeedHub, cancel
 
-WATCHED = (HandStarted.NAME, HandRecorded.NAME)
+WATCHED = (HandStarted.NAME, HandRecorded.NAME, HandVoided.NAME)
 log = logging.getLogger(__name__)
 
 
@@ -50,10 +51,10 @@ class TurnClock:
                 started = event.public(SPECTATOR)
                 if isinstance(started, HandStarted):
                     self._clocked[started.hand_id] = event.aggregate_id
-            elif event.name == HandRecorded.NAME:
-                recorded = event.public(SPECTATOR)
-                if isinstance(recorded, HandRecorded):
-                    self._clocked.pop(recorded.hand_id, None)
+            elif event.name in (HandRecorded.NAME, HandVoided.NAME):
+                ended = event.public(SPECTATOR)
+                if isinstance(ended, HandRecorded | HandVoided):
+                    self._clocked.pop(ended.hand_id, None)
 
     def _scan(self) -> list[FeedEvent]:
         position = 0

@@ -3,7 +3,8 @@
 A seat token is compact base64url text, `fk1.<payload>.<signature>`:
 
 - `payload` is the JSON object `{"tid": table id, "seat": n, "pid": player id,
-  "iat": issued-at, "exp": expiry}` (Unix seconds), base64url without padding;
+  "iat": issued-at, "exp": expiry}` (Unix seconds), base64url without padding, plus
+  `"gen": n` once the seat's token has been reissued (absent means generation 0);
 - `signature` is HMAC-SHA256, keyed with the configured token secret, over the domain tag
   `fiftyk-seat-token` and the text `fk1.<payload>`, base64url without padding.
 
@@ -25,7 +26,10 @@ must be valid, and the principal holds every role they prove. No credential at a
 anonymous principal, which the `require_*` helpers turn away as unauthenticated.
 
 A token stays valid for its seat until it expires, even after the player leaves the table:
-callers that act for a seat also check `require_current_holder` against the seat's player.
+callers that act for a seat also check, against the table's stream, that the token's player
+still holds the seat and that its generation is the seat's current one
+(`Referee.check_seat_token`): `ReissueSeatToken` and `ReplaceSeat` move the generation on,
+so older tokens stop working at once.
 """
 
 from __future__ import annotations
@@ -106,6 +110,7 @@ class SeatClaim:
     player_id: str
     issued_at: int
     expires_at: int
+    generation: int = 0
 
     @property
     def expires(self) -> datetime:
@@ -204,17 +209,23 @@ def issue_seat_token(
     *,
     ttl_seconds: int = DEFAULT_TOKEN_TTL_SECONDS,
     now: float | None = None,
+    generation: int = 0,
 ) -> str:
-    """Sign a token saying `player_id` holds `seat` at `table_id` for `ttl_seconds`."""
+    """Sign a token saying `player_id` holds `seat` at `table_id` for `ttl_seconds`
+    (`generation`: which of the seat's reissued tokens this is)."""
     if not _valid_id(table_id) or not _valid_id(player_id):
         raise ValueError(f"table and player ids are 1..{MAX_ID_LENGTH} characters")
     if not _is_int(seat) or seat < 0:
         raise ValueError("a seat is a non-negative integer")
     if ttl_seconds <= 0:
         raise ValueError("a token needs a positive lifetime")
+    if not _is_int(generation) or generation < 0:
+        raise ValueError("a token generation is a non-negative integer")
     issued = int(time.time() if now is None else now)
-    payload = {"tid": table_id, "seat": seat, "pid": player_id, "iat": issued,
-               "exp": issued + ttl_seconds}
+    payload: dict[str, Any] = {"tid": table_id, "seat": seat, "pid": player_id, "iat": issued,
+                               "exp": issued + ttl_seconds}
+    if generation:  # generation 0 keeps the token of 0.1.0's shape
+        payload["gen"] = generation
     return _sign(secret, TOKEN_VERSION, _MAC_TAG, payload)
 
 
@@ -277,10 +288,12 @@ def verify_seat_token(secret: str, token: str, *, now: float | None = None) -> S
     if not (isinstance(payload, dict) and _valid_id(payload.get("tid"))
             and _valid_id(payload.get("pid")) and _is_int(payload.get("seat"))
             and payload["seat"] >= 0 and _is_int(payload.get("iat"))
-            and _is_int(payload.get("exp"))):
+            and _is_int(payload.get("exp")) and _is_int(payload.get("gen", 0))
+            and payload.get("gen", 0) >= 0):
         raise _invalid("malformed payload")
     claim = SeatClaim(table_id=payload["tid"], seat=payload["seat"], player_id=payload["pid"],
-                      issued_at=payload["iat"], expires_at=payload["exp"])
+                      issued_at=payload["iat"], expires_at=payload["exp"],
+                      generation=payload.get("gen", 0))
     _check_times(claim.issued_at, claim.expires, now, "seat token")
     return claim
 

@@ -88,6 +88,7 @@ def table_to_proto(view: TableView) -> pb.TableView:
         match_over=view.match_over, version=view.version, game=view.game,
     )
     from fiftyk_referee.domain.table import rules_of  # the server extra's (see above)
+    from fiftyk_referee.service.grpc.convert_platform import TABLE_STATES  # the same
 
     rules = rules_of(view.game, view.ruleset)
     message.ruleset.CopyFrom(ruleset_to_proto(view.ruleset, rules, view.game))
@@ -102,6 +103,10 @@ def table_to_proto(view: TableView) -> pb.TableView:
     if view.match_end_reason is not None:
         message.match_end_reason = view.match_end_reason
     message.spectators.CopyFrom(spectators_to_proto(view.spectators))
+    message.state = TABLE_STATES[view.state]
+    if view.close_reason is not None:
+        message.close_reason = view.close_reason
+    message.voided_hand_ids.extend(view.voided_hands)
     return message
 
 

@@ -10,7 +10,8 @@ The table (README.md, "gRPC status codes"):
 
 - `INVALID_ARGUMENT`: a `RuleError` whose reason means malformed input
   (`MALFORMED_INPUT_REASONS`: `UNKNOWN_CARD`, `INVALID_RULESET`, `INVALID_DEAL`,
-  `INVALID_SEAT`, `INVALID_TRANSCRIPT`, `INVALID_ACTION`, `CARD_NOT_IN_DECK`) and
+  `INVALID_SEAT`, `INVALID_TRANSCRIPT`, `INVALID_ACTION`, `CARD_NOT_IN_DECK`,
+  `INVALID_REASON`) and
   `InvalidArgument`.
 - `FAILED_PRECONDITION`: a `RuleError` with any other reason (`NOT_YOUR_TURN`,
   `DOES_NOT_BEAT`, `MUST_LEAD`, `HAND_OVER`, `CARDS_NOT_IN_HAND`, `SEAT_TAKEN`, ...).
@@ -72,6 +73,7 @@ MALFORMED_INPUT_REASONS: frozenset[Reason] = frozenset({
     Reason.INVALID_TRANSCRIPT,
     Reason.INVALID_ACTION,
     Reason.CARD_NOT_IN_DECK,
+    Reason.INVALID_REASON,
 })
 
 # Service error class -> status code. Order matters only for subclasses of one another.

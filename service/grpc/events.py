@@ -54,6 +54,23 @@ def _match_ended(event: table.MatchEnded) -> pb.TableMatchEnded:
     return pb.TableMatchEnded(reason=event.reason)
 
 
+def _seat_replaced(event: table.SeatReplaced) -> pb.TableSeatReplaced:
+    return pb.TableSeatReplaced(seat=event.seat, previous_player_id=event.previous_player_id,
+                                player_id=event.player_id)
+
+
+def _token_reissued(event: table.SeatTokenReissued) -> pb.TableSeatTokenReissued:
+    return pb.TableSeatTokenReissued(seat=event.seat, player_id=event.player_id)
+
+
+def _closed(event: table.TableClosed) -> pb.TableClosed:
+    return pb.TableClosed(reason=event.reason)
+
+
+def _hand_voided(event: table.HandVoided) -> pb.TableHandVoided:
+    return pb.TableHandVoided(hand_id=event.hand_id, reason=event.reason)
+
+
 # Public payload class -> (its field of Event's `payload` oneof, its message builder): the
 # table's here, each game's from its converters at the edge (`service/grpc/games/`).
 TABLE_PAYLOADS: Payloads = {
@@ -63,6 +80,10 @@ TABLE_PAYLOADS: Payloads = {
     table.HandStarted: ("table_hand_started", _hand_started),
     table.HandRecorded: ("table_hand_recorded", _hand_recorded),
     table.MatchEnded: ("table_match_ended", _match_ended),
+    table.SeatReplaced: ("table_seat_replaced", _seat_replaced),
+    table.SeatTokenReissued: ("table_seat_token_reissued", _token_reissued),
+    table.TableClosed: ("table_closed", _closed),
+    table.HandVoided: ("table_hand_voided", _hand_voided),
 }
 
 

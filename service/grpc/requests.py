@@ -43,6 +43,14 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "ExportTranscript": ("hand_id",),
     "VerifyHand": ("hand_id",),
     "Adjudicate": ("transcript_json",),
+    "CloseTable": ("table_id",),
+    "AbortTable": ("table_id",),
+    "ReplaceSeat": ("table_id", "player_id"),
+    "ReissueSeatToken": ("table_id",),
+    "RegisterWebhook": ("url",),
+    "DeleteWebhook": ("webhook_id",),
+    "ListWebhookDeadLetters": ("webhook_id",),
+    "RedeliverWebhookEvents": ("webhook_id",),
 }
 
 

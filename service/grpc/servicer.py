@@ -29,8 +29,14 @@ from fiftyk_referee.domain.game import MAX_KIND_LENGTH, PASS, PLAY, RESIGN, Acti
 from fiftyk_referee.domain.games import DEFAULT_GAME, adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer, seat_of
 from fiftyk_referee.domain.table import Table, TableView
-from fiftyk_referee.domain.table_events import HandRecorded, HandStarted, SeatLeft
-from fiftyk_referee.service.application import FeedEvent, FeedPage, Outcome, Referee
+from fiftyk_referee.domain.table_events import (
+    HandRecorded,
+    HandStarted,
+    SeatLeft,
+    SeatReplaced,
+    SeatTokenReissued,
+)
+from fiftyk_referee.service.application import FeedEvent, FeedPage, Outcome, Referee, parse_id
 from fiftyk_referee.service.commands import Act
 from fiftyk_referee.service.config import Config
 from fiftyk_referee.service.errors import (
@@ -41,6 +47,7 @@ from fiftyk_referee.service.errors import (
     ResourceExhausted,
     ServiceError,
     ServiceReason,
+    Unauthenticated,
     Unavailable,
 )
 from fiftyk_referee.service.grpc import auth
@@ -52,6 +59,12 @@ from fiftyk_referee.service.grpc.convert import (
     spectators_to_proto,
     table_to_proto,
 )
+from fiftyk_referee.service.grpc.convert_platform import (
+    STATE_NAMES,
+    dead_letter_to_proto,
+    summary_to_proto,
+    webhook_to_proto,
+)
 from fiftyk_referee.service.grpc.errors import abort
 from fiftyk_referee.service.grpc.events import event_to_proto
 from fiftyk_referee.service.grpc.feed import FeedHub
@@ -60,8 +73,18 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 from fiftyk_referee.service.grpc.requests import check_request, missing
 from fiftyk_referee.service.grpc.stream_views import StreamAggregates
+from fiftyk_referee.service.lobby import (
+    Lobby,
+    TablePage,
+    TableQuery,
+    decode_page_token,
+    encode_page_token,
+    states_of,
+)
 from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.process_store import STORE_ERRORS, unavailable
 from fiftyk_referee.service.spectating import Held, SpectatorDelay
+from fiftyk_referee.service.webhooks import DeadLetter, Endpoint, WebhookStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
 # The kinds the Declare and Bury aliases name (Shengji's): the edge's alias table, the game
@@ -87,6 +110,10 @@ REQUEST_FIELDS: dict[str, dict[str, str]] = {
     "Declare": {Reason.UNKNOWN_CARD: "cards"},
     "Bury": {Reason.UNKNOWN_CARD: "cards"},
     "Adjudicate": _TRANSCRIPT_FIELD,
+    "CloseTable": {Reason.INVALID_REASON: "reason"},
+    "AbortTable": {Reason.INVALID_REASON: "reason"},
+    "ReplaceSeat": {Reason.INVALID_SEAT: "seat"},
+    "ReissueSeatToken": {Reason.INVALID_SEAT: "seat"},
 }
 
 
@@ -187,8 +214,11 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     """fiftyk.referee.v1.RefereeService over the `Referee` application."""
 
     def __init__(self, app: Referee, config: Config, executor: Executor, hub: FeedHub,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None, lobby: Lobby | None = None,
+                 webhooks: WebhookStore | None = None) -> None:
         self._app = app
+        self._lobby = lobby
+        self._webhooks = webhooks
         self._config = config
         self._executor = executor
         self._hub = hub
@@ -245,11 +275,35 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
 
     async def _acting_seat(self, principal: auth.Principal, table_id: str,
                            named: int | None = None) -> int:
-        """The seat a token acts for (it may name only its own), held by its player now."""
+        """The seat a token acts for (it may name only its own), held by its player now
+        with the seat's current token generation."""
         seat = auth.require_seat(principal, table_id, named)
-        table = await self._call(self._app.get_table, table_id)
-        auth.require_current_holder(principal, table.seats[seat])
+        claim = principal.seat
+        if claim is None:  # pragma: no cover - require_seat refused the call
+            raise PermissionDenied(ServiceReason.SEAT_TOKEN_REQUIRED, "no seat token")
+        await self._call(self._app.check_seat_token, table_id, seat, claim.player_id,
+                         claim.generation)
         return seat
+
+    async def _table_access(self, principal: auth.Principal, table_id: str) -> None:
+        """Any credential for the table; a seat token only while it is its seat's current."""
+        auth.require_table_access(principal, table_id)
+        if not (principal.audit or principal.platform):
+            await self._acting_seat(principal, table_id)
+
+    async def _seat_token(self, outcome: Outcome, player_id: str
+                          ) -> tuple[str, timestamp_pb2.Timestamp]:
+        """A seat token for the outcome's seat, of the seat's token generation then."""
+        if outcome.table is None or outcome.seat is None:  # pragma: no cover
+            raise NotFound(ServiceReason.TABLE_NOT_FOUND, "no such table")
+        token = auth.issue_seat_token(
+            self._config.token_secret, outcome.table_id, outcome.seat, player_id,
+            ttl_seconds=self._config.token_ttl_seconds,
+            generation=outcome.table.token_generation(outcome.seat))
+        claim = auth.verify_seat_token(self._config.token_secret, token)
+        expires = timestamp_pb2.Timestamp()
+        expires.FromDatetime(claim.expires)
+        return token, expires
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -285,12 +339,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                                       request_id=_request_id(request))
         if outcome.table is None or outcome.seat is None:  # pragma: no cover
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, "no such table")
-        token = auth.issue_seat_token(self._config.token_secret, outcome.table_id,
-                                      outcome.seat, request.player_id,
-                                      ttl_seconds=self._config.token_ttl_seconds)
-        claim = auth.verify_seat_token(self._config.token_secret, token)
-        expires = timestamp_pb2.Timestamp()
-        expires.FromDatetime(claim.expires)
+        token, expires = await self._seat_token(outcome, request.player_id)
         return pb.JoinTableResponse(
             table=self._table_message(outcome.table.view()), seat=outcome.seat,
             seat_token=token, seat_token_expires_at=expires, version=outcome.version,
@@ -359,16 +408,19 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         """Every hand action's one path: the seat's token, one `Act` command, its view."""
         principal = self._principal(context)
         # The hand knows who was seated at its deal, so the application checks the holder
-        # while it loads the hand: no separate table read per command.
+        # while it loads the hand, and the token's generation against the table it reads.
         seat = auth.require_seat(principal, request.table_id)
-        player = principal.seat.player_id if principal.seat is not None else None
+        claim = principal.seat
+        player = claim.player_id if claim is not None else None
         command = Act(
             table_id=request.table_id, hand_id=request.hand_id or None, seat=seat,
             action=Action(kind, tuple(request.cards) if names_cards else (), value),
             player_id=player,
             expected_version=(request.expected_version
                               if request.HasField("expected_version") else None),
-            names_cards=names_cards, request_id=_request_id(request))
+            names_cards=names_cards,
+            token_generation=claim.generation if claim is not None else None,
+            request_id=_request_id(request))
         run = self._app.check if validate_only else self._app.execute
 
         def act_and_view() -> ActAnswer:
@@ -376,10 +428,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             outcome = run(command)
             if outcome.hand is None:  # pragma: no cover - hand commands return their hand
                 raise NotFound(ServiceReason.HAND_NOT_FOUND, "no such hand")
-            table_version = (outcome.table.version if outcome.table is not None else
-                             self._app.get_table(outcome.table_id).version)
             return ActAnswer(hand_to_proto(outcome.hand.view(SeatViewer(seat))),
-                             outcome.version, outcome.replayed, table_version)
+                             outcome.version, outcome.replayed,
+                             outcome.current_table_version)
 
         answer = await self._call(act_and_view)
         if not answer.replayed and not validate_only:
@@ -408,39 +459,100 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             raise missing("cards")
         answer = await self._act(request, context, PLAY, names_cards=True)
         return pb.PlayResponse(hand=answer.hand, version=answer.version,
-                               replayed=answer.replayed)
+                               replayed=answer.replayed,
+                               table_version=answer.table_version)
 
     @_rpc
     async def Pass(self, request: pb.PassRequest, context: Context) -> pb.PassResponse:
         answer = await self._act(request, context, PASS, names_cards=False)
         return pb.PassResponse(hand=answer.hand, version=answer.version,
-                               replayed=answer.replayed)
+                               replayed=answer.replayed,
+                               table_version=answer.table_version)
 
     @_rpc
     async def Resign(self, request: pb.ResignRequest, context: Context) -> pb.ResignResponse:
         answer = await self._act(request, context, RESIGN, names_cards=False)
         return pb.ResignResponse(hand=answer.hand, version=answer.version,
-                                 replayed=answer.replayed)
+                                 replayed=answer.replayed,
+                                 table_version=answer.table_version)
 
     @_rpc
     async def Declare(self, request: pb.DeclareRequest, context: Context) -> pb.DeclareResponse:
         window = str(request.window) if request.HasField("window") else None
         answer = await self._act(request, context, DECLARE, names_cards=True, value=window)
         return pb.DeclareResponse(hand=answer.hand, version=answer.version,
-                                  replayed=answer.replayed)
+                                  replayed=answer.replayed,
+                                  table_version=answer.table_version)
 
     @_rpc
     async def Bury(self, request: pb.BuryRequest, context: Context) -> pb.BuryResponse:
         answer = await self._act(request, context, BURY, names_cards=True)
         return pb.BuryResponse(hand=answer.hand, version=answer.version,
-                               replayed=answer.replayed)
+                               replayed=answer.replayed,
+                               table_version=answer.table_version)
+
+    # -- the table's lifecycle --------------------------------------------------------------
+
+    @_rpc
+    async def CloseTable(self, request: pb.CloseTableRequest, context: Context
+                         ) -> pb.CloseTableResponse:
+        auth.require_platform(self._principal(context))
+        outcome = await self._command(self._app.close_table, request.table_id, request.reason,
+                                      request_id=_request_id(request))
+        return pb.CloseTableResponse(table=self._outcome_table(outcome),
+                                     version=outcome.version, replayed=outcome.replayed)
+
+    @_rpc
+    async def AbortTable(self, request: pb.AbortTableRequest, context: Context
+                         ) -> pb.AbortTableResponse:
+        auth.require_platform(self._principal(context))
+        outcome = await self._command(self._app.abort_table, request.table_id, request.reason,
+                                      request_id=_request_id(request))
+        response = pb.AbortTableResponse(table=self._outcome_table(outcome),
+                                         version=outcome.version, replayed=outcome.replayed)
+        if outcome.detail:
+            response.voided_hand_id = outcome.detail
+        return response
+
+    @_rpc
+    async def ReplaceSeat(self, request: pb.ReplaceSeatRequest, context: Context
+                          ) -> pb.ReplaceSeatResponse:
+        auth.require_platform(self._principal(context))
+        outcome = await self._command(self._app.replace_seat, request.table_id, request.seat,
+                                      request.player_id, request_id=_request_id(request))
+        token, expires = await self._seat_token(outcome, request.player_id)
+        return pb.ReplaceSeatResponse(
+            table=self._outcome_table(outcome), seat=request.seat, seat_token=token,
+            seat_token_expires_at=expires, version=outcome.version,
+            replayed=outcome.replayed)
+
+    @_rpc
+    async def ReissueSeatToken(self, request: pb.ReissueSeatTokenRequest, context: Context
+                               ) -> pb.ReissueSeatTokenResponse:
+        auth.require_platform(self._principal(context))
+        outcome = await self._command(self._app.reissue_seat_token, request.table_id,
+                                      request.seat, request_id=_request_id(request))
+        table = outcome.table
+        player = table.seats[request.seat] if table is not None else None
+        if player is None:  # pragma: no cover - a reissue needs a taken seat
+            raise RuleError(Reason.SEAT_EMPTY, f"seat {request.seat} is empty")
+        token, expires = await self._seat_token(outcome, player)
+        return pb.ReissueSeatTokenResponse(
+            table=self._outcome_table(outcome), seat=request.seat, seat_token=token,
+            seat_token_expires_at=expires, version=outcome.version,
+            replayed=outcome.replayed)
+
+    def _outcome_table(self, outcome: Outcome) -> pb.TableView:
+        if outcome.table is None:  # pragma: no cover - table commands return their table
+            raise NotFound(ServiceReason.TABLE_NOT_FOUND, "no such table")
+        return self._table_message(outcome.table.view())
 
     # -- queries ----------------------------------------------------------------------------
 
     @_rpc
     async def GetTable(self, request: pb.GetTableRequest, context: Context
                        ) -> pb.GetTableResponse:
-        auth.require_table_access(self._principal(context), request.table_id)
+        await self._table_access(self._principal(context), request.table_id)
         table = await self._call(self._app.get_table, request.table_id)
         return pb.GetTableResponse(table=self._table_message(table.view()))
 
@@ -510,7 +622,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     @_rpc
     async def GetScores(self, request: pb.GetScoresRequest, context: Context
                         ) -> pb.GetScoresResponse:
-        auth.require_table_access(self._principal(context), request.table_id)
+        await self._table_access(self._principal(context), request.table_id)
         sheet = await self._call(self._app.scores, request.table_id)
         table = await self._call(self._app.get_table, request.table_id)
         table_message = self._table_message(table.view())
@@ -606,6 +718,118 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return pb.ReadEventsResponse(events=events, last_position=page.last_position,
                                      has_more=page.has_more)
 
+    @_rpc
+    async def ListTables(self, request: pb.ListTablesRequest, context: Context
+                         ) -> pb.ListTablesResponse:
+        auth.require_platform(self._principal(context))
+        lobby = self._lobby
+        if lobby is None:  # pragma: no cover - the composition root always builds one
+            raise Unavailable(ServiceReason.STORE_UNAVAILABLE, "this server keeps no lobby")
+        states = []
+        for index, state in enumerate(request.states):
+            if state not in STATE_NAMES:
+                raise InvalidArgument(
+                    ServiceReason.INVALID_REQUEST, f"states[{index}] is not a table state",
+                    field_violations=[FieldViolation(f"states[{index}]",
+                                                     "not a table state")])
+            states.append(STATE_NAMES[state])
+        query = TableQuery(game=request.game, preset=request.preset,
+                           states=states_of(states), player_id=request.player_id,
+                           page_size=request.page_size,
+                           before_position=decode_page_token(request.page_token))
+
+        def listing() -> TablePage:
+            try:
+                return lobby.list_tables(query)
+            except STORE_ERRORS as error:
+                raise unavailable(error) from error
+
+        page = await self._call(listing)
+        return pb.ListTablesResponse(
+            tables=[summary_to_proto(table) for table in page.tables],
+            next_page_token=(encode_page_token(page.next_before)
+                             if page.next_before is not None else ""),
+            as_of_position=page.as_of_position)
+
+    # -- webhooks ---------------------------------------------------------------------------
+
+    def _webhook_store(self, context: Context) -> WebhookStore:
+        auth.require_platform(self._principal(context))
+        if self._webhooks is None:  # pragma: no cover - the composition root always builds one
+            raise Unavailable(ServiceReason.STORE_UNAVAILABLE, "this server keeps no webhooks")
+        return self._webhooks
+
+    async def _store_call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """A call on the process tables, a store that does not answer made UNAVAILABLE."""
+
+        def run() -> T:
+            try:
+                return function(*args, **kwargs)
+            except STORE_ERRORS as error:
+                raise unavailable(error) from error
+
+        return await self._call(run)
+
+    @_rpc
+    async def RegisterWebhook(self, request: pb.RegisterWebhookRequest, context: Context
+                              ) -> pb.RegisterWebhookResponse:
+        store = self._webhook_store(context)
+        endpoint, replayed = await self._store_call(
+            store.register, request.url, list(request.events), request.description,
+            request_id=_request_id(request))
+        return pb.RegisterWebhookResponse(webhook=webhook_to_proto(endpoint, 0),
+                                          secret=endpoint.secret, replayed=replayed)
+
+    @_rpc
+    async def ListWebhooks(self, request: pb.ListWebhooksRequest, context: Context
+                           ) -> pb.ListWebhooksResponse:
+        store = self._webhook_store(context)
+
+        def listing() -> tuple[int, list[Endpoint], dict[str, int]]:
+            return self._app.head_position(), store.endpoints(), store.dead_letter_counts()
+
+        head, endpoints, dead = await self._store_call(listing)
+        return pb.ListWebhooksResponse(
+            webhooks=[webhook_to_proto(e, dead.get(e.endpoint_id, 0)) for e in endpoints],
+            head_position=head)
+
+    @_rpc
+    async def DeleteWebhook(self, request: pb.DeleteWebhookRequest, context: Context
+                            ) -> pb.DeleteWebhookResponse:
+        store = self._webhook_store(context)
+        await self._store_call(store.delete, str(parse_id(request.webhook_id, "webhook id")))
+        return pb.DeleteWebhookResponse()
+
+    @_rpc
+    async def ListWebhookDeadLetters(self, request: pb.ListWebhookDeadLettersRequest,
+                                     context: Context) -> pb.ListWebhookDeadLettersResponse:
+        store = self._webhook_store(context)
+        webhook_id = str(parse_id(request.webhook_id, "webhook id"))
+
+        def letters() -> list[DeadLetter]:
+            store.endpoint(webhook_id)  # NOT_FOUND for an unknown endpoint
+            return store.dead_letters(webhook_id)
+
+        return pb.ListWebhookDeadLettersResponse(
+            dead_letters=[dead_letter_to_proto(d) for d in await self._store_call(letters)])
+
+    @_rpc
+    async def RedeliverWebhookEvents(self, request: pb.RedeliverWebhookEventsRequest,
+                                     context: Context) -> pb.RedeliverWebhookEventsResponse:
+        store = self._webhook_store(context)
+        count = await self._store_call(store.redeliver,
+                                       str(parse_id(request.webhook_id, "webhook id")),
+                                       list(request.event_ids))
+        return pb.RedeliverWebhookEventsResponse(redelivering=count)
+
+    @_rpc
+    async def GetFeedHead(self, request: pb.GetFeedHeadRequest, context: Context
+                          ) -> pb.GetFeedHeadResponse:
+        principal = self._principal(context)
+        if not principal.audit:
+            auth.require_platform(principal)
+        return pb.GetFeedHeadResponse(position=await self._call(self._app.head_position))
+
     # -- streaming --------------------------------------------------------------------------
 
     async def WatchTable(self, request: pb.WatchTableRequest, context: Context
@@ -695,6 +919,13 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                             ServiceReason.WRONG_SEAT,
                             f"seat {held_seat} was left: the seat token's player no longer"
                             " holds it, so its cards are no longer this stream's to see")
+                    if (held_seat is not None
+                            and isinstance(public, SeatReplaced | SeatTokenReissued)
+                            and public.seat == held_seat and event.position > live_from):
+                        raise Unauthenticated(
+                            ServiceReason.TOKEN_REVOKED,
+                            f"seat {held_seat}'s token was replaced by a newer one; this"
+                            " stream's token no longer works")
         except (RuleError, ServiceError) as error:
             await abort(context, error)
         finally:

@@ -115,6 +115,8 @@ class Arena:
     over: Seated  # `hands: 1`, its hand ended by resignations; seat 2 left afterwards
     over_hand_id: str
     sj: ShengjiTables
+    aborted: Seated  # a hand dealt, the next seat's token reissued, then aborted
+    aborted_hand: pb.HandView
 
     def seat(self, table: Seated, hand: pb.HandView, offset: int = 0) -> RefereeClient:
         """The client of the seat `offset` places after the seat to act."""
@@ -206,9 +208,13 @@ def arena(server: LiveServer) -> Arena:
     for seat in (1, 3):  # one whole team resigns: the hand ends
         over.seats[seat].resign(over.table_id, over_hand.hand_id)
     platform.leave_table(over.table_id, 2)
+    aborted = seat_bots(server, "classic", 4, prefix="aborted")
+    aborted_hand = platform.start_hand(aborted.table_id).hand
+    platform.reissue_seat_token(aborted.table_id, (aborted_hand.turn_seat + 1) % 4)
+    platform.abort_table(aborted.table_id, "test")
     return Arena(server, platform, server.audit(), server.client(), fresh, fresh_hand, led,
                  led_hand, spare, partial, idle, over, over_hand.hand_id,
-                 _shengji_tables(server))
+                 _shengji_tables(server), aborted, aborted_hand)
 
 
 @dataclass(frozen=True)
@@ -520,6 +526,17 @@ CASES = [
     Case("a spectator asks a delayed table's hand", Code.PERMISSION_DENIED,
          ServiceReason.SPECTATOR_DELAYED, _spectator_at_a_ranked_table),
     *SHENGJI_CASES,
+    Case("deal at a closed table", Code.FAILED_PRECONDITION, Reason.TABLE_CLOSED,
+         lambda a: a.platform.start_hand(a.aborted.table_id)),
+    Case("act in a voided hand", Code.FAILED_PRECONDITION, Reason.HAND_VOIDED,
+         lambda a: a.seat(a.aborted, a.aborted_hand).pass_turn(a.aborted.table_id,
+                                                                 a.aborted_hand.hand_id)),
+    Case("a reissued seat's old token", Code.UNAUTHENTICATED, ServiceReason.TOKEN_REVOKED,
+         lambda a: a.seat(a.aborted, a.aborted_hand, 1).get_table(a.aborted.table_id)),
+    Case("an overlong close reason", Code.INVALID_ARGUMENT, Reason.INVALID_REASON,
+         lambda a: a.platform.close_table(a.idle.table_id, "x" * 513), field="reason"),
+    Case("no such webhook", Code.NOT_FOUND, ServiceReason.WEBHOOK_NOT_FOUND,
+         lambda a: a.platform.delete_webhook("6f1c1bbf-7d0e-4c1e-9d1a-3d2b8f1f0a11")),
 ]
 
 

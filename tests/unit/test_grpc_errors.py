@@ -112,12 +112,13 @@ def test_the_docs_error_table_documents_every_reason_with_its_status_code() -> N
         assert documented.get(reason.value) == status_code_for(RuleError(reason, "x")).name
     service_errors: dict[str, ServiceError] = {
         r.value: cls(r.value, "x") for cls, reasons in (
-            (NotFound, ("TABLE_NOT_FOUND", "HAND_NOT_FOUND", "VERSION_NOT_FOUND")),
+            (NotFound, ("TABLE_NOT_FOUND", "HAND_NOT_FOUND", "VERSION_NOT_FOUND",
+                         "WEBHOOK_NOT_FOUND")),
             (AlreadyExists, ("REQUEST_ID_REUSED",)),
             (Conflict, ("CONCURRENT_UPDATE", "STALE_VERSION")),
             (InvalidArgument, ("MISSING_FIELD", "INVALID_ID", "INVALID_REQUEST")),
             (Unauthenticated, ("MISSING_CREDENTIALS", "INVALID_TOKEN", "TOKEN_EXPIRED",
-                               "INVALID_AUDIT_KEY", "INVALID_PLATFORM_KEY")),
+                               "TOKEN_REVOKED", "INVALID_AUDIT_KEY", "INVALID_PLATFORM_KEY")),
             (PermissionDenied, ("WRONG_TABLE", "WRONG_SEAT", "SEAT_TOKEN_REQUIRED",
                                 "AUDIT_REQUIRED", "PLATFORM_REQUIRED", "SPECTATOR_DELAYED")),
             (ResourceExhausted, ("MESSAGE_TOO_LARGE", "LIMIT_EXCEEDED", "RATE_LIMITED")),

@@ -148,6 +148,42 @@ FIFTYK_PASS_REASON_EMPTY_HAND: FiftykPassReason.ValueType  # 3
 """
 Global___FiftykPassReason: _TypeAlias = FiftykPassReason  # noqa: Y015
 
+class _TableState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TableStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TableState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TABLE_STATE_UNSPECIFIED: _TableState.ValueType  # 0
+    """TABLE_STATE_UNSPECIFIED: in a ListTables filter, any state; never sent."""
+    TABLE_STATE_WAITING: _TableState.ValueType  # 1
+    """TABLE_STATE_WAITING: open, no hand in progress (seats may be free)."""
+    TABLE_STATE_PLAYING: _TableState.ValueType  # 2
+    """TABLE_STATE_PLAYING: a hand is in progress."""
+    TABLE_STATE_FINISHED: _TableState.ValueType  # 3
+    """TABLE_STATE_FINISHED: the match ended; the table was not closed."""
+    TABLE_STATE_CLOSED: _TableState.ValueType  # 4
+    """TABLE_STATE_CLOSED: closed by CloseTable or AbortTable (a hand in progress at a
+    CloseTable still finishes).
+    """
+
+class TableState(_TableState, metaclass=_TableStateEnumTypeWrapper):
+    """TableState is where a table stands in a lobby."""
+
+TABLE_STATE_UNSPECIFIED: TableState.ValueType  # 0
+"""TABLE_STATE_UNSPECIFIED: in a ListTables filter, any state; never sent."""
+TABLE_STATE_WAITING: TableState.ValueType  # 1
+"""TABLE_STATE_WAITING: open, no hand in progress (seats may be free)."""
+TABLE_STATE_PLAYING: TableState.ValueType  # 2
+"""TABLE_STATE_PLAYING: a hand is in progress."""
+TABLE_STATE_FINISHED: TableState.ValueType  # 3
+"""TABLE_STATE_FINISHED: the match ended; the table was not closed."""
+TABLE_STATE_CLOSED: TableState.ValueType  # 4
+"""TABLE_STATE_CLOSED: closed by CloseTable or AbortTable (a hand in progress at a
+CloseTable still finishes).
+"""
+Global___TableState: _TypeAlias = TableState  # noqa: Y015
+
 @_typing.final
 class RulesetSpec(_message.Message):
     """RulesetSpec names a ruleset: a game, one of its presets and option overrides
@@ -353,6 +389,9 @@ class TableView(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CLOSE_REASON_FIELD_NUMBER: _builtins.int
+    VOIDED_HAND_IDS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """table_id identifies the table."""
     name: _builtins.str
@@ -379,6 +418,10 @@ class TableView(_message.Message):
     """game is the game played at the table: "fiftyk" or "shengji" (never empty; a table
     created without a game plays "fiftyk").
     """
+    state: Global___TableState.ValueType
+    """state is where the table stands in a lobby."""
+    close_reason: _builtins.str
+    """close_reason is the reason given to CloseTable or AbortTable; absent while open."""
     @_builtins.property
     def ruleset(self) -> Global___Ruleset:
         """ruleset is the table's ruleset."""
@@ -399,6 +442,12 @@ class TableView(_message.Message):
     def spectators(self) -> Global___SpectatorPolicy:
         """spectators is the table's spectator policy."""
 
+    @_builtins.property
+    def voided_hand_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """voided_hand_ids lists the hands voided by AbortTable (they stay in `hand_ids`; their
+        scores never counted).
+        """
+
     def __init__(
         self,
         *,
@@ -418,15 +467,22 @@ class TableView(_message.Message):
         version: _builtins.int = ...,
         game: _builtins.str = ...,
         spectators: Global___SpectatorPolicy | None = ...,
+        state: Global___TableState.ValueType = ...,
+        close_reason: _builtins.str | None = ...,
+        voided_hand_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "current_hand_id", b"current_hand_id", "match_end_reason", b"match_end_reason", "ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_close_reason", b"_close_reason", "_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "close_reason", b"close_reason", "current_hand_id", b"current_hand_id", "match_end_reason", b"match_end_reason", "ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "current_hand_id", b"current_hand_id", "game", b"game", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "spectators", b"spectators", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_close_reason", b"_close_reason", "_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "close_reason", b"close_reason", "current_hand_id", b"current_hand_id", "game", b"game", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "spectators", b"spectators", "state", b"state", "table_id", b"table_id", "version", b"version", "voided_hand_ids", b"voided_hand_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__close_reason: _TypeAlias = _typing.Literal["close_reason"]  # noqa: Y015
+    _WhichOneofArgType__close_reason: _TypeAlias = _typing.Literal["_close_reason", b"_close_reason"]  # noqa: Y015
     _WhichOneofReturnType__current_hand_id: _TypeAlias = _typing.Literal["current_hand_id"]  # noqa: Y015
     _WhichOneofArgType__current_hand_id: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id"]  # noqa: Y015
     _WhichOneofReturnType__match_end_reason: _TypeAlias = _typing.Literal["match_end_reason"]  # noqa: Y015
     _WhichOneofArgType__match_end_reason: _TypeAlias = _typing.Literal["_match_end_reason", b"_match_end_reason"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__close_reason) -> _WhichOneofReturnType__close_reason | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__current_hand_id) -> _WhichOneofReturnType__current_hand_id | None: ...
     @_typing.overload
@@ -1372,10 +1428,15 @@ class PlayResponse(_message.Message):
     HAND_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
+    TABLE_VERSION_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """version is the hand's event version after the command."""
     replayed: _builtins.bool
     """replayed is set when `request_id` matched an earlier command."""
+    table_version: _builtins.int
+    """table_version is the table's event version right after the command (the table
+    changes when the command ends the hand: `table.hand_recorded`).
+    """
     @_builtins.property
     def hand(self) -> Global___HandView:
         """hand is the hand as the caller's seat sees it after the command."""
@@ -1386,10 +1447,11 @@ class PlayResponse(_message.Message):
         hand: Global___HandView | None = ...,
         version: _builtins.int = ...,
         replayed: _builtins.bool = ...,
+        table_version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table_version", b"table_version", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1442,10 +1504,15 @@ class PassResponse(_message.Message):
     HAND_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
+    TABLE_VERSION_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """version is the hand's event version after the command."""
     replayed: _builtins.bool
     """replayed is set when `request_id` matched an earlier command."""
+    table_version: _builtins.int
+    """table_version is the table's event version right after the command (the table
+    changes when the command ends the hand: `table.hand_recorded`).
+    """
     @_builtins.property
     def hand(self) -> Global___HandView:
         """hand is the hand as the caller's seat sees it after the command."""
@@ -1456,10 +1523,11 @@ class PassResponse(_message.Message):
         hand: Global___HandView | None = ...,
         version: _builtins.int = ...,
         replayed: _builtins.bool = ...,
+        table_version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table_version", b"table_version", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1512,10 +1580,15 @@ class ResignResponse(_message.Message):
     HAND_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
+    TABLE_VERSION_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """version is the hand's event version after the command."""
     replayed: _builtins.bool
     """replayed is set when `request_id` matched an earlier command."""
+    table_version: _builtins.int
+    """table_version is the table's event version right after the command (the table
+    changes when the command ends the hand: `table.hand_recorded`).
+    """
     @_builtins.property
     def hand(self) -> Global___HandView:
         """hand is the hand as the caller's seat sees it after the command."""
@@ -1526,10 +1599,11 @@ class ResignResponse(_message.Message):
         hand: Global___HandView | None = ...,
         version: _builtins.int = ...,
         replayed: _builtins.bool = ...,
+        table_version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table_version", b"table_version", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2235,6 +2309,10 @@ class Event(_message.Message):
     TABLE_HAND_STARTED_FIELD_NUMBER: _builtins.int
     TABLE_HAND_RECORDED_FIELD_NUMBER: _builtins.int
     TABLE_MATCH_ENDED_FIELD_NUMBER: _builtins.int
+    TABLE_SEAT_REPLACED_FIELD_NUMBER: _builtins.int
+    TABLE_SEAT_TOKEN_REISSUED_FIELD_NUMBER: _builtins.int
+    TABLE_CLOSED_FIELD_NUMBER: _builtins.int
+    TABLE_HAND_VOIDED_FIELD_NUMBER: _builtins.int
     FIFTYK_HAND_DEALT_FIELD_NUMBER: _builtins.int
     FIFTYK_CARDS_PLAYED_FIELD_NUMBER: _builtins.int
     FIFTYK_PASSED_FIELD_NUMBER: _builtins.int
@@ -2298,6 +2376,22 @@ class Event(_message.Message):
     @_builtins.property
     def table_match_ended(self) -> Global___TableMatchEnded:
         """table_match_ended: `table.match_ended`."""
+
+    @_builtins.property
+    def table_seat_replaced(self) -> Global___TableSeatReplaced:
+        """table_seat_replaced: `table.seat_replaced`."""
+
+    @_builtins.property
+    def table_seat_token_reissued(self) -> Global___TableSeatTokenReissued:
+        """table_seat_token_reissued: `table.seat_token_reissued`."""
+
+    @_builtins.property
+    def table_closed(self) -> Global___TableClosed:
+        """table_closed: `table.closed`."""
+
+    @_builtins.property
+    def table_hand_voided(self) -> Global___TableHandVoided:
+        """table_hand_voided: `table.hand_voided`."""
 
     @_builtins.property
     def fiftyk_hand_dealt(self) -> Global___FiftykHandDealt:
@@ -2399,6 +2493,10 @@ class Event(_message.Message):
         table_hand_started: Global___TableHandStarted | None = ...,
         table_hand_recorded: Global___TableHandRecorded | None = ...,
         table_match_ended: Global___TableMatchEnded | None = ...,
+        table_seat_replaced: Global___TableSeatReplaced | None = ...,
+        table_seat_token_reissued: Global___TableSeatTokenReissued | None = ...,
+        table_closed: Global___TableClosed | None = ...,
+        table_hand_voided: Global___TableHandVoided | None = ...,
         fiftyk_hand_dealt: Global___FiftykHandDealt | None = ...,
         fiftyk_cards_played: Global___FiftykCardsPlayed | None = ...,
         fiftyk_passed: Global___FiftykPassed | None = ...,
@@ -2421,11 +2519,11 @@ class Event(_message.Message):
         shengji_hand_ended: Global___ShengjiHandEnded | None = ...,
         game_payload: _struct_pb2.Struct | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_taken", b"table_seat_taken", "timestamp", b"timestamp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_taken", b"table_seat_taken", "timestamp", b"timestamp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended", "game_payload"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "table_seat_replaced", "table_seat_token_reissued", "table_closed", "table_hand_voided", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended", "game_payload"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
@@ -3249,10 +3347,15 @@ class DeclareResponse(_message.Message):
     HAND_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
+    TABLE_VERSION_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """version is the hand's event version after the command."""
     replayed: _builtins.bool
     """replayed is set when `request_id` matched an earlier command."""
+    table_version: _builtins.int
+    """table_version is the table's event version right after the command (the table
+    changes when the command ends the hand: `table.hand_recorded`).
+    """
     @_builtins.property
     def hand(self) -> Global___HandView:
         """hand is the hand as the caller's seat sees it after the command."""
@@ -3263,10 +3366,11 @@ class DeclareResponse(_message.Message):
         hand: Global___HandView | None = ...,
         version: _builtins.int = ...,
         replayed: _builtins.bool = ...,
+        table_version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table_version", b"table_version", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3325,10 +3429,15 @@ class BuryResponse(_message.Message):
     HAND_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
+    TABLE_VERSION_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """version is the hand's event version after the command."""
     replayed: _builtins.bool
     """replayed is set when `request_id` matched an earlier command."""
+    table_version: _builtins.int
+    """table_version is the table's event version right after the command (the table
+    changes when the command ends the hand: `table.hand_recorded`).
+    """
     @_builtins.property
     def hand(self) -> Global___HandView:
         """hand is the hand as the dealer sees it after the command."""
@@ -3339,10 +3448,11 @@ class BuryResponse(_message.Message):
         hand: Global___HandView | None = ...,
         version: _builtins.int = ...,
         replayed: _builtins.bool = ...,
+        table_version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table_version", b"table_version", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -4357,3 +4467,963 @@ class ActResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ActResponse: _TypeAlias = ActResponse  # noqa: Y015
+
+@_typing.final
+class TableSeatReplaced(_message.Message):
+    """TableSeatReplaced (`table.seat_replaced`): a taken seat was given to another player between
+    hands; the previous player's seat token no longer works.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PREVIOUS_PLAYER_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat."""
+    previous_player_id: _builtins.str
+    """previous_player_id is the player who held the seat."""
+    player_id: _builtins.str
+    """player_id is the player who holds it now."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        previous_player_id: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "previous_player_id", b"previous_player_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableSeatReplaced: _TypeAlias = TableSeatReplaced  # noqa: Y015
+
+@_typing.final
+class TableSeatTokenReissued(_message.Message):
+    """TableSeatTokenReissued (`table.seat_token_reissued`): the seat's token was reissued; every
+    earlier token of the seat stopped working. The token itself is never in an event.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat."""
+    player_id: _builtins.str
+    """player_id is the player holding the seat."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableSeatTokenReissued: _TypeAlias = TableSeatTokenReissued  # noqa: Y015
+
+@_typing.final
+class TableClosed(_message.Message):
+    """TableClosed (`table.closed`): the table deals no more hands."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """reason is the reason given to CloseTable or AbortTable (may be empty)."""
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableClosed: _TypeAlias = TableClosed  # noqa: Y015
+
+@_typing.final
+class TableHandVoided(_message.Message):
+    """TableHandVoided (`table.hand_voided`): AbortTable voided the hand in progress; its score
+    never counts, its events and transcript stay readable.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    hand_id: _builtins.str
+    """hand_id identifies the voided hand."""
+    reason: _builtins.str
+    """reason is the reason given to AbortTable."""
+    def __init__(
+        self,
+        *,
+        hand_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableHandVoided: _TypeAlias = TableHandVoided  # noqa: Y015
+
+@_typing.final
+class GetFeedHeadRequest(_message.Message):
+    """GetFeedHeadRequest asks for the global feed's last position."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetFeedHeadRequest: _TypeAlias = GetFeedHeadRequest  # noqa: Y015
+
+@_typing.final
+class GetFeedHeadResponse(_message.Message):
+    """GetFeedHeadResponse returns the global feed's last position."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POSITION_FIELD_NUMBER: _builtins.int
+    position: _builtins.int
+    """position is the position of the last event recorded (0 for an empty store). Positions
+    have gaps, and the last one may be of a record the feed does not publish: ReadEvents
+    with this `after_position` returns only later events.
+    """
+    def __init__(
+        self,
+        *,
+        position: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["position", b"position"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetFeedHeadResponse: _TypeAlias = GetFeedHeadResponse  # noqa: Y015
+
+@_typing.final
+class TableSummary(_message.Message):
+    """TableSummary is one table as a lobby lists it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    HANDS_PLAYED_FIELD_NUMBER: _builtins.int
+    CURRENT_HAND_ID_FIELD_NUMBER: _builtins.int
+    LAST_ACTIVITY_FIELD_NUMBER: _builtins.int
+    LAST_POSITION_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """table_id identifies the table."""
+    game: _builtins.str
+    """game is the game played at the table."""
+    preset: _builtins.str
+    """preset is the table's ruleset preset."""
+    name: _builtins.str
+    """name is the table's display name (may be empty)."""
+    players: _builtins.int
+    """players is the number of seats."""
+    state: Global___TableState.ValueType
+    """state is the table's lobby state."""
+    hands_played: _builtins.int
+    """hands_played counts the table's completed hands."""
+    current_hand_id: _builtins.str
+    """current_hand_id is the hand in progress; absent between hands."""
+    last_position: _builtins.int
+    """last_position is the feed position of that event."""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]:
+        """seats lists every seat in seat order, with its player when taken."""
+
+    @_builtins.property
+    def last_activity(self) -> _timestamp_pb2.Timestamp:
+        """last_activity is when the table or one of its hands last recorded an event."""
+
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp:
+        """created_at is when the table was opened."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        preset: _builtins.str = ...,
+        name: _builtins.str = ...,
+        players: _builtins.int = ...,
+        seats: _abc.Iterable[Global___SeatInfo] | None = ...,
+        state: Global___TableState.ValueType = ...,
+        hands_played: _builtins.int = ...,
+        current_hand_id: _builtins.str | None = ...,
+        last_activity: _timestamp_pb2.Timestamp | None = ...,
+        last_position: _builtins.int = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "created_at", b"created_at", "current_hand_id", b"current_hand_id", "last_activity", b"last_activity"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id", "created_at", b"created_at", "current_hand_id", b"current_hand_id", "game", b"game", "hands_played", b"hands_played", "last_activity", b"last_activity", "last_position", b"last_position", "name", b"name", "players", b"players", "preset", b"preset", "seats", b"seats", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__current_hand_id: _TypeAlias = _typing.Literal["current_hand_id"]  # noqa: Y015
+    _WhichOneofArgType__current_hand_id: _TypeAlias = _typing.Literal["_current_hand_id", b"_current_hand_id"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__current_hand_id) -> _WhichOneofReturnType__current_hand_id | None: ...
+
+Global___TableSummary: _TypeAlias = TableSummary  # noqa: Y015
+
+@_typing.final
+class ListTablesRequest(_message.Message):
+    """ListTablesRequest lists tables for a lobby."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    PRESET_FIELD_NUMBER: _builtins.int
+    STATES_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """game keeps only tables of this game ("fiftyk", "shengji"); empty: every game."""
+    preset: _builtins.str
+    """preset keeps only tables of this ruleset preset; empty: every preset."""
+    player_id: _builtins.str
+    """player_id keeps only tables where this player holds a seat now; empty: every table."""
+    page_size: _builtins.int
+    """page_size caps the tables returned; 0 means the server's default (50), at most 500."""
+    page_token: _builtins.str
+    """page_token continues a listing from the previous answer's `next_page_token`, with the
+    same filters; empty starts at the most recently active table.
+    """
+    @_builtins.property
+    def states(self) -> _containers.RepeatedScalarFieldContainer[Global___TableState.ValueType]:
+        """states keeps only tables in one of these states; empty: every state."""
+
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        preset: _builtins.str = ...,
+        states: _abc.Iterable[Global___TableState.ValueType] | None = ...,
+        player_id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token", "player_id", b"player_id", "preset", b"preset", "states", b"states"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTablesRequest: _TypeAlias = ListTablesRequest  # noqa: Y015
+
+@_typing.final
+class ListTablesResponse(_message.Message):
+    """ListTablesResponse returns a page of tables, most recently active first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    AS_OF_POSITION_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """next_page_token continues the listing; empty on the last page. Tables active while a
+    listing is paged move to its front: a page may then miss them or show them twice.
+    """
+    as_of_position: _builtins.int
+    """as_of_position is the feed position the listing reflects: every event up to it (at
+    least every command acknowledged before the call).
+    """
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableSummary]:
+        """tables are the matching tables, most recently active first (ties by table id)."""
+
+    def __init__(
+        self,
+        *,
+        tables: _abc.Iterable[Global___TableSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
+        as_of_position: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of_position", b"as_of_position", "next_page_token", b"next_page_token", "tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTablesResponse: _TypeAlias = ListTablesResponse  # noqa: Y015
+
+@_typing.final
+class CloseTableRequest(_message.Message):
+    """CloseTableRequest closes a table."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
+    table_id: _builtins.str
+    """table_id identifies the table."""
+    reason: _builtins.str
+    """reason says why, for people (at most 512 characters; may be empty)."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseTableRequest: _TypeAlias = CloseTableRequest  # noqa: Y015
+
+@_typing.final
+class CloseTableResponse(_message.Message):
+    """CloseTableResponse returns the closed table."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """version is the table's event version after the command."""
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier command."""
+    @_builtins.property
+    def table(self) -> Global___TableView:
+        """table is the table's state after the command."""
+
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+        version: _builtins.int = ...,
+        replayed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replayed", b"replayed", "table", b"table", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseTableResponse: _TypeAlias = CloseTableResponse  # noqa: Y015
+
+@_typing.final
+class AbortTableRequest(_message.Message):
+    """AbortTableRequest aborts a table."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
+    table_id: _builtins.str
+    """table_id identifies the table."""
+    reason: _builtins.str
+    """reason says why, for people (at most 512 characters; may be empty); recorded with the
+    voided hand.
+    """
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AbortTableRequest: _TypeAlias = AbortTableRequest  # noqa: Y015
+
+@_typing.final
+class AbortTableResponse(_message.Message):
+    """AbortTableResponse returns the aborted table."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    VOIDED_HAND_ID_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """version is the table's event version after the command."""
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier command."""
+    voided_hand_id: _builtins.str
+    """voided_hand_id is the hand voided; absent when no hand was in progress."""
+    @_builtins.property
+    def table(self) -> Global___TableView:
+        """table is the table's state after the command."""
+
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+        version: _builtins.int = ...,
+        replayed: _builtins.bool = ...,
+        voided_hand_id: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_voided_hand_id", b"_voided_hand_id", "table", b"table", "voided_hand_id", b"voided_hand_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_voided_hand_id", b"_voided_hand_id", "replayed", b"replayed", "table", b"table", "version", b"version", "voided_hand_id", b"voided_hand_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__voided_hand_id: _TypeAlias = _typing.Literal["voided_hand_id"]  # noqa: Y015
+    _WhichOneofArgType__voided_hand_id: _TypeAlias = _typing.Literal["_voided_hand_id", b"_voided_hand_id"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__voided_hand_id) -> _WhichOneofReturnType__voided_hand_id | None: ...
+
+Global___AbortTableResponse: _TypeAlias = AbortTableResponse  # noqa: Y015
+
+@_typing.final
+class ReplaceSeatRequest(_message.Message):
+    """ReplaceSeatRequest gives a taken seat to another player between hands."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
+    table_id: _builtins.str
+    """table_id identifies the table."""
+    seat: _builtins.int
+    """seat is the seat to give (it must be taken; a free seat is joined with JoinTable)."""
+    player_id: _builtins.str
+    """player_id is the new player (or bot), chosen by the platform (at most 128 characters)."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplaceSeatRequest: _TypeAlias = ReplaceSeatRequest  # noqa: Y015
+
+@_typing.final
+class ReplaceSeatResponse(_message.Message):
+    """ReplaceSeatResponse returns the new player's seat token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat."""
+    seat_token: _builtins.str
+    """seat_token is the new player's credential for the seat."""
+    version: _builtins.int
+    """version is the table's event version after the command."""
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier command."""
+    @_builtins.property
+    def table(self) -> Global___TableView:
+        """table is the table's state after the command."""
+
+    @_builtins.property
+    def seat_token_expires_at(self) -> _timestamp_pb2.Timestamp:
+        """seat_token_expires_at is when the seat token stops being accepted."""
+
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+        seat: _builtins.int = ...,
+        seat_token: _builtins.str = ...,
+        seat_token_expires_at: _timestamp_pb2.Timestamp | None = ...,
+        version: _builtins.int = ...,
+        replayed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seat_token_expires_at", b"seat_token_expires_at", "table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replayed", b"replayed", "seat", b"seat", "seat_token", b"seat_token", "seat_token_expires_at", b"seat_token_expires_at", "table", b"table", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplaceSeatResponse: _TypeAlias = ReplaceSeatResponse  # noqa: Y015
+
+@_typing.final
+class ReissueSeatTokenRequest(_message.Message):
+    """ReissueSeatTokenRequest issues a new token for a taken seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the command idempotent (see CreateTableRequest.request_id); a retry
+    returns a token that works as long as no later reissue happened.
+    """
+    table_id: _builtins.str
+    """table_id identifies the table."""
+    seat: _builtins.int
+    """seat is the seat whose token is reissued."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReissueSeatTokenRequest: _TypeAlias = ReissueSeatTokenRequest  # noqa: Y015
+
+@_typing.final
+class ReissueSeatTokenResponse(_message.Message):
+    """ReissueSeatTokenResponse returns the seat's new token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the seat."""
+    seat_token: _builtins.str
+    """seat_token is the seat's new credential; earlier tokens of the seat are refused
+    (TOKEN_REVOKED).
+    """
+    version: _builtins.int
+    """version is the table's event version after the command."""
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier command."""
+    @_builtins.property
+    def table(self) -> Global___TableView:
+        """table is the table's state after the command."""
+
+    @_builtins.property
+    def seat_token_expires_at(self) -> _timestamp_pb2.Timestamp:
+        """seat_token_expires_at is when the seat token stops being accepted."""
+
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+        seat: _builtins.int = ...,
+        seat_token: _builtins.str = ...,
+        seat_token_expires_at: _timestamp_pb2.Timestamp | None = ...,
+        version: _builtins.int = ...,
+        replayed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seat_token_expires_at", b"seat_token_expires_at", "table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replayed", b"replayed", "seat", b"seat", "seat_token", b"seat_token", "seat_token_expires_at", b"seat_token_expires_at", "table", b"table", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReissueSeatTokenResponse: _TypeAlias = ReissueSeatTokenResponse  # noqa: Y015
+
+@_typing.final
+class Webhook(_message.Message):
+    """Webhook is a registered endpoint."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_ID_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    POSITION_FIELD_NUMBER: _builtins.int
+    DEAD_LETTERS_FIELD_NUMBER: _builtins.int
+    webhook_id: _builtins.str
+    """webhook_id identifies the endpoint."""
+    url: _builtins.str
+    """url is where events are POSTed: https://, or http:// to a loopback address."""
+    description: _builtins.str
+    """description is the platform's note (may be empty)."""
+    key_id: _builtins.str
+    """key_id names the secret that signs deliveries (`kid` in the Fiftyk-Signature header)."""
+    position: _builtins.int
+    """position is the feed position up to which the endpoint has been served (delivered or
+    dead-lettered); it starts at the feed's head when the endpoint is registered.
+    """
+    dead_letters: _builtins.int
+    """dead_letters counts the events waiting in its dead letters."""
+    @_builtins.property
+    def events(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """events are the public event names delivered; empty: every public event."""
+
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp:
+        """created_at is when the endpoint was registered."""
+
+    def __init__(
+        self,
+        *,
+        webhook_id: _builtins.str = ...,
+        url: _builtins.str = ...,
+        events: _abc.Iterable[_builtins.str] | None = ...,
+        description: _builtins.str = ...,
+        key_id: _builtins.str = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        position: _builtins.int = ...,
+        dead_letters: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "dead_letters", b"dead_letters", "description", b"description", "events", b"events", "key_id", b"key_id", "position", b"position", "url", b"url", "webhook_id", b"webhook_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Webhook: _TypeAlias = Webhook  # noqa: Y015
+
+@_typing.final
+class RegisterWebhookRequest(_message.Message):
+    """RegisterWebhookRequest registers an endpoint."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the registration idempotent: a retry returns the same endpoint and
+    secret (see CreateTableRequest.request_id).
+    """
+    url: _builtins.str
+    """url is the endpoint: https://, or http:// only to a loopback address (at most 2048
+    characters, no user or password).
+    """
+    description: _builtins.str
+    """description is a note for people (at most 256 characters)."""
+    @_builtins.property
+    def events(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """events keeps only these public event names (docs/events.md); empty: every public event."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        url: _builtins.str = ...,
+        events: _abc.Iterable[_builtins.str] | None = ...,
+        description: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "events", b"events", "request_id", b"request_id", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterWebhookRequest: _TypeAlias = RegisterWebhookRequest  # noqa: Y015
+
+@_typing.final
+class RegisterWebhookResponse(_message.Message):
+    """RegisterWebhookResponse returns the endpoint and its secret."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_FIELD_NUMBER: _builtins.int
+    SECRET_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    secret: _builtins.str
+    """secret signs every delivery (HMAC-SHA256); it is shown only here. Keep it like a
+    password.
+    """
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier registration."""
+    @_builtins.property
+    def webhook(self) -> Global___Webhook:
+        """webhook is the registered endpoint."""
+
+    def __init__(
+        self,
+        *,
+        webhook: Global___Webhook | None = ...,
+        secret: _builtins.str = ...,
+        replayed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["webhook", b"webhook"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replayed", b"replayed", "secret", b"secret", "webhook", b"webhook"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterWebhookResponse: _TypeAlias = RegisterWebhookResponse  # noqa: Y015
+
+@_typing.final
+class ListWebhooksRequest(_message.Message):
+    """ListWebhooksRequest lists the endpoints."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWebhooksRequest: _TypeAlias = ListWebhooksRequest  # noqa: Y015
+
+@_typing.final
+class ListWebhooksResponse(_message.Message):
+    """ListWebhooksResponse returns every endpoint, oldest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOKS_FIELD_NUMBER: _builtins.int
+    HEAD_POSITION_FIELD_NUMBER: _builtins.int
+    head_position: _builtins.int
+    """head_position is the feed's head when the list was read: an endpoint's lag is
+    `head_position - position` (at most; positions have gaps).
+    """
+    @_builtins.property
+    def webhooks(self) -> _containers.RepeatedCompositeFieldContainer[Global___Webhook]:
+        """webhooks are the registered endpoints."""
+
+    def __init__(
+        self,
+        *,
+        webhooks: _abc.Iterable[Global___Webhook] | None = ...,
+        head_position: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["head_position", b"head_position", "webhooks", b"webhooks"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWebhooksResponse: _TypeAlias = ListWebhooksResponse  # noqa: Y015
+
+@_typing.final
+class DeleteWebhookRequest(_message.Message):
+    """DeleteWebhookRequest removes an endpoint."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_ID_FIELD_NUMBER: _builtins.int
+    webhook_id: _builtins.str
+    """webhook_id identifies the endpoint."""
+    def __init__(
+        self,
+        *,
+        webhook_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["webhook_id", b"webhook_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteWebhookRequest: _TypeAlias = DeleteWebhookRequest  # noqa: Y015
+
+@_typing.final
+class DeleteWebhookResponse(_message.Message):
+    """DeleteWebhookResponse confirms a removal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteWebhookResponse: _TypeAlias = DeleteWebhookResponse  # noqa: Y015
+
+@_typing.final
+class WebhookDeadLetter(_message.Message):
+    """WebhookDeadLetter is an event an endpoint did not take after every attempt."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    POSITION_FIELD_NUMBER: _builtins.int
+    ATTEMPTS_FIELD_NUMBER: _builtins.int
+    LAST_ERROR_FIELD_NUMBER: _builtins.int
+    FAILED_AT_FIELD_NUMBER: _builtins.int
+    REDELIVERING_FIELD_NUMBER: _builtins.int
+    event_id: _builtins.str
+    """event_id is the delivery's id (the `id` of its body and its Fiftyk-Event-Id header)."""
+    name: _builtins.str
+    """name is the event's public name."""
+    position: _builtins.int
+    """position is the event's feed position."""
+    attempts: _builtins.int
+    """attempts counts the POSTs made."""
+    last_error: _builtins.str
+    """last_error is what went wrong last (e.g. "HTTP 503", "ConnectError: ...")."""
+    redelivering: _builtins.bool
+    """redelivering is set while a redelivery asked for by RedeliverWebhookEvents is pending."""
+    @_builtins.property
+    def failed_at(self) -> _timestamp_pb2.Timestamp:
+        """failed_at is when the last attempt failed."""
+
+    def __init__(
+        self,
+        *,
+        event_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        position: _builtins.int = ...,
+        attempts: _builtins.int = ...,
+        last_error: _builtins.str = ...,
+        failed_at: _timestamp_pb2.Timestamp | None = ...,
+        redelivering: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["failed_at", b"failed_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempts", b"attempts", "event_id", b"event_id", "failed_at", b"failed_at", "last_error", b"last_error", "name", b"name", "position", b"position", "redelivering", b"redelivering"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WebhookDeadLetter: _TypeAlias = WebhookDeadLetter  # noqa: Y015
+
+@_typing.final
+class ListWebhookDeadLettersRequest(_message.Message):
+    """ListWebhookDeadLettersRequest lists an endpoint's dead letters."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_ID_FIELD_NUMBER: _builtins.int
+    webhook_id: _builtins.str
+    """webhook_id identifies the endpoint."""
+    def __init__(
+        self,
+        *,
+        webhook_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["webhook_id", b"webhook_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWebhookDeadLettersRequest: _TypeAlias = ListWebhookDeadLettersRequest  # noqa: Y015
+
+@_typing.final
+class ListWebhookDeadLettersResponse(_message.Message):
+    """ListWebhookDeadLettersResponse returns the dead letters in feed order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAD_LETTERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def dead_letters(self) -> _containers.RepeatedCompositeFieldContainer[Global___WebhookDeadLetter]:
+        """dead_letters are the endpoint's dead letters."""
+
+    def __init__(
+        self,
+        *,
+        dead_letters: _abc.Iterable[Global___WebhookDeadLetter] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_letters", b"dead_letters"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWebhookDeadLettersResponse: _TypeAlias = ListWebhookDeadLettersResponse  # noqa: Y015
+
+@_typing.final
+class RedeliverWebhookEventsRequest(_message.Message):
+    """RedeliverWebhookEventsRequest sends dead letters again."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_ID_FIELD_NUMBER: _builtins.int
+    EVENT_IDS_FIELD_NUMBER: _builtins.int
+    webhook_id: _builtins.str
+    """webhook_id identifies the endpoint."""
+    @_builtins.property
+    def event_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """event_ids are the dead letters to send again; empty: all of them."""
+
+    def __init__(
+        self,
+        *,
+        webhook_id: _builtins.str = ...,
+        event_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_ids", b"event_ids", "webhook_id", b"webhook_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RedeliverWebhookEventsRequest: _TypeAlias = RedeliverWebhookEventsRequest  # noqa: Y015
+
+@_typing.final
+class RedeliverWebhookEventsResponse(_message.Message):
+    """RedeliverWebhookEventsResponse says how many dead letters will be sent again."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REDELIVERING_FIELD_NUMBER: _builtins.int
+    redelivering: _builtins.int
+    """redelivering counts the endpoint's dead letters now marked for redelivery."""
+    def __init__(
+        self,
+        *,
+        redelivering: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["redelivering", b"redelivering"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RedeliverWebhookEventsResponse: _TypeAlias = RedeliverWebhookEventsResponse  # noqa: Y015

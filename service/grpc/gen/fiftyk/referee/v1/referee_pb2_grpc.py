@@ -146,6 +146,61 @@ class RefereeServiceStub:
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActRequest.SerializeToString,
                 response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActResponse.FromString,
                 _registered_method=True)
+        self.GetFeedHead = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/GetFeedHead',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetFeedHeadRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetFeedHeadResponse.FromString,
+                _registered_method=True)
+        self.ListTables = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/ListTables',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListTablesRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListTablesResponse.FromString,
+                _registered_method=True)
+        self.CloseTable = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/CloseTable',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.CloseTableRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.CloseTableResponse.FromString,
+                _registered_method=True)
+        self.AbortTable = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/AbortTable',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AbortTableRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AbortTableResponse.FromString,
+                _registered_method=True)
+        self.ReplaceSeat = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/ReplaceSeat',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReplaceSeatRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReplaceSeatResponse.FromString,
+                _registered_method=True)
+        self.ReissueSeatToken = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/ReissueSeatToken',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReissueSeatTokenRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReissueSeatTokenResponse.FromString,
+                _registered_method=True)
+        self.RegisterWebhook = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/RegisterWebhook',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RegisterWebhookRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RegisterWebhookResponse.FromString,
+                _registered_method=True)
+        self.ListWebhooks = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/ListWebhooks',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhooksRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhooksResponse.FromString,
+                _registered_method=True)
+        self.DeleteWebhook = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/DeleteWebhook',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeleteWebhookRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeleteWebhookResponse.FromString,
+                _registered_method=True)
+        self.ListWebhookDeadLetters = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/ListWebhookDeadLetters',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhookDeadLettersRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhookDeadLettersResponse.FromString,
+                _registered_method=True)
+        self.RedeliverWebhookEvents = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/RedeliverWebhookEvents',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsResponse.FromString,
+                _registered_method=True)
 
 
 class RefereeServiceServicer:
@@ -334,6 +389,99 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetFeedHead(self, request, context):
+        """GetFeedHead returns the global feed's last position without reading any event: a
+        platform polls it cheaply, or starts ReadEvents from it. Platform or audit credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTables(self, request, context):
+        """ListTables lists tables for a lobby, most recently active first, a page at a time,
+        filtered by game, preset, state and player (docs/integrating.md, "Running a lobby").
+        Platform credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseTable(self, request, context):
+        """CloseTable closes a table: it deals no more hands; a hand in progress still finishes and
+        counts (`table.closed`). Platform credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbortTable(self, request, context):
+        """AbortTable closes a table at once: the hand in progress is voided with the reason
+        (`table.hand_voided`), its score never counts, its transcript stays exportable; then
+        `table.closed`. Platform credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReplaceSeat(self, request, context):
+        """ReplaceSeat gives a taken seat to another player (or a bot) between hands and returns
+        the new player's seat token; the old player's token stops working
+        (`table.seat_replaced`). Platform credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReissueSeatToken(self, request, context):
+        """ReissueSeatToken issues a new token for a taken seat, also in the middle of a hand; every
+        earlier token of the seat stops working at once (`table.seat_token_reissued`). Platform
+        credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RegisterWebhook(self, request, context):
+        """RegisterWebhook registers an endpoint that receives every later public event (or those
+        named) as a signed POST, and returns its secret, once (docs/integrating.md, "Webhooks").
+        Platform credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWebhooks(self, request, context):
+        """ListWebhooks lists the registered endpoints with their positions (no secrets). Platform
+        credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteWebhook(self, request, context):
+        """DeleteWebhook removes an endpoint and its dead letters; deliveries to it stop. Platform
+        credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWebhookDeadLetters(self, request, context):
+        """ListWebhookDeadLetters lists the events an endpoint did not take after every attempt.
+        Platform credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RedeliverWebhookEvents(self, request, context):
+        """RedeliverWebhookEvents sends dead letters again (the named ones, or all). Platform
+        credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -446,6 +594,61 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.Act,
                     request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActRequest.FromString,
                     response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActResponse.SerializeToString,
+            ),
+            'GetFeedHead': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetFeedHead,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetFeedHeadRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetFeedHeadResponse.SerializeToString,
+            ),
+            'ListTables': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTables,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListTablesRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListTablesResponse.SerializeToString,
+            ),
+            'CloseTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseTable,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.CloseTableRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.CloseTableResponse.SerializeToString,
+            ),
+            'AbortTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortTable,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AbortTableRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AbortTableResponse.SerializeToString,
+            ),
+            'ReplaceSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReplaceSeat,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReplaceSeatRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReplaceSeatResponse.SerializeToString,
+            ),
+            'ReissueSeatToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReissueSeatToken,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReissueSeatTokenRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReissueSeatTokenResponse.SerializeToString,
+            ),
+            'RegisterWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterWebhook,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RegisterWebhookRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RegisterWebhookResponse.SerializeToString,
+            ),
+            'ListWebhooks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWebhooks,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhooksRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhooksResponse.SerializeToString,
+            ),
+            'DeleteWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteWebhook,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeleteWebhookRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeleteWebhookResponse.SerializeToString,
+            ),
+            'ListWebhookDeadLetters': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWebhookDeadLetters,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhookDeadLettersRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhookDeadLettersResponse.SerializeToString,
+            ),
+            'RedeliverWebhookEvents': grpc.unary_unary_rpc_method_handler(
+                    servicer.RedeliverWebhookEvents,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1044,6 +1247,303 @@ class RefereeService:
             '/fiftyk.referee.v1.RefereeService/Act',
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActRequest.SerializeToString,
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.ActResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetFeedHead(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/GetFeedHead',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetFeedHeadRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetFeedHeadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTables(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/ListTables',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListTablesRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListTablesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/CloseTable',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.CloseTableRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.CloseTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/AbortTable',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.AbortTableRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.AbortTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReplaceSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/ReplaceSeat',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReplaceSeatRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReplaceSeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReissueSeatToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/ReissueSeatToken',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReissueSeatTokenRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ReissueSeatTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/RegisterWebhook',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.RegisterWebhookRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.RegisterWebhookResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWebhooks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/ListWebhooks',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhooksRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhooksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/DeleteWebhook',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeleteWebhookRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.DeleteWebhookResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWebhookDeadLetters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/ListWebhookDeadLetters',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhookDeadLettersRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ListWebhookDeadLettersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RedeliverWebhookEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/RedeliverWebhookEvents',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -157,6 +157,55 @@ class RefereeServiceStub:
     `validate_only` nothing is recorded: the answer is what the action would get (its
     refusal, or the view it would leave). Seat token.
     """
+    GetFeedHead: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetFeedHeadRequest, _referee_pb2.GetFeedHeadResponse]
+    """GetFeedHead returns the global feed's last position without reading any event: a
+    platform polls it cheaply, or starts ReadEvents from it. Platform or audit credential.
+    """
+    ListTables: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ListTablesRequest, _referee_pb2.ListTablesResponse]
+    """ListTables lists tables for a lobby, most recently active first, a page at a time,
+    filtered by game, preset, state and player (docs/integrating.md, "Running a lobby").
+    Platform credential.
+    """
+    CloseTable: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CloseTableRequest, _referee_pb2.CloseTableResponse]
+    """CloseTable closes a table: it deals no more hands; a hand in progress still finishes and
+    counts (`table.closed`). Platform credential.
+    """
+    AbortTable: _grpc.UnaryUnaryMultiCallable[_referee_pb2.AbortTableRequest, _referee_pb2.AbortTableResponse]
+    """AbortTable closes a table at once: the hand in progress is voided with the reason
+    (`table.hand_voided`), its score never counts, its transcript stays exportable; then
+    `table.closed`. Platform credential.
+    """
+    ReplaceSeat: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ReplaceSeatRequest, _referee_pb2.ReplaceSeatResponse]
+    """ReplaceSeat gives a taken seat to another player (or a bot) between hands and returns
+    the new player's seat token; the old player's token stops working
+    (`table.seat_replaced`). Platform credential.
+    """
+    ReissueSeatToken: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ReissueSeatTokenRequest, _referee_pb2.ReissueSeatTokenResponse]
+    """ReissueSeatToken issues a new token for a taken seat, also in the middle of a hand; every
+    earlier token of the seat stops working at once (`table.seat_token_reissued`). Platform
+    credential.
+    """
+    RegisterWebhook: _grpc.UnaryUnaryMultiCallable[_referee_pb2.RegisterWebhookRequest, _referee_pb2.RegisterWebhookResponse]
+    """RegisterWebhook registers an endpoint that receives every later public event (or those
+    named) as a signed POST, and returns its secret, once (docs/integrating.md, "Webhooks").
+    Platform credential.
+    """
+    ListWebhooks: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ListWebhooksRequest, _referee_pb2.ListWebhooksResponse]
+    """ListWebhooks lists the registered endpoints with their positions (no secrets). Platform
+    credential.
+    """
+    DeleteWebhook: _grpc.UnaryUnaryMultiCallable[_referee_pb2.DeleteWebhookRequest, _referee_pb2.DeleteWebhookResponse]
+    """DeleteWebhook removes an endpoint and its dead letters; deliveries to it stop. Platform
+    credential.
+    """
+    ListWebhookDeadLetters: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ListWebhookDeadLettersRequest, _referee_pb2.ListWebhookDeadLettersResponse]
+    """ListWebhookDeadLetters lists the events an endpoint did not take after every attempt.
+    Platform credential.
+    """
+    RedeliverWebhookEvents: _grpc.UnaryUnaryMultiCallable[_referee_pb2.RedeliverWebhookEventsRequest, _referee_pb2.RedeliverWebhookEventsResponse]
+    """RedeliverWebhookEvents sends dead letters again (the named ones, or all). Platform
+    credential.
+    """
 
 @_typing.type_check_only
 class RefereeServiceAsyncStub(RefereeServiceStub):
@@ -250,6 +299,55 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     Bury are its aliases, kept for earlier clients: each is Act with its kind. With
     `validate_only` nothing is recorded: the answer is what the action would get (its
     refusal, or the view it would leave). Seat token.
+    """
+    GetFeedHead: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetFeedHeadRequest, _referee_pb2.GetFeedHeadResponse]  # type: ignore[assignment]
+    """GetFeedHead returns the global feed's last position without reading any event: a
+    platform polls it cheaply, or starts ReadEvents from it. Platform or audit credential.
+    """
+    ListTables: _aio.UnaryUnaryMultiCallable[_referee_pb2.ListTablesRequest, _referee_pb2.ListTablesResponse]  # type: ignore[assignment]
+    """ListTables lists tables for a lobby, most recently active first, a page at a time,
+    filtered by game, preset, state and player (docs/integrating.md, "Running a lobby").
+    Platform credential.
+    """
+    CloseTable: _aio.UnaryUnaryMultiCallable[_referee_pb2.CloseTableRequest, _referee_pb2.CloseTableResponse]  # type: ignore[assignment]
+    """CloseTable closes a table: it deals no more hands; a hand in progress still finishes and
+    counts (`table.closed`). Platform credential.
+    """
+    AbortTable: _aio.UnaryUnaryMultiCallable[_referee_pb2.AbortTableRequest, _referee_pb2.AbortTableResponse]  # type: ignore[assignment]
+    """AbortTable closes a table at once: the hand in progress is voided with the reason
+    (`table.hand_voided`), its score never counts, its transcript stays exportable; then
+    `table.closed`. Platform credential.
+    """
+    ReplaceSeat: _aio.UnaryUnaryMultiCallable[_referee_pb2.ReplaceSeatRequest, _referee_pb2.ReplaceSeatResponse]  # type: ignore[assignment]
+    """ReplaceSeat gives a taken seat to another player (or a bot) between hands and returns
+    the new player's seat token; the old player's token stops working
+    (`table.seat_replaced`). Platform credential.
+    """
+    ReissueSeatToken: _aio.UnaryUnaryMultiCallable[_referee_pb2.ReissueSeatTokenRequest, _referee_pb2.ReissueSeatTokenResponse]  # type: ignore[assignment]
+    """ReissueSeatToken issues a new token for a taken seat, also in the middle of a hand; every
+    earlier token of the seat stops working at once (`table.seat_token_reissued`). Platform
+    credential.
+    """
+    RegisterWebhook: _aio.UnaryUnaryMultiCallable[_referee_pb2.RegisterWebhookRequest, _referee_pb2.RegisterWebhookResponse]  # type: ignore[assignment]
+    """RegisterWebhook registers an endpoint that receives every later public event (or those
+    named) as a signed POST, and returns its secret, once (docs/integrating.md, "Webhooks").
+    Platform credential.
+    """
+    ListWebhooks: _aio.UnaryUnaryMultiCallable[_referee_pb2.ListWebhooksRequest, _referee_pb2.ListWebhooksResponse]  # type: ignore[assignment]
+    """ListWebhooks lists the registered endpoints with their positions (no secrets). Platform
+    credential.
+    """
+    DeleteWebhook: _aio.UnaryUnaryMultiCallable[_referee_pb2.DeleteWebhookRequest, _referee_pb2.DeleteWebhookResponse]  # type: ignore[assignment]
+    """DeleteWebhook removes an endpoint and its dead letters; deliveries to it stop. Platform
+    credential.
+    """
+    ListWebhookDeadLetters: _aio.UnaryUnaryMultiCallable[_referee_pb2.ListWebhookDeadLettersRequest, _referee_pb2.ListWebhookDeadLettersResponse]  # type: ignore[assignment]
+    """ListWebhookDeadLetters lists the events an endpoint did not take after every attempt.
+    Platform credential.
+    """
+    RedeliverWebhookEvents: _aio.UnaryUnaryMultiCallable[_referee_pb2.RedeliverWebhookEventsRequest, _referee_pb2.RedeliverWebhookEventsResponse]  # type: ignore[assignment]
+    """RedeliverWebhookEvents sends dead letters again (the named ones, or all). Platform
+    credential.
     """
 
 class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -473,6 +571,121 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         Bury are its aliases, kept for earlier clients: each is Act with its kind. With
         `validate_only` nothing is recorded: the answer is what the action would get (its
         refusal, or the view it would leave). Seat token.
+        """
+
+    @_abc_1.abstractmethod
+    def GetFeedHead(
+        self,
+        request: _referee_pb2.GetFeedHeadRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.GetFeedHeadResponse, _abc.Awaitable[_referee_pb2.GetFeedHeadResponse]]:
+        """GetFeedHead returns the global feed's last position without reading any event: a
+        platform polls it cheaply, or starts ReadEvents from it. Platform or audit credential.
+        """
+
+    @_abc_1.abstractmethod
+    def ListTables(
+        self,
+        request: _referee_pb2.ListTablesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ListTablesResponse, _abc.Awaitable[_referee_pb2.ListTablesResponse]]:
+        """ListTables lists tables for a lobby, most recently active first, a page at a time,
+        filtered by game, preset, state and player (docs/integrating.md, "Running a lobby").
+        Platform credential.
+        """
+
+    @_abc_1.abstractmethod
+    def CloseTable(
+        self,
+        request: _referee_pb2.CloseTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.CloseTableResponse, _abc.Awaitable[_referee_pb2.CloseTableResponse]]:
+        """CloseTable closes a table: it deals no more hands; a hand in progress still finishes and
+        counts (`table.closed`). Platform credential.
+        """
+
+    @_abc_1.abstractmethod
+    def AbortTable(
+        self,
+        request: _referee_pb2.AbortTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.AbortTableResponse, _abc.Awaitable[_referee_pb2.AbortTableResponse]]:
+        """AbortTable closes a table at once: the hand in progress is voided with the reason
+        (`table.hand_voided`), its score never counts, its transcript stays exportable; then
+        `table.closed`. Platform credential.
+        """
+
+    @_abc_1.abstractmethod
+    def ReplaceSeat(
+        self,
+        request: _referee_pb2.ReplaceSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ReplaceSeatResponse, _abc.Awaitable[_referee_pb2.ReplaceSeatResponse]]:
+        """ReplaceSeat gives a taken seat to another player (or a bot) between hands and returns
+        the new player's seat token; the old player's token stops working
+        (`table.seat_replaced`). Platform credential.
+        """
+
+    @_abc_1.abstractmethod
+    def ReissueSeatToken(
+        self,
+        request: _referee_pb2.ReissueSeatTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ReissueSeatTokenResponse, _abc.Awaitable[_referee_pb2.ReissueSeatTokenResponse]]:
+        """ReissueSeatToken issues a new token for a taken seat, also in the middle of a hand; every
+        earlier token of the seat stops working at once (`table.seat_token_reissued`). Platform
+        credential.
+        """
+
+    @_abc_1.abstractmethod
+    def RegisterWebhook(
+        self,
+        request: _referee_pb2.RegisterWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.RegisterWebhookResponse, _abc.Awaitable[_referee_pb2.RegisterWebhookResponse]]:
+        """RegisterWebhook registers an endpoint that receives every later public event (or those
+        named) as a signed POST, and returns its secret, once (docs/integrating.md, "Webhooks").
+        Platform credential.
+        """
+
+    @_abc_1.abstractmethod
+    def ListWebhooks(
+        self,
+        request: _referee_pb2.ListWebhooksRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ListWebhooksResponse, _abc.Awaitable[_referee_pb2.ListWebhooksResponse]]:
+        """ListWebhooks lists the registered endpoints with their positions (no secrets). Platform
+        credential.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteWebhook(
+        self,
+        request: _referee_pb2.DeleteWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.DeleteWebhookResponse, _abc.Awaitable[_referee_pb2.DeleteWebhookResponse]]:
+        """DeleteWebhook removes an endpoint and its dead letters; deliveries to it stop. Platform
+        credential.
+        """
+
+    @_abc_1.abstractmethod
+    def ListWebhookDeadLetters(
+        self,
+        request: _referee_pb2.ListWebhookDeadLettersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ListWebhookDeadLettersResponse, _abc.Awaitable[_referee_pb2.ListWebhookDeadLettersResponse]]:
+        """ListWebhookDeadLetters lists the events an endpoint did not take after every attempt.
+        Platform credential.
+        """
+
+    @_abc_1.abstractmethod
+    def RedeliverWebhookEvents(
+        self,
+        request: _referee_pb2.RedeliverWebhookEventsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.RedeliverWebhookEventsResponse, _abc.Awaitable[_referee_pb2.RedeliverWebhookEventsResponse]]:
+        """RedeliverWebhookEvents sends dead letters again (the named ones, or all). Platform
+        credential.
         """
 
 def add_RefereeServiceServicer_to_server(servicer: RefereeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,79 @@
+"""ListTables through the real API: a lobby of both games, filtered, paged, most recently
+active first, and current with every command acknowledged before the call."""
+
+from __future__ import annotations
+
+import random
+
+import grpc
+import pytest
+
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from tests.e2e import test_shengji
+from tests.e2e.harness import LiveServer, server_config
+
+
+@pytest.fixture(scope="module")
+def lobby_server(tmp_path_factory: pytest.TempPathFactory) -> LiveServer:
+    """A referee of its own: the listing must hold exactly this module's tables."""
+    live = LiveServer(server_config(tmp_path_factory.mktemp("lobby")))
+    yield live  # type: ignore[misc]  # a generator fixture
+    live.stop()
+
+
+def ids(response: pb.ListTablesResponse) -> list[str]:
+    return [t.table_id for t in response.tables]
+
+
+def test_a_lobby_lists_filters_and_pages_tables_of_both_games(
+        lobby_server: LiveServer) -> None:
+    platform = lobby_server.platform()
+    waiting = platform.create_table("classic", 4, name="open seats").table.table_id
+    platform.join_table(waiting, "ann", 0)
+    shengji = test_shengji.shengji_table(lobby_server)
+    hand = shengji.platform.start_hand(shengji.table_id).hand
+    closed = platform.create_table("qq3", 3).table.table_id
+    platform.close_table(closed, "no players")
+
+    everything = platform.list_tables()
+    # Most recent activity first: the close, then the Shengji deal, then ann sitting down.
+    assert ids(everything) == [closed, shengji.table_id, waiting]
+    assert everything.as_of_position == platform.feed_head()
+    by_id = {t.table_id: t for t in everything.tables}
+    assert by_id[waiting].state == pb.TABLE_STATE_WAITING
+    assert by_id[waiting].seats[0].player_id == "ann" and by_id[waiting].name == "open seats"
+    assert by_id[shengji.table_id].state == pb.TABLE_STATE_PLAYING
+    assert by_id[shengji.table_id].current_hand_id == hand.hand_id
+    assert by_id[shengji.table_id].game == "shengji"
+    assert by_id[closed].state == pb.TABLE_STATE_CLOSED and by_id[closed].preset == "qq3"
+
+    assert ids(platform.list_tables(game="shengji")) == [shengji.table_id]
+    assert ids(platform.list_tables(preset="classic")) == [waiting]
+    assert ids(platform.list_tables(player_id="ann")) == [waiting]
+    assert ids(platform.list_tables(states=[pb.TABLE_STATE_PLAYING,
+                                            pb.TABLE_STATE_CLOSED])) == [closed,
+                                                                         shengji.table_id]
+
+    # A hand's events are its table's activity: the waiting table's neighbour moves up.
+    test_shengji.step(shengji, hand.hand_id, random.Random(1))
+    first = platform.list_tables(page_size=2)
+    assert ids(first) == [shengji.table_id, closed] and first.next_page_token
+    second = platform.list_tables(page_size=2, page_token=first.next_page_token)
+    assert ids(second) == [waiting] and not second.next_page_token
+
+
+def test_listing_is_for_the_platform_and_refuses_bad_tokens(lobby_server: LiveServer) -> None:
+    platform = lobby_server.platform()
+    with pytest.raises(grpc.RpcError) as refused:
+        platform.list_tables(page_token="not a token")
+    assert error_reason(refused.value)[:2] == (grpc.StatusCode.INVALID_ARGUMENT,
+                                               "INVALID_REQUEST")
+    with pytest.raises(grpc.RpcError) as refused:
+        platform.list_tables(states=[99])
+    assert error_reason(refused.value)[:2] == (grpc.StatusCode.INVALID_ARGUMENT,
+                                               "INVALID_REQUEST")
+    with pytest.raises(grpc.RpcError) as refused:
+        lobby_server.audit().list_tables()
+    assert error_reason(refused.value)[:2] == (grpc.StatusCode.PERMISSION_DENIED,
+                                               "PLATFORM_REQUIRED")

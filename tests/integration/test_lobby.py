@@ -1,0 +1,145 @@
+"""The lobby read model and the table lifecycle over a real store, on SQLite and PostgreSQL:
+rebuilt from history, kept across restarts, each event applied once by racing replicas."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.table import CLOSED, PLAYING, WAITING
+from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.errors import ServiceError
+from fiftyk_referee.service.lobby import Lobby, TableQuery
+from fiftyk_referee.service.store import persistence_env
+
+RACERS = 3
+JOIN_TIMEOUT_SECONDS = 60
+
+
+def seated(app: Referee, game: str, preset: str, prefix: str) -> str:
+    table_id = app.create_table(preset, {}, 4, game=game).table_id
+    for seat in range(4):
+        app.join_table(table_id, f"{prefix}-{seat}", seat)
+    return table_id
+
+
+def resign_out(app: Referee, table_id: str) -> None:
+    """Deal a hand and end it by resignations (its result is counted on the table)."""
+    hand_id = app.start_hand(table_id).hand_id
+    for seat in range(4):
+        outcome = app.resign(table_id, hand_id, seat)
+        if outcome.hand is not None and outcome.hand.is_over:
+            return
+    raise AssertionError("the hand did not end")
+
+
+class LobbyCases:
+    """The cases every store must pass; subclasses provide `database_url`."""
+
+    @pytest.fixture
+    def database_url(self, tmp_path: Path) -> str | None:
+        raise NotImplementedError
+
+    @pytest.fixture
+    def open_app(self, database_url: str | None, tmp_path: Path
+                 ) -> Iterator[Callable[[], Referee]]:
+        database = parse_database_url(database_url or "", tmp_path)
+        env = persistence_env(database, pool_size=4, max_overflow=8, lock_timeout_ms=5_000)
+        opened: list[Referee] = []
+
+        def open_app() -> Referee:
+            app = Referee(env)
+            opened.append(app)
+            return app
+
+        yield open_app
+        for app in opened:
+            app.close()
+
+    def test_the_lobby_rebuilds_from_history_and_follows_the_lifecycle(
+            self, open_app: Callable[[], Referee]) -> None:
+        app = open_app()
+        fiftyk = seated(app, "fiftyk", "classic", "f")
+        shengji = seated(app, "shengji", "tractor", "s")
+        hand = app.start_hand(shengji).hand_id
+        idle = app.create_table("qq3", {}, 3).table_id
+        app.close_table(idle, "nobody came")
+        # A lobby started over an existing store catches up from the beginning.
+        lobby = Lobby(app)
+        page = lobby.list_tables(TableQuery())
+        assert [t.table_id for t in page.tables] == [idle, shengji, fiftyk]
+        states = {t.table_id: t.state for t in page.tables}
+        assert states == {idle: CLOSED, shengji: PLAYING, fiftyk: WAITING}
+        assert page.as_of_position == app.head_position()
+
+        app.replace_seat(fiftyk, 3, "bot-3")
+        app.reissue_seat_token(shengji, 1)
+        aborted = app.abort_table(shengji, "maintenance")
+        assert aborted.detail == hand
+        # A second lobby (a restart) continues from the recorded position.
+        again = Lobby(open_app())
+        listed = {t.table_id: t for t in again.list_tables(TableQuery()).tables}
+        assert listed[shengji].state == CLOSED and listed[shengji].current_hand is None
+        assert listed[fiftyk].seats[3] == "bot-3"
+        assert [t.table_id for t in again.list_tables(TableQuery(player_id="bot-3")).tables] \
+            == [fiftyk]
+        assert again.list_tables(TableQuery(states=(CLOSED,), game="shengji")).tables[0] \
+            .table_id == shengji
+        with pytest.raises(RuleError) as refused:
+            app.start_hand(shengji)
+        assert refused.value.reason == Reason.TABLE_CLOSED
+
+    def test_racing_lobbies_apply_every_event_once(self, open_app: Callable[[], Referee]
+                                                   ) -> None:
+        writer = open_app()
+        tables = [seated(writer, "fiftyk", "classic", f"r{i}") for i in range(3)]
+        for table_id in tables:
+            resign_out(writer, table_id)
+            resign_out(writer, table_id)
+            writer.close_table(table_id)
+        lobbies = [Lobby(open_app(), batch_size=7) for _ in range(RACERS)]
+        errors: list[BaseException] = []
+        gate = threading.Barrier(RACERS)
+
+        def race(lobby: Lobby) -> None:
+            try:
+                gate.wait(JOIN_TIMEOUT_SECONDS)
+                lobby.catch_up()
+            except (ServiceError, OSError, threading.BrokenBarrierError) as error:
+                errors.append(error)
+
+        threads = [threading.Thread(target=race, args=(lobby,)) for lobby in lobbies]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(JOIN_TIMEOUT_SECONDS)
+        assert not errors
+        rows: dict[str, Any] = {t.table_id: t for t in
+                                lobbies[0].list_tables(TableQuery()).tables}
+        assert set(rows) == set(tables)
+        # An event applied twice would count a hand twice.
+        assert all(rows[t].state == CLOSED and rows[t].hands_played == 2 for t in tables)
+        assert {lobby.position() for lobby in lobbies} == {writer.head_position()}
+
+
+class TestSQLite(LobbyCases):
+    """The cases on SQLite."""
+
+    @pytest.fixture
+    def database_url(self, tmp_path: Path) -> str | None:
+        return None
+
+
+@pytest.mark.postgres
+class TestPostgreSQL(LobbyCases):
+    """The cases on a fresh PostgreSQL database."""
+
+    @pytest.fixture
+    def database_url(self, fresh_postgres_db: str) -> str | None:
+        return fresh_postgres_db
