@@ -4,8 +4,9 @@ One run per release, before the servers start (a Kubernetes Job, `deploy/k8s/mig
 so server pods run with `FIFTYK_CREATE_SCHEMA=false` and a database user without DDL rights,
 and replicas never race to create the schema. Creating is idempotent: a second run changes
 nothing. It reads the same configuration as `fiftyk serve` and waits as long for the database
-(`FIFTYK_DB_STARTUP_WAIT_SECONDS`). The standings projection's tables are not among them: the
-server does not run the projection until something reads it.
+(`FIFTYK_DB_STARTUP_WAIT_SECONDS`). The tables of the lobby and of the webhook endpoints are
+created too (`service/lobby.py`, `service/webhooks.py`). The standings projection's tables are
+not among them: the server does not run the projection until something reads it.
 """
 
 from __future__ import annotations
@@ -33,14 +34,22 @@ def migrate(config: Config) -> str:
     # Imported here (as by `fiftyk serve`): the store needs the server extra, and `cli.main`
     # turns its absence into a one-line install hint.
     from fiftyk_referee.service.application import Referee
+    from fiftyk_referee.service.lobby import Lobby
     from fiftyk_referee.service.store import describe, persistence_env, wait_for_database
+    from fiftyk_referee.service.webhooks import WebhookStore
 
     database = config.database
     wait_for_database(database, wait_seconds=config.db_startup_wait_seconds,
                       timeout_seconds=config.db_timeout_seconds)
-    # Constructing the application creates the event store's tables.
-    Referee(persistence_env(database, pool_size=1, create_schema=True,
-                            timeout_seconds=config.db_timeout_seconds)).close()
+    # Constructing the application creates the event store's tables, the lobby and the
+    # webhook store theirs.
+    app = Referee(persistence_env(database, pool_size=1, create_schema=True,
+                                  timeout_seconds=config.db_timeout_seconds))
+    try:
+        Lobby(app)
+        WebhookStore(app)
+    finally:
+        app.close()
     return (describe(database) if database.kind == "postgresql"
             else f"SQLite file {database.sqlite_path}")
 

@@ -35,5 +35,8 @@ def test_migrate_makes_the_tables_a_server_without_schema_rights_needs(
         platform = live.platform()
         table = platform.create_table("classic", 4).table
         assert platform.get_table(table.table_id).table_id == table.table_id
+        # The lobby's and the webhooks' tables were made by the migration too.
+        assert [t.table_id for t in platform.list_tables().tables] == [table.table_id]
+        assert platform.register_webhook("https://hooks.example.com/in").secret
     finally:
         live.stop()

@@ -86,6 +86,7 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
         "FIFTYK_TRANSPORT_LIMITS": "streams=64,request=2.5",
         "FIFTYK_SIGNING_KEY_FILE": "",
         "FIFTYK_INTEGRITY_CHECK_SECONDS": "60",
+        "FIFTYK_WEBHOOKS": "attempts=5,backoff=0.5",
         **REAL_SECRETS,
     }
     assert set(env) == set(CONFIG_ENV_VARS)
@@ -104,6 +105,7 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
     assert config.rates["player"]["command"] == Rate(10, 20)
     assert config.watches.seat == 3
     assert (config.transport.streams, config.transport.request) == (64, 2.5)
+    assert (config.webhook_settings.attempts, config.webhook_settings.backoff) == (5, 0.5)
     assert config.token_secret == REAL_SECRETS["FIFTYK_TOKEN_SECRET"]
     assert config.audit_key == REAL_SECRETS["FIFTYK_AUDIT_KEY"]
     assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]

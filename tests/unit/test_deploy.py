@@ -105,6 +105,11 @@ def exported_series() -> set[str]:
     metrics.observe_rebuild(0.01)
     metrics.count_active_tables_with(lambda: 1)
     metrics.watch_opened()
+    metrics.webhook_delivered("e", 0.01)
+    metrics.webhook_failed("e")
+    metrics.webhook_retried("e")
+    metrics.webhook_dead_lettered("e")
+    metrics.set_webhook_lag("e", 1, 0.5)
     text = metrics.render().decode()
     return {re.split(r"[{ ]", line, maxsplit=1)[0]
             for line in text.splitlines() if line and not line.startswith("#")}
