@@ -39,7 +39,7 @@ import grpc
 
 # The stub loading and error decoding of first_hand.py, next to this file.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from first_hand import (  # noqa: E402 - after the path that finds it
+from first_hand import (
     AUTHORIZATION_HEADER,
     DEV_PLATFORM_KEY,
     PLATFORM_KEY_HEADER,
@@ -78,7 +78,7 @@ class Endpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server interface
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 signed = verify_fiftyk_signature(endpoint.secrets,
                                                  self.headers.get("Fiftyk-Signature", ""), body)

@@ -1435,7 +1435,8 @@ class PlayResponse(_message.Message):
     """replayed is set when `request_id` matched an earlier command."""
     table_version: _builtins.int
     """table_version is the table's event version right after the command (the table
-    changes when the command ends the hand: `table.hand_recorded`).
+    changes when the command ends the hand: `table.hand_recorded`); 0 when a retried
+    request_id replays a command recorded by a referee older than this field.
     """
     @_builtins.property
     def hand(self) -> Global___HandView:
@@ -1511,7 +1512,8 @@ class PassResponse(_message.Message):
     """replayed is set when `request_id` matched an earlier command."""
     table_version: _builtins.int
     """table_version is the table's event version right after the command (the table
-    changes when the command ends the hand: `table.hand_recorded`).
+    changes when the command ends the hand: `table.hand_recorded`); 0 when a retried
+    request_id replays a command recorded by a referee older than this field.
     """
     @_builtins.property
     def hand(self) -> Global___HandView:
@@ -1587,7 +1589,8 @@ class ResignResponse(_message.Message):
     """replayed is set when `request_id` matched an earlier command."""
     table_version: _builtins.int
     """table_version is the table's event version right after the command (the table
-    changes when the command ends the hand: `table.hand_recorded`).
+    changes when the command ends the hand: `table.hand_recorded`); 0 when a retried
+    request_id replays a command recorded by a referee older than this field.
     """
     @_builtins.property
     def hand(self) -> Global___HandView:
@@ -3354,7 +3357,8 @@ class DeclareResponse(_message.Message):
     """replayed is set when `request_id` matched an earlier command."""
     table_version: _builtins.int
     """table_version is the table's event version right after the command (the table
-    changes when the command ends the hand: `table.hand_recorded`).
+    changes when the command ends the hand: `table.hand_recorded`); 0 when a retried
+    request_id replays a command recorded by a referee older than this field.
     """
     @_builtins.property
     def hand(self) -> Global___HandView:
@@ -3436,7 +3440,8 @@ class BuryResponse(_message.Message):
     """replayed is set when `request_id` matched an earlier command."""
     table_version: _builtins.int
     """table_version is the table's event version right after the command (the table
-    changes when the command ends the hand: `table.hand_recorded`).
+    changes when the command ends the hand: `table.hand_recorded`); 0 when a retried
+    request_id replays a command recorded by a referee older than this field.
     """
     @_builtins.property
     def hand(self) -> Global___HandView:
