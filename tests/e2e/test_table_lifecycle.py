@@ -193,11 +193,10 @@ def test_an_aborted_tables_hand_is_void_but_its_transcript_remains(
     again = table.platform.abort_table(table.table_id, "cheating suspected",
                                        request_id="abort-1")
     assert again.replayed and again.voided_hand_id == view.hand_id
-    seat = view.turn_seat
-    client = table.seats[seat]
-    if game.name == "fiftyk":
-        assert refusal(lambda: client.pass_turn(table.table_id, view.hand_id)) == (
-            Code.FAILED_PRECONDITION, "HAND_VOIDED")
+    client = table.seats[view.turn_seat if game.name == "fiftyk" else 0]
+    act = (client.pass_turn if game.name == "fiftyk" else client.declare)
+    assert refusal(lambda: act(table.table_id, view.hand_id)) == (
+        Code.FAILED_PRECONDITION, "HAND_VOIDED")
     assert table.platform.scores(table.table_id).totals == before.totals
     # The voided hand's transcript is still exported, and re-rules as the hand stood.
     ruling = server.audit().adjudicate(server.audit().export_transcript(view.hand_id))
@@ -222,3 +221,16 @@ def test_lifecycle_refusals_name_the_field(server: LiveServer) -> None:
     platform.leave_table(table.table_id, 3)
     assert refusal(lambda: platform.reissue_seat_token(table.table_id, 3)) == (
         Code.FAILED_PRECONDITION, "SEAT_EMPTY")
+
+
+def test_a_watch_stream_of_a_reissued_token_ends(server: LiveServer) -> None:
+    table = seat_bots(server, "classic", 4, prefix="watch")
+    stream = table.seats[2].watch(table.table_id, timeout=60)
+    names = []
+    with pytest.raises(grpc.RpcError) as ended:
+        for message in stream:
+            names.append(message.event.name)
+            if message.event.name == "table.seat_taken" and len(names) == 5:
+                table.platform.reissue_seat_token(table.table_id, 2)
+    assert error_reason(ended.value)[:2] == (Code.UNAUTHENTICATED, "TOKEN_REVOKED")
+    assert names[-1] == "table.seat_token_reissued"
