@@ -7,7 +7,9 @@ registered as a webhook for every event; `--receiver-delay` makes it answer each
 after that many seconds (a slow platform). Reported: the commands' p50/p99 latency, the
 deliveries the endpoint received per second, and the delivery lag (from an event's
 `created_at` to its arrival) at p50/p99. `--no-webhook` runs the same load without an
-endpoint: the baseline the latency is compared with.
+endpoint: the baseline the latency is compared with. `--backlog` keeps the endpoint down
+(503) during the load and up after it: the report then adds how fast one endpoint catches up
+(`catch_up_events_per_second`), the most one endpoint receives.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ DEFAULT_WARMUP_SECONDS = 2.0
 DRAIN_SECONDS = 60.0  # how long deliveries may still arrive after the load stops
 PERCENT_P50, PERCENT_P99 = 50, 99
 PLAYERS = 4
-FAST_DELIVERIES = "poll=0.2"
+FAST_DELIVERIES = "poll=0.2,backoff=0.05,max_backoff=0.2,attempts=1000"
 
 
 class Receiver:
@@ -48,14 +50,22 @@ class Receiver:
     def __init__(self, delay: float) -> None:
         self.lags: list[float] = []
         self.arrivals: list[float] = []
+        self.failing = False
         self._lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: one connection for many deliveries
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if delay:
                     time.sleep(delay)
+                if receiver.failing:
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 created = datetime.fromisoformat(json.loads(body)["created_at"])
                 with receiver._lock:
                     receiver.lags.append((datetime.now(UTC) - created).total_seconds())
@@ -110,7 +120,8 @@ def bot(target: str, stop: threading.Event, measure_from: float,
             client.close()
 
 
-def measure(tables: int, seconds: float, receiver_delay: float | None) -> dict[str, Any]:
+def measure(tables: int, seconds: float, receiver_delay: float | None,
+            backlog: bool = False) -> dict[str, Any]:
     """Run the load once; the numbers of the report."""
     with tempfile.TemporaryDirectory(prefix="fiftyk-bench-webhooks-") as data:
         config = Config(host="127.0.0.1", port=0, data_dir=Path(data), rate_limits="off",
@@ -125,6 +136,7 @@ def measure(tables: int, seconds: float, receiver_delay: float | None) -> dict[s
             if receiver is not None:
                 RefereeClient(target, platform_key=DEV_PLATFORM_KEY).register_webhook(
                     receiver.url)
+                receiver.failing = backlog
             stop = threading.Event()
             latencies: list[float] = []
             measure_from = time.monotonic() + DEFAULT_WARMUP_SECONDS
@@ -137,6 +149,9 @@ def measure(tables: int, seconds: float, receiver_delay: float | None) -> dict[s
             stop.set()
             for thread in bots:
                 thread.join()
+            up = time.monotonic()
+            if receiver is not None:
+                receiver.failing = False
             report: dict[str, Any] = {
                 "tables": tables, "seconds": seconds, "receiver_delay": receiver_delay,
                 "commands": len(latencies),
@@ -145,6 +160,9 @@ def measure(tables: int, seconds: float, receiver_delay: float | None) -> dict[s
             }
             if receiver is not None:
                 report.update(_deliveries(receiver))
+                if backlog and receiver.arrivals:
+                    report["catch_up_events_per_second"] = (
+                        len(receiver.arrivals) / max(receiver.arrivals[-1] - up, 1e-9))
             return report
         finally:
             asyncio.run_coroutine_threadsafe(running.stop(0.5), loop).result()
@@ -183,6 +201,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="the endpoint answers each POST after this long (default 0)")
     parser.add_argument("--no-webhook", action="store_true",
                         help="no endpoint at all: the baseline")
+    parser.add_argument("--backlog", action="store_true",
+                        help="the endpoint is down during the load, up after it: measures"
+                             " how fast it catches up")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="also write the report as JSON to FILE")
     parser.set_defaults(handler=run)
@@ -191,10 +212,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     """Run `scripts/bench webhooks`."""
     report = measure(args.tables, args.seconds,
-                     None if args.no_webhook else args.receiver_delay)
+                     None if args.no_webhook else args.receiver_delay, args.backlog)
     for name, value in report.items():
-        print(f"{name:>22}: {value:.1f}" if isinstance(value, float) else
-              f"{name:>22}: {value}")
+        print(f"{name:>26}: {value:.3g}" if isinstance(value, float) else
+              f"{name:>26}: {value}")
     if args.json is not None:
         args.json.write_text(json.dumps({"benchmark": "webhooks", **report}, indent=2) + "\n")
     return 0

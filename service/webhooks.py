@@ -4,10 +4,10 @@ An endpoint is a URL, a secret, a key id and an optional list of event names, re
 the platform (`RegisterWebhook`) and kept in the event store's database
 (`webhook_endpoints`). Each endpoint is a process over the global feed with a position of
 its own: its worker reads the public events after the position (the platform's view, the
-same as `ReadEvents` — no cards), POSTs them one by one, and moves the position on after
-each answer, so delivery is **at least once** and **in feed order** (hence in order per
-table): a referee killed between a POST and the position's update sends that event again,
-with the same event id.
+same as `ReadEvents` — no cards), POSTs them one by one, and records how far it got at the
+end of each page and at least every `ADVANCE_SECONDS`, so delivery is **at least once** and
+**in feed order** (hence in order per table): a referee killed between a POST and the
+position's update sends those events again, with the same event ids.
 
 Delivery. A 2xx answer delivers the event. Anything else (another status, a timeout, a
 refused connection) is retried after an exponential backoff with full jitter
@@ -86,6 +86,7 @@ LOOPBACK_NAMES = frozenset({"localhost"})
 SUCCESS = range(200, 300)
 ERROR_TEXT_LENGTH = 200
 USER_AGENT = "fiftyk-referee-webhooks/1"
+ADVANCE_SECONDS = 0.5  # how often a busy endpoint's position is written
 log = logging.getLogger(__name__)
 # What a worker survives by starting over later: the store not answering.
 RETRIED_FAILURES: tuple[type[Exception], ...] = (*STORE_ERRORS, ServiceError)
@@ -484,17 +485,25 @@ class EndpointWorker:
             inclusive_of_start=False)
         events = [e for n in notifications
                   if (e := feed_event(self.app.mapper.to_domain_event(n), n.id)) is not None]
-        self._report_lag(head, position, events)
-        for event in events:
+        recorded = position
+        last_write = time.monotonic()
+        for index, event in enumerate(events):
+            self._report_lag(head, position, events[index:])
             self._deliver_or_dead_letter(client, event)
             position = event.position
-            self._advance(position)
-            self._report_lag(head, position, events)
-        if len(notifications) < self.settings.batch and position < head:
+            # The position is written at most every ADVANCE_SECONDS (a write per event would
+            # bound an endpoint to the store's commit rate): a crash sends at most that much
+            # again, with the same ids.
+            if time.monotonic() - last_write >= ADVANCE_SECONDS:
+                self._advance(position)
+                recorded, last_write = position, time.monotonic()
+        caught_up = len(notifications) < self.settings.batch
+        if caught_up:
             position = head  # nothing else for this endpoint up to the head
+        if position != recorded:
             self._advance(position)
-        if len(notifications) < self.settings.batch:
-            self._report_lag(head, head, [])
+        self._report_lag(head, position, [])
+        if caught_up:
             self.wake.wait(self.settings.poll)
             self.wake.clear()
         return position
@@ -503,11 +512,11 @@ class EndpointWorker:
         if not self.store.advance(self.endpoint.endpoint_id, self.dispatcher.holder, position):
             raise Stopped
 
-    def _report_lag(self, head: int, position: int, events: Sequence[FeedEvent]) -> None:
+    def _report_lag(self, head: int, position: int, pending: Sequence[FeedEvent]) -> None:
+        """Report the lag: feed positions to the head, and the age of the oldest pending."""
         metrics = self.dispatcher.metrics
         if metrics is None:
             return
-        pending = [e for e in events if e.position > position]
         seconds = ((datetime.now(UTC) - pending[0].timestamp).total_seconds()
                    if pending else 0.0)
         metrics.set_webhook_lag(self.endpoint.endpoint_id, max(0, head - position), seconds)

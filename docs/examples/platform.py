@@ -78,6 +78,8 @@ class Endpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: one connection for many deliveries
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 signed = verify_fiftyk_signature(endpoint.secrets,
