@@ -533,9 +533,14 @@ class EndpointWorker:
             self._tables[event.aggregate_id] = table_id
         return table_id
 
+    def _body(self, event: FeedEvent) -> bytes:
+        """The delivery's body: the same bytes for every attempt, from any replica (keys
+        sorted: protobuf's maps iterate in no fixed order)."""
+        return json.dumps(payload(event, self._table_of(event)), separators=(",", ":"),
+                          ensure_ascii=False, sort_keys=True).encode()
+
     def _deliver_or_dead_letter(self, client: httpx.Client, event: FeedEvent) -> None:
-        body = json.dumps(payload(event, self._table_of(event)), separators=(",", ":"),
-                          ensure_ascii=False).encode()
+        body = self._body(event)
         attempts, error = self._attempts(client, event, body, self.settings.attempts)
         if error:
             self.store.dead_letter(self.endpoint.endpoint_id, event, attempts, error)
@@ -597,8 +602,7 @@ class EndpointWorker:
                 self.store.delivered_again(self.endpoint.endpoint_id, letter.position)
                 continue
             event = stored[0]
-            body = json.dumps(payload(event, self._table_of(event)), separators=(",", ":"),
-                              ensure_ascii=False).encode()
+            body = self._body(event)
             attempts, error = self._attempts(client, event, body, self.settings.attempts)
             if error:
                 self.store.dead_letter(self.endpoint.endpoint_id, event, attempts, error)
