@@ -147,6 +147,8 @@ READS: dict[str, Read] = {
     "GetHandAt": lambda c, p: c.hand_at(p.hand_id or p.table.table_id, 1),
     "ListLegalPlays": lambda c, p: c.legal_plays(p.table.table_id, p.hand_id),
     "ReadEvents": lambda c, p: c.read_events(limit=50),
+    "GetFeedHead": lambda c, p: c.feed_head(),
+    "ListTables": lambda c, p: c.list_tables(game=p.game),
     "WatchTable": lambda c, p: _watch(c, p.table.table_id),
     "ExportTranscript": lambda c, p: c.export_transcript(p.hand_id or p.table.table_id),
     # Not a read of the table's state, but it changes nothing: the platform's spectator token.
@@ -218,7 +220,7 @@ def test_every_read_rpc_answers_every_credential_with_a_status_and_no_hidden_car
             _check_answer(rpc, answer, credential)
             outcomes[rpc, credential] = "OK"
     # Each RPC answered its own: the audit key reads everything a phase has to offer.
-    expected_ok = {"GetTable", "GetScores", "ReadEvents", "WatchTable"}
+    expected_ok = {"GetTable", "GetScores", "ReadEvents", "WatchTable", "GetFeedHead"}
     if phase.hand_id:
         expected_ok |= {"GetHandView", "GetHandHistory", "GetHandAt", "ExportTranscript"}
     assert {rpc for rpc in READS if outcomes[rpc, "audit"] == "OK"} == expected_ok, outcomes
@@ -229,9 +231,12 @@ def test_every_read_rpc_answers_every_credential_with_a_status_and_no_hidden_car
             if outcomes[rpc, "spectator"] == "OK"} == {"GetTable", "GetScores", "WatchTable"}
     assert all(outcomes[rpc, "spectator"] != "OK" for rpc in (
         "GetHandHistory", "GetHandAt", "ExportTranscript", "ListLegalPlays", "ReadEvents",
-        "IssueSpectatorToken"))
+        "IssueSpectatorToken", "GetFeedHead", "ListTables"))
     assert {credential for credential in CREDENTIALS
             if outcomes["IssueSpectatorToken", credential] == "OK"} == {"platform"}
+    # The lobby is the platform's: a seat or an auditor lists no tables.
+    assert outcomes["ListTables", "platform"] == "OK"
+    assert outcomes["ListTables", "seat"] == outcomes["ListTables", "audit"] != "OK"
 
 
 def test_scores_carry_each_games_own_result(server: LiveServer,
