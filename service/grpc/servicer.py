@@ -286,9 +286,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return seat
 
     async def _table_access(self, principal: auth.Principal, table_id: str) -> None:
-        """Any credential for the table; a seat token only while it is its seat's current."""
+        """Any credential for the table; a seat token only while it is its seat's current
+        (a spectator token has no generation to check)."""
         auth.require_table_access(principal, table_id)
-        if not (principal.audit or principal.platform):
+        if principal.seat is not None:
             await self._acting_seat(principal, table_id)
 
     async def _seat_token(self, outcome: Outcome, player_id: str
