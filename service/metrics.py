@@ -513,6 +513,13 @@ class Metrics:
 
     # Webhooks, called by service.webhooks (endpoint ids are bounded: at most MAX_ENDPOINTS).
 
+    def serve_webhook(self, endpoint: str) -> None:
+        """This replica serves the endpoint: its series exist from now on, at zero."""
+        for counter in (self._webhook_deliveries, self._webhook_failures,
+                        self._webhook_retries, self._webhook_dead_letters):
+            counter.labels(endpoint)
+        self.set_webhook_lag(endpoint, 0, 0.0)
+
     def webhook_delivered(self, endpoint: str, lag_seconds: float) -> None:
         """Count a delivery and observe how long after the event it arrived."""
         self._webhook_deliveries.labels(endpoint).inc()

@@ -394,6 +394,9 @@ class WebhookStore:
 class WebhookMetrics(Protocol):
     """What the dispatcher reports (`service.metrics.Metrics` provides it)."""
 
+    def serve_webhook(self, endpoint: str) -> None:
+        """This replica serves the endpoint: its series exist from now on, at zero."""
+
     def webhook_delivered(self, endpoint: str, lag_seconds: float) -> None:
         """Count a delivery and observe how long after the event it arrived."""
 
@@ -450,6 +453,8 @@ class EndpointWorker:
         holder = self.dispatcher.holder
         client = httpx.Client(timeout=self.settings.timeout, follow_redirects=False,
                               headers={"User-Agent": USER_AGENT})
+        if self.dispatcher.metrics is not None:
+            self.dispatcher.metrics.serve_webhook(self.endpoint.endpoint_id)
         try:
             position = self.store.endpoint(self.endpoint.endpoint_id).position
             while not self.dispatcher.stopping.is_set():

@@ -39,6 +39,7 @@ from tests.e2e.live import (
     scrape,
     wait_until,
 )
+from tests.support.webhook_receiver import WebhookReceiver
 from tests.unit.test_deploy import (
     PROMETHEUS_SERIES,
     alert_expressions,
@@ -69,6 +70,8 @@ class Scenario:
     during_hand: Scrape
     watch_open: Scrape
     final: Scrape
+    webhook_id: str
+    webhook_deliveries: int
 
 
 def _play_out_of_turn(seated_clients: list[RefereeClient], table_id: str, hand: pb.HandView,
@@ -105,14 +108,16 @@ def _watch_whole_history(audit: RefereeClient, table_id: str, expected: int,
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
     data = Path(tmp_path_factory.mktemp("metrics-live"))
     config = Config(database_url=str(data / "events.sqlite"), data_dir=data, port=0,
-                    metrics_port=0, workers=4).validate()
-    with referee_in_thread(config) as server:
+                    metrics_port=0, workers=4, webhooks="poll=0.2").validate()
+    with referee_in_thread(config) as server, WebhookReceiver() as receiver:
         port = server.metrics_port
         assert port is not None
         client = RefereeClient(f"127.0.0.1:{server.port}")
         platform = client.as_platform(DEV_PLATFORM_KEY)
         audit = client.as_audit(DEV_AUDIT_KEY)
         tally = Tally()
+        webhook = call(tally, "RegisterWebhook",
+                       lambda: platform.register_webhook(receiver.url)).webhook
         table = open_table([platform], tally, preset=PRESET, join_request_prefix=JOIN_PREFIX)
         table_id = table.table_id
         # Seat 0's join, retried with its request id: answered from the receipt.
@@ -135,9 +140,16 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
         received, watch_open = _watch_whole_history(audit, table_id, watched, port)
         wait_until(lambda: scrape(port).value("fiftyk_watch_streams_open") == 0,
                    "the cancelled watch stream to close")
+        wait_until(lambda: len(receiver.deliveries) >= watched,
+                   "the webhook endpoint to receive every event of the table")
+        wait_until(lambda: scrape(port).value("fiftyk_webhook_deliveries_total",
+                                              endpoint=webhook.webhook_id) == watched,
+                   "every webhook delivery to be counted")
         final = scrape(port)
+        deliveries = len(receiver.deliveries)
         client.close()
-    yield Scenario(tally, list(history), watched, received, during_hand, watch_open, final)
+    yield Scenario(tally, list(history), watched, received, during_hand, watch_open, final,
+                   webhook.webhook_id, deliveries)
 
 
 def test_each_unary_rpc_is_started_handled_timed_and_counted_once_per_call(
@@ -225,7 +237,9 @@ def test_every_applied_command_is_one_append_without_conflicts_or_retries(
     scenario: Scenario,
 ) -> None:
     final, tally = scenario.final, scenario.tally
-    applied = sum(tally.applied.values())
+    # A webhook's registration is kept in the webhook store, not appended as an event.
+    applied = sum(count for method, count in tally.applied.items()
+                  if method != "RegisterWebhook")
     assert applied == 1 + 4 + 1 + tally.ok["Play"] + tally.ok["Pass"]
     assert final.value("fiftyk_event_store_append_seconds_count") == applied
     assert final.value("fiftyk_event_store_conflicts_total") == 0
@@ -275,3 +289,14 @@ def test_the_process_collectors_report_the_servers_own_process(scenario: Scenari
     assert final.value("process_cpu_seconds_total") > 0
     assert final.total("python_gc_collections_total") > 0
     assert final.total("python_info") == 1
+
+
+def test_a_webhook_endpoints_series_exist_from_its_first_delivery_and_count_each_one(
+    scenario: Scenario,
+) -> None:
+    final, endpoint = scenario.final, scenario.webhook_id
+    assert final.value("fiftyk_webhook_deliveries_total", endpoint=endpoint) == (
+        scenario.webhook_deliveries)
+    for idle in ("fiftyk_webhook_failures_total", "fiftyk_webhook_retries_total",
+                 "fiftyk_webhook_dead_letters_total", "fiftyk_webhook_lag_events"):
+        assert final.value(idle, endpoint=endpoint) == 0, idle

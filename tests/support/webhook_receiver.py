@@ -90,3 +90,9 @@ class WebhookReceiver:
         """Stop serving."""
         self.server.shutdown()
         self.server.server_close()
+
+    def __enter__(self) -> WebhookReceiver:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
