@@ -37,11 +37,11 @@ from fiftyk_referee.domain.fiftyk.combinations import Combination, classify
 from fiftyk_referee.domain.fiftyk.legal import legal_plays
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor
-from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.ops.metrics import Metrics
 
 PASS_PROBABILITY = 0.25
 COMPLETED = pb.HAND_STATUS_COMPLETED

@@ -40,8 +40,8 @@ import psycopg
 
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.service.application import Outcome, Referee, replay
-from fiftyk_referee.service.config import parse_database_url
-from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.ops.config import parse_database_url
+from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.store import persistence_env
 
 PRESET = "classic"

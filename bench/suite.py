@@ -34,7 +34,7 @@ from typing import Any
 
 from bench import e2e, growth, hand, machine, rules, store
 from bench.arguments import positive
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.store import DEFAULT_CACHE_SIZE
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 

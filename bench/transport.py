@@ -28,7 +28,7 @@ import grpc
 import psutil
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.support.h2attack import (
     IdleConnections,
     StallConnection,

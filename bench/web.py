@@ -27,8 +27,8 @@ from typing import Any
 
 from bench.arguments import positive
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from fiftyk_referee.service.web.document import hand_document
 from fiftyk_referee.service.web.page import offline_html
 from tests.support.browser import chromium

@@ -31,8 +31,8 @@ import grpc
 
 from bench.arguments import positive
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY, Config, host_port
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY, Config, host_port
 from fiftyk_referee.service.server import RunningServer, create_server
 
 DEFAULT_TABLES = 4

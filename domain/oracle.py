@@ -3,7 +3,7 @@
 A question names a game, a kind of question, a preset and options, and the kind's `input`.
 Each game answers its own kinds (`Game.answer`, its `oracle` module); this module holds what
 they share: reading an input with typed refusals, and the refusal of a malformed question.
-The line-by-line I/O of `fiftyk rules ask` is the service's (`service/oracle.py`).
+The line-by-line I/O of `fiftyk rules ask` is the service's (`service/cli/oracle.py`).
 """
 
 from __future__ import annotations

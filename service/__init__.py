@@ -1,1 +1,1 @@
-"""The core and its edges: use cases, command runner, cache and store; gRPC, metrics, CLI."""
+"""The core at the top (use cases, runner, cache, store); its edges in grpc/, web/, cli/, ops/."""

@@ -77,7 +77,7 @@ from fiftyk_referee.service.errors import (
 from fiftyk_referee.service.evidence import DISTRIBUTION, build_evidence, engine_version
 from fiftyk_referee.service.integrity import IntegrityAudit
 from fiftyk_referee.service.ledger import HandLog
-from fiftyk_referee.service.metrics import game_event_metrics
+from fiftyk_referee.service.ops.metrics import game_event_metrics
 from fiftyk_referee.service.public_events import (
     PUBLIC_EVENTS,
     FeedEvent,
@@ -114,7 +114,7 @@ CommandT = TypeVar("CommandT", bound=Command)
 
 
 class MetricsHook(RunnerMetrics, Protocol):
-    """What the application reports to `service.metrics.Metrics` (optional)."""
+    """What the application reports to `service.ops.metrics.Metrics` (optional)."""
 
     def observe_rebuild(self, seconds: float) -> None:
         """Observe one rebuild's duration."""

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 
 class IntegrityMetrics(Protocol):
-    """What the audit reports (`service.metrics.Metrics` provides it)."""
+    """What the audit reports (`service.ops.metrics.Metrics` provides it)."""
 
     def integrity_checked(self, problems: int, hands: int) -> None:
         """Record one run: the problems found and the hands in the ledger."""

@@ -47,7 +47,7 @@ ACCEPTED = "accepted"
 
 
 class RunnerMetrics(Protocol):
-    """What the runner reports (`service.metrics.Metrics` provides it)."""
+    """What the runner reports (`service.ops.metrics.Metrics` provides it)."""
 
     def command(self, kind: str, outcome: str) -> None:
         """Count a command with `accepted` or its reason code."""

@@ -34,7 +34,6 @@ from grpc_reflection.v1alpha import reflection
 
 from fiftyk_referee.service.activity import ActiveTables
 from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.config import Config, host_port
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.arrival import RequestArrivalInterceptor
 from fiftyk_referee.service.grpc.feed import FeedHub, cancel
@@ -49,8 +48,10 @@ from fiftyk_referee.service.grpc.malformed import MalformedRequestInterceptor
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
 from fiftyk_referee.service.limits import RateLimiter, TransportLimits, WatchLimiter
 from fiftyk_referee.service.lobby import Lobby, LobbyFollower
-from fiftyk_referee.service.logs import configure_logging
-from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.ops.config import Config, host_port
+from fiftyk_referee.service.ops.logs import configure_logging
+from fiftyk_referee.service.ops.metrics import Metrics
+from fiftyk_referee.service.ops.tls import CertificateReloader
 from fiftyk_referee.service.signing import Signer
 from fiftyk_referee.service.store import (
     OneCallPostgresRecorder,
@@ -58,7 +59,6 @@ from fiftyk_referee.service.store import (
     persistence_env,
     wait_for_database,
 )
-from fiftyk_referee.service.tls import CertificateReloader
 from fiftyk_referee.service.turn_clock import TurnClock
 from fiftyk_referee.service.web.gateway import WebTable
 from fiftyk_referee.service.webhooks import WebhookDispatcher, WebhookStore

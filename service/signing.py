@@ -8,7 +8,7 @@ verifier holding several published keys (one per rotation) picks the right one.
 
 The private key comes from `FIFTYK_SIGNING_KEY` (64 hex digits: the raw 32-byte Ed25519
 private key, or a PEM PKCS#8 text) or `FIFTYK_SIGNING_KEY_FILE` (a PEM file), read by
-`service/config.py`; the development default, accepted on loopback only like the other
+`service/ops/config.py`; the development default, accepted on loopback only like the other
 development secrets, is derived from a public text. `fiftyk keygen` writes a new key pair.
 
 This module needs only the `cryptography` package: the offline verifier uses it on the

@@ -1,6 +1,6 @@
 """The event store's persistence settings: a database becomes the library's environment.
 
-The configuration module parses the database URL (`service.config.parse_database_url`: a
+The configuration module parses the database URL (`service.ops.config.parse_database_url`: a
 libpq URL or keyword string selects `eventsourcing.postgres`, psycopg 3 with a connection
 pool; a file path, `sqlite:///…` or nothing selects SQLite). This module translates those
 settings into the `eventsourcing` environment variables (names checked against the installed
@@ -72,8 +72,8 @@ from psycopg.sql import SQL, Identifier
 from psycopg_pool import PoolTimeout
 from psycopg_pool.pool import AddConnection, MaintenanceTask
 
-from fiftyk_referee.service.config import SQLITE_FILE_NAME, Database
 from fiftyk_referee.service.errors import StoreUnavailable
+from fiftyk_referee.service.ops.config import SQLITE_FILE_NAME, Database
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_LOCK_TIMEOUT_MS = 5_000

@@ -392,7 +392,7 @@ class WebhookStore:
 
 
 class WebhookMetrics(Protocol):
-    """What the dispatcher reports (`service.metrics.Metrics` provides it)."""
+    """What the dispatcher reports (`service.ops.metrics.Metrics` provides it)."""
 
     def serve_webhook(self, endpoint: str) -> None:
         """This replica serves the endpoint: its series exist from now on, at zero."""

@@ -36,7 +36,7 @@ from fiftyk_referee.service.errors import (
 )
 from fiftyk_referee.service.grpc.errors import abort
 from fiftyk_referee.service.limits import TransportLimits
-from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.ops.metrics import Metrics
 
 if TYPE_CHECKING:  # the grpc classes are generic only in their type stubs
     Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]

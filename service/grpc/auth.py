@@ -74,7 +74,7 @@ CERTIFIED_PLATFORM: ContextVar[bool] = ContextVar("certified_platform", default=
 
 
 class AuthSettings(Protocol):
-    """The secrets authentication needs (`service.config.Config` provides them)."""
+    """The secrets authentication needs (`service.ops.config.Config` provides them)."""
 
     @property
     def token_secret(self) -> str:

@@ -40,8 +40,8 @@ from fiftyk_referee.service.grpc.auth import (
 )
 from fiftyk_referee.service.grpc.errors import abort, refusal_reason_var
 from fiftyk_referee.service.limits import METHOD_CLASSES, RateLimiter, WatchLimiter
-from fiftyk_referee.service.logs import hand_id_var, request_id_var, table_id_var
-from fiftyk_referee.service.metrics import Metrics, RpcLabels, grpc_code_label
+from fiftyk_referee.service.ops.logs import hand_id_var, request_id_var, table_id_var
+from fiftyk_referee.service.ops.metrics import Metrics, RpcLabels, grpc_code_label
 
 REQUEST_ID_HEADER = "x-request-id"
 # Client-chosen ids are logged verbatim, so accept only short, plain ones.

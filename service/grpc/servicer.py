@@ -38,7 +38,6 @@ from fiftyk_referee.domain.table_events import (
 )
 from fiftyk_referee.service.application import FeedEvent, FeedPage, Outcome, Referee, parse_id
 from fiftyk_referee.service.commands import Act
-from fiftyk_referee.service.config import Config
 from fiftyk_referee.service.errors import (
     FieldViolation,
     InvalidArgument,
@@ -81,7 +80,8 @@ from fiftyk_referee.service.lobby import (
     encode_page_token,
     states_of,
 )
-from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.ops.config import Config
+from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.process_store import STORE_ERRORS, unavailable
 from fiftyk_referee.service.spectating import Held, SpectatorDelay
 from fiftyk_referee.service.webhooks import DeadLetter, Endpoint, WebhookStore

@@ -20,7 +20,7 @@ from bench.__main__ import main
 from bench.suite import SECTIONS, TITLES
 from fiftyk_referee.domain.table_events import TableOpened
 from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
 from tests.support.pgserver import ThrowawayPostgres
 

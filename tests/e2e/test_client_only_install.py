@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e.harness import LiveServer, server_config
 
 pytestmark = pytest.mark.slow_install

@@ -17,10 +17,10 @@ import grpc
 import pytest
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e.harness import LiveServer, Seated, seat_bots, seeded_deck, server_config
 
 RACERS = 8

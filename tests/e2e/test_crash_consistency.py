@@ -23,7 +23,7 @@ import grpc
 import pytest
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
+from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from tests.e2e.live import ServeProcess, start_serve
 
 TABLES = 3

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
-from fiftyk_referee.service import config_keys as keys
-from fiftyk_referee.service.cli import main
-from fiftyk_referee.service.hand_text import totals_text
-from fiftyk_referee.service.shengji_text import order_of, sorted_cards
+from fiftyk_referee.service.cli.hand_text import totals_text
+from fiftyk_referee.service.cli.main import main
+from fiftyk_referee.service.cli.shengji_text import order_of, sorted_cards
+from fiftyk_referee.service.ops import config_keys as keys
 from tests.e2e.harness import LiveServer
 
 FIFTYK = str(Path(sys.executable).with_name("fiftyk"))

@@ -29,11 +29,11 @@ from fiftyk_referee.domain.fiftyk.combinations import beats, classify
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_TOKEN_SECRET
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.grpc.auth import issue_seat_token
 from fiftyk_referee.service.grpc.errors import ERROR_DOMAIN, error_details, error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_TOKEN_SECRET
 from tests.e2e.harness import LiveServer, Seated, seat_bots, seeded_deck
 from tests.unit.shengji.helpers import deck_for
 

@@ -37,9 +37,9 @@ import grpc
 import pytest
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.errors import ErrorDetails, error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from tests.e2e.live import ServeProcess, scrape, start_serve
 from tests.support.autofailover import AutoFailoverCluster, ClusterError
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fiftyk_referee.service import config_keys as keys
+from fiftyk_referee.service.ops import config_keys as keys
 from tests.e2e.harness import LiveServer
 
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -24,7 +24,6 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fiftyk_referee.service.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.auth import (
     AUDIT_KEY_HEADER,
     AUTHORIZATION_HEADER,
@@ -32,6 +31,7 @@ from fiftyk_referee.service.grpc.auth import (
 )
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from tests.e2e.harness import LiveServer, Seated, seat_bots, server_config
 from tests.e2e.test_shengji import shengji_table
 from tests.e2e.test_shengji import step as shengji_step

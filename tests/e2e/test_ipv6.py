@@ -15,7 +15,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.server import SERVICE_NAME
 from tests.e2e.harness import LiveServer, server_config
 

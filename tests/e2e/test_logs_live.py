@@ -19,10 +19,10 @@ import grpc
 import pytest
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
-from fiftyk_referee.service.config_keys import LOG_LEVEL
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.logs import redact_cards
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.ops.config_keys import LOG_LEVEL
+from fiftyk_referee.service.ops.logs import redact_cards
 from tests.e2e.live import (
     ServeProcess,
     Tally,

@@ -8,9 +8,9 @@ import time
 import grpc
 import pytest
 
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.auth import PLATFORM_KEY_HEADER
 from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e.harness import LiveServer
 
 SERVICE = "/fiftyk.referee.v1.RefereeService/"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fiftyk_referee.service import config_keys as keys
+from fiftyk_referee.service.ops import config_keys as keys
 from tests.e2e.harness import LiveServer
 from tests.e2e.test_first_hand_example import RUNNER
 

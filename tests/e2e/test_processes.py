@@ -20,14 +20,14 @@ import pytest
 
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config_keys import (
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config_keys import (
     AUDIT_KEY,
     DATABASE_URL,
     LOG_LEVEL,
     PLATFORM_KEY,
     TOKEN_SECRET,
 )
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.live import FIFTYK, REPO, START_TIMEOUT_SECONDS, Tally, open_table, play_hand, scrape
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 

@@ -17,9 +17,9 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 )
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.server import SERVICE_NAME
 from tests.e2e.harness import LiveServer, seat_bots, server_config
 

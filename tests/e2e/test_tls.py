@@ -118,7 +118,7 @@ def test_client_certificates_are_required_and_a_listed_name_holds_the_platform_r
         finally:
             platform.channel.close()
 
-        # A subject alternative name counts like the common name (service.tls).
+        # A subject alternative name counts like the common name (service.ops.tls).
         by_san = RefereeClient(_channel(live, ca.pem, ca.issue("lobby-7",
                                                                hosts=("platform-1",))))
         try:

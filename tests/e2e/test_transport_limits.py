@@ -28,8 +28,8 @@ import psutil
 import pytest
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.errors import error_details
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e.harness import LiveServer, server_config
 from tests.e2e.live import ServeProcess, start_serve, wait_until
 from tests.support.h2attack import IdleConnections, StallConnection, keep_alive, stall_streams

@@ -24,8 +24,8 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from tests.e2e import test_shengji, test_spectators
 from tests.e2e.harness import LiveServer, hidden_cards, play_out, seat_bots, server_config
 from tests.support.browser import chromium, network_messages

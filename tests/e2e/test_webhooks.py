@@ -18,9 +18,9 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e import test_shengji
 from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
 from tests.e2e.live import ServeProcess, start_serve

@@ -31,8 +31,8 @@ from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.cache import replay
-from fiftyk_referee.service.config import parse_database_url
 from fiftyk_referee.service.errors import ServiceError
+from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
 
 PLAYERS = 4

@@ -22,8 +22,8 @@ import pytest
 
 from fiftyk_referee.domain.chain import GENESIS, event_hash, seal, unseal
 from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.config import SQLITE_FILE_NAME, parse_database_url
 from fiftyk_referee.service.errors import DataLoss
+from fiftyk_referee.service.ops.config import SQLITE_FILE_NAME, parse_database_url
 from fiftyk_referee.service.signing import Signer
 from fiftyk_referee.service.store import persistence_env
 from fiftyk_referee.service.verifier import OK, Report, verify

@@ -10,8 +10,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from fiftyk_referee.service.cli import main
-from fiftyk_referee.service.health_cli import EXIT_NOT_SERVING, EXIT_SERVING, EXIT_UNREACHABLE
+from fiftyk_referee.service.cli.health import EXIT_NOT_SERVING, EXIT_SERVING, EXIT_UNREACHABLE
+from fiftyk_referee.service.cli.main import main
 
 
 @pytest.fixture

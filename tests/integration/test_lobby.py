@@ -13,9 +13,9 @@ import pytest
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.table import CLOSED, PLAYING, WAITING
 from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.config import parse_database_url
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.lobby import Lobby, TableQuery
+from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
 
 RACERS = 3

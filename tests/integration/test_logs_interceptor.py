@@ -14,7 +14,7 @@ import grpc.aio
 import pytest
 
 from fiftyk_referee.service.grpc.interceptors import RequestContextInterceptor
-from fiftyk_referee.service.logs import configure_logging
+from fiftyk_referee.service.ops.logs import configure_logging
 
 SERVICE = "test.Logged"
 

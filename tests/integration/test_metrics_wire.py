@@ -13,7 +13,7 @@ import grpc.aio
 import pytest
 
 from fiftyk_referee.service.grpc.interceptors import MetricsInterceptor
-from fiftyk_referee.service.metrics import Metrics
+from fiftyk_referee.service.ops.metrics import Metrics
 
 SERVICE = "test.Echo"
 STREAMED = 3

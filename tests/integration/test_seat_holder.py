@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.config import parse_database_url
 from fiftyk_referee.service.errors import PermissionDenied, ServiceReason
+from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
 
 

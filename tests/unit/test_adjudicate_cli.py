@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
-from fiftyk_referee.service.cli import main
+from fiftyk_referee.service.cli.main import main
 from tests.support.scenarios import classic_transcript
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fiftyk_referee.service.cli import main
+from fiftyk_referee.service.cli.main import main
 
 
 def test_version_flag_prints_distribution_version(capsys: pytest.CaptureFixture[str]) -> None:

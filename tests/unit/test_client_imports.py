@@ -22,7 +22,7 @@ CLIENT_MODULES = (
     "fiftyk_referee.service.grpc.auth",
     "fiftyk_referee.service.grpc.gen.fiftyk.referee.v1.referee_pb2_grpc",
     # The command line: `fiftyk --help` and the client commands (rules, demo, replay).
-    "fiftyk_referee.service.cli",
+    "fiftyk_referee.service.cli.main",
     "fiftyk_referee.domain.fiftyk.rulesets",
     "fiftyk_referee.domain.fiftyk.combinations",
 )

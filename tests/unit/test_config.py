@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fiftyk_referee.service.config import (
+from fiftyk_referee.service.limits import Rate
+from fiftyk_referee.service.ops.config import (
     DATA_DIR_ENV,
     DEFAULT_MAX_MESSAGE_BYTES,
     DEV_AUDIT_KEY,
@@ -21,8 +22,7 @@ from fiftyk_referee.service.config import (
     is_loopback,
     parse_database_url,
 )
-from fiftyk_referee.service.config_keys import CONFIG_ENV_VARS
-from fiftyk_referee.service.limits import Rate
+from fiftyk_referee.service.ops.config_keys import CONFIG_ENV_VARS
 
 REAL_SECRETS = {
     "FIFTYK_TOKEN_SECRET": "token-secret-0123456789abcdef",

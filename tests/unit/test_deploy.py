@@ -2,7 +2,7 @@
 
 Compose, manifests and provisioning parse and agree with each other; only real configuration
 keys are used; probes and health checks target the gRPC port; every metric the dashboard and
-the alerts query is one `service.metrics.Metrics` exports. promtool's checks of the same
+the alerts query is one `service.ops.metrics.Metrics` exports. promtool's checks of the same
 files are in tests/integration/test_deploy_promtool.py.
 """
 
@@ -18,10 +18,15 @@ import pytest
 import yaml
 
 from fiftyk_referee.domain.game import Observation
-from fiftyk_referee.service.cli import build_parser
-from fiftyk_referee.service.config import Config, ConfigError, parse_database_url
-from fiftyk_referee.service.config_keys import CONFIG_ENV_VARS, METRICS_PORT, PORT, SECRET_ENV_VARS
-from fiftyk_referee.service.metrics import Metrics, RpcLabels
+from fiftyk_referee.service.cli.main import build_parser
+from fiftyk_referee.service.ops.config import Config, ConfigError, parse_database_url
+from fiftyk_referee.service.ops.config_keys import (
+    CONFIG_ENV_VARS,
+    METRICS_PORT,
+    PORT,
+    SECRET_ENV_VARS,
+)
+from fiftyk_referee.service.ops.metrics import Metrics, RpcLabels
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S = DEPLOY / "k8s"

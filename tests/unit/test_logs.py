@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.cards import parse_cards
-from fiftyk_referee.service.logs import bind, configure_logging
+from fiftyk_referee.service.ops.logs import bind, configure_logging
 
 HIDDEN = "3S 10H QC BJ"
 

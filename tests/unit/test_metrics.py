@@ -10,7 +10,7 @@ from fiftyk_referee.domain.fiftyk.game import bomb_size_label
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.game import Observation
 from fiftyk_referee.service.errors import ServiceReason
-from fiftyk_referee.service.metrics import LATENCY_BUCKETS, Metrics
+from fiftyk_referee.service.ops.metrics import LATENCY_BUCKETS, Metrics
 
 TRICK = Observation("tricks")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fiftyk_referee.service.cli import main
+from fiftyk_referee.service.cli.main import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from fiftyk_referee.domain.fiftyk.oracle import FIFTYK_KINDS
 from fiftyk_referee.domain.shengji.oracle import SHENGJI_KINDS
-from fiftyk_referee.service import oracle
-from fiftyk_referee.service.cli import main
+from fiftyk_referee.service.cli import oracle
+from fiftyk_referee.service.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,10 +15,8 @@ from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
 from fiftyk_referee.domain.shengji.hand import BURY, DECLARE, ShengjiHand
 from fiftyk_referee.domain.shengji.tricks import TrickRules
-from fiftyk_referee.service.demo_shengji import choose_lead
-from fiftyk_referee.service.grpc.events import payloads
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.shengji_text import (
+from fiftyk_referee.service.cli.demo_shengji import choose_lead
+from fiftyk_referee.service.cli.shengji_text import (
     ShengjiAccount,
     ended_lines,
     follow_text,
@@ -28,6 +26,8 @@ from fiftyk_referee.service.shengji_text import (
     sorted_cards,
     to_act_text,
 )
+from fiftyk_referee.service.grpc.events import payloads
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.unit.shengji.helpers import new_hand, play
 
 TRICK = re.compile(

@@ -11,7 +11,7 @@ from eventsourcing.persistence import InternalError
 from eventsourcing.utils import Environment, get_topic
 from psycopg.conninfo import conninfo_to_dict
 
-from fiftyk_referee.service.config import parse_database_url
+from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import (
     FailoverPool,
     RefereePostgresFactory,

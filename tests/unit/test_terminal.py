@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fiftyk_referee.service import cli
-from fiftyk_referee.service.terminal import (
+from fiftyk_referee.service.cli import main as cli
+from fiftyk_referee.service.cli.terminal import (
     WIDTH,
     for_people,
     for_people_wanted,

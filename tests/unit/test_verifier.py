@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from fiftyk_referee.service.cli import main
+from fiftyk_referee.service.cli.main import main
 from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
 from fiftyk_referee.service.verifier import NO_CHAIN, OK, SKIPPED, Report, Verifier, verify
 

@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import FrameType
 
-from fiftyk_referee.service import config_keys as keys
-from fiftyk_referee.service.config import DATA_DIR_ENV, Config, host_port
+from fiftyk_referee.service.ops import config_keys as keys
+from fiftyk_referee.service.ops.config import DATA_DIR_ENV, Config, host_port
 
 READY_PREFIX = "fiftyk serving "
-CHILD_MAIN = "import sys; from fiftyk_referee.service.cli import main; sys.exit(main())"
+CHILD_MAIN = "import sys; from fiftyk_referee.service.cli.main import main; sys.exit(main())"
 
 
 @dataclass

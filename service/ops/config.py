@@ -7,7 +7,7 @@ as the server binds anything but a loopback address; a secret that is set is che
 length and distinctness on every address (a loopback bind behind a proxy is not private).
 
 TLS: with `FIFTYK_TLS_CERT_FILE` and `FIFTYK_TLS_KEY_FILE` every port (gRPC and metrics)
-speaks TLS (`service.tls`). The quickstart stays plaintext on loopback; any other bind
+speaks TLS (`service.ops.tls`). The quickstart stays plaintext on loopback; any other bind
 address refuses to start without TLS unless `FIFTYK_TRUSTED_NETWORK=true` (or
 `--trusted-network`) says a proxy, mesh or private network protects the traffic.
 
@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from fiftyk_referee.service import config_keys as keys
 from fiftyk_referee.service.limits import (
     LimitSpecError,
     Rate,
@@ -44,8 +43,9 @@ from fiftyk_referee.service.limits import (
     parse_transport_limits,
     parse_watch_limits,
 )
+from fiftyk_referee.service.ops import config_keys as keys
+from fiftyk_referee.service.ops.tls import TlsFiles
 from fiftyk_referee.service.signing import DEV_SIGNING_KEY, SignatureError, Signer
-from fiftyk_referee.service.tls import TlsFiles
 from fiftyk_referee.service.webhook_settings import (
     WebhookSettings,
     WebhookSettingsError,

@@ -5,7 +5,7 @@ negative ruling (cards that form no combination, unknown cards, cards the deck d
 have). Only an unusable command line (unknown preset or option, bad option value) exits 2,
 with the message on stderr.
 
-`ask` is the rules oracle of docs/oracle.md (`service/oracle.py`): JSON questions of either game
+`ask` is the rules oracle of docs/oracle.md (`service/cli/oracle.py`): JSON questions of either game
 on standard input, one answer line each on standard output; exit 0 unless standard input
 cannot be read.
 """
@@ -25,7 +25,7 @@ from fiftyk_referee.domain.errors import InvalidRuleset, RuleError
 from fiftyk_referee.domain.fiftyk.combinations import Combination, beats, classify
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.domain.oracle import cards_beyond_deck
-from fiftyk_referee.service import oracle
+from fiftyk_referee.service.cli import oracle
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

@@ -49,7 +49,7 @@ from fiftyk_referee.domain.game import Game, Observation, ObservationSpec
 from fiftyk_referee.domain.games import GAMES, game_of
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
-from fiftyk_referee.service.tls import TlsFiles
+from fiftyk_referee.service.ops.tls import TlsFiles
 
 # From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
 LATENCY_BUCKETS: tuple[float, ...] = (

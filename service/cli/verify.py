@@ -17,10 +17,10 @@ from typing import Any
 
 import grpc
 
-from fiftyk_referee.service import config_keys as keys
 from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
-from fiftyk_referee.service.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.ops import config_keys as keys
+from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.signing import (
     SignatureError,
     Signer,

@@ -4,7 +4,7 @@ The platform key creates the table and seats one bot per seat; each bot then act
 its own seat token, asking the server for its legal plays and choosing one (or passing).
 The account is built from the bots' own responses: the cards each was dealt, every trick,
 who went out, the hand's scoring and the running scores. `--game shengji` plays 升级/拖拉机
-hands instead (`service/demo_shengji.py`).
+hands instead (`service/cli/demo_shengji.py`).
 """
 
 from __future__ import annotations
@@ -24,19 +24,8 @@ from fiftyk_referee.domain.fiftyk.rulesets import PRESETS as FIFTYK_PRESETS
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.games import DEFAULT_GAME, GAMES, game_named
 from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
-from fiftyk_referee.service import config_keys as keys
-from fiftyk_referee.service import demo_shengji
-from fiftyk_referee.service.client import (
-    RefereeClient,
-    TlsClient,
-    add_tls_arguments,
-    open_channel,
-    tls_from_args,
-)
-from fiftyk_referee.service.config import DEV_PLATFORM_KEY
-from fiftyk_referee.service.grpc.errors import error_reason
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.hand_text import (
+from fiftyk_referee.service.cli import demo_shengji
+from fiftyk_referee.service.cli.hand_text import (
     cards_text,
     pass_text,
     place_text,
@@ -45,8 +34,19 @@ from fiftyk_referee.service.hand_text import (
     totals_text,
     trick_text,
 )
-from fiftyk_referee.service.shengji_text import match_text
-from fiftyk_referee.service.terminal import add_text_argument, for_people_wanted, people_output
+from fiftyk_referee.service.cli.shengji_text import match_text
+from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
+from fiftyk_referee.service.client import (
+    RefereeClient,
+    TlsClient,
+    add_tls_arguments,
+    open_channel,
+    tls_from_args,
+)
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops import config_keys as keys
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 
 PASS_PROBABILITY = 0.3
 MAX_COMMANDS_PER_HAND = 10_000

@@ -19,17 +19,17 @@ from collections.abc import Sequence
 from fiftyk_referee.domain.cards import parse_card
 from fiftyk_referee.domain.shengji.cards import TrumpOrder
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
-from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.grpc.convert import options_from_proto
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.hand_text import play_text, trick_text
-from fiftyk_referee.service.shengji_text import (
+from fiftyk_referee.service.cli.hand_text import play_text, trick_text
+from fiftyk_referee.service.cli.shengji_text import (
     declaration_text,
     levels_text,
     order_of,
     result_lines,
     trump_text,
 )
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.convert import options_from_proto
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 DECLARE_PROBABILITY = 0.3
 THROW_PROBABILITY = 0.2  # a leading bot throws two listed leads of one suit together

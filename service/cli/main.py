@@ -20,8 +20,8 @@ EXIT_MISSING_EXTRA = 2
 # Each module's `add_parser(sub)` adds one subcommand and sets `handler` (args -> exit code)
 # on it. Extend by writing such a module and listing it here. They are imported when the
 # parser is built: a command whose module needs the server extra is left out without it.
-SUBCOMMAND_MODULES = ("adjudicate_cli", "health_cli", "rules_cli", "serve_cli", "demo_cli",
-                      "replay_cli", "migrate_cli", "verify_cli")
+SUBCOMMAND_MODULES = ("adjudicate", "health", "rules", "serve", "demo", "replay", "migrate",
+                      "verify")
 SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
 
@@ -36,12 +36,12 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, str]]:
     left_out: dict[str, str] = {}
     for name in SUBCOMMAND_MODULES:
         try:
-            module = importlib.import_module(f"fiftyk_referee.service.{name}")
+            module = importlib.import_module(f"fiftyk_referee.service.cli.{name}")
         except ModuleNotFoundError as error:
             missing = _missing_server_module(error)
             if missing is None:
                 raise
-            left_out[name.removesuffix("_cli")] = missing
+            left_out[name] = missing
             continue
         registrars.append(module.add_parser)
     epilog = (f"Not installed: {', '.join(left_out)} (pip install '{SERVER_EXTRA}')"

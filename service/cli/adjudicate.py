@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from fiftyk_referee.domain.errors import RuleError
-from fiftyk_referee.service.terminal import outline, people_output
+from fiftyk_referee.service.cli.terminal import outline, people_output
 
 EXIT_UNREADABLE = 1
 

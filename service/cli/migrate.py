@@ -15,7 +15,7 @@ import argparse
 import dataclasses
 import sys
 
-from fiftyk_referee.service.config import Config, ConfigError, add_arguments
+from fiftyk_referee.service.ops.config import Config, ConfigError, add_arguments
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

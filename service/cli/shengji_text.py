@@ -20,9 +20,9 @@ from fiftyk_referee.domain.shengji.play import Lead, play_key
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import team_of
 from fiftyk_referee.domain.shengji.tricks import TrickRules
+from fiftyk_referee.service.cli.hand_text import cards_text, trick_text
 from fiftyk_referee.service.grpc.convert import options_from_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.hand_text import cards_text, trick_text
 
 SUIT_NAMES = {"S": "spades", "H": "hearts", "C": "clubs", "D": "diamonds"}
 PLAIN_SUIT_ORDER = "SHCD"  # how a sorted hand lays out its plain suits, after the trumps

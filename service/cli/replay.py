@@ -14,13 +14,8 @@ from pathlib import Path
 
 import grpc
 
-from fiftyk_referee.service import config_keys as keys
-from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
-from fiftyk_referee.service.config import DEV_AUDIT_KEY
-from fiftyk_referee.service.grpc.errors import error_reason
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.hand_text import TrickAccount, result_lines, seat_line, state_lines
-from fiftyk_referee.service.shengji_text import (
+from fiftyk_referee.service.cli.hand_text import TrickAccount, result_lines, seat_line, state_lines
+from fiftyk_referee.service.cli.shengji_text import (
     ShengjiAccount,
     ended_lines,
     levels_text,
@@ -29,7 +24,12 @@ from fiftyk_referee.service.shengji_text import (
     sort_seat_cards,
     to_act_text,
 )
-from fiftyk_referee.service.terminal import add_text_argument, for_people_wanted, people_output
+from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
+from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
+from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.ops import config_keys as keys
+from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.web.document import hand_document
 from fiftyk_referee.service.web.page import offline_html
 

@@ -1,0 +1,1 @@
+"""The `fiftyk` command line: one module per command, and the text it shows people."""

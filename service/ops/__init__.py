@@ -1,0 +1,1 @@
+"""Running and watching the referee: configuration, TLS, logs, metrics, the process supervisor."""
