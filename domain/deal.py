@@ -14,11 +14,25 @@ The commitment published with the deal is
 `SHA-256(b"fiftyk-commit/1" || seed || " ".join(deck))` as hex; the hand's final event
 reveals the seed. For preset decks (tests, duplicate tournaments) there is no seed and the
 commitment covers the deck alone.
+
+`fiftyk-shuffle/2` (seat entropy, docs/fairness.md) lets every seat contribute to the deal.
+Before it, the referee publishes `SHA-256(b"fiftyk-seed/2" || seed)` (hex) for its secret
+32-byte seed; each seat may then send 16 to 64 bytes, and a seat that sent nothing counts
+as the empty contribution. The deck is the `fiftyk-shuffle/1` shuffle above driven by the
+32-byte *draw seed*::
+
+    draw = HMAC-SHA256(key=seed,
+                       message="fiftyk-shuffle/2" LF hand_id LF n LF c_0 LF ... LF c_{n-1})
+
+where `hand_id` is the hand's id as text, `n` the number of seats in decimal and `c_i`
+seat i's contribution in lower-case hex (empty for none), all UTF-8, LF a newline. The
+seed is revealed when the hand ends.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -29,6 +43,16 @@ SEED_BYTES = 32
 ALGORITHM = "fiftyk-shuffle/1"
 _SHUFFLE_TAG = b"fiftyk-shuffle/1"
 _COMMIT_TAG = b"fiftyk-commit/1"
+# Seat entropy: the algorithm's name, the tag of its seed commitment, the contributions'
+# bounds (enough room for a strong random value, not a payload) and what a preset deck is.
+DRAW_ALGORITHM = "fiftyk-shuffle/2"
+_SEED_COMMIT_TAG = b"fiftyk-seed/2"
+MIN_CONTRIBUTION_BYTES = 16
+MAX_CONTRIBUTION_BYTES = 64
+PRESET_DECK = "preset"
+# How long the seats have to contribute to a deal, in seconds: by default, and at most.
+DEFAULT_ENTROPY_WINDOW = 10
+MAX_ENTROPY_WINDOW = 300
 _WORD = 8
 _SPACE = 1 << 64
 
@@ -63,10 +87,55 @@ def commitment(seed: bytes | None, deck: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def deal_inputs(seed: str | None, digest: str) -> dict[str, Any]:
+def seed_commitment(seed: bytes) -> str:
+    """Hex SHA-256 commitment to a seat-entropy deal's server seed, published before the
+    seats contribute."""
+    return hashlib.sha256(_SEED_COMMIT_TAG + seed).hexdigest()
+
+
+def draw_message(hand_id: str, contributions: Sequence[str]) -> bytes:
+    """The HMAC message of a `fiftyk-shuffle/2` draw: the algorithm, the hand and every
+    seat's contribution (hex, empty for none), one per line."""
+    return "\n".join([DRAW_ALGORITHM, hand_id, str(len(contributions)),
+                      *contributions]).encode()
+
+
+def draw_seed(seed: bytes, hand_id: str, contributions: Sequence[str]) -> bytes:
+    """The 32-byte seed a `fiftyk-shuffle/2` deck is shuffled with."""
+    return hmac.new(seed, draw_message(hand_id, contributions), hashlib.sha256).digest()
+
+
+def algorithm_of(seed: str | bytes | None, contributions: Sequence[str] | None) -> str:
+    """The name of the algorithm a deal used: preset (no seed), seat entropy or the seed's."""
+    if seed is None:
+        return PRESET_DECK
+    return DRAW_ALGORITHM if contributions is not None else ALGORITHM
+
+
+def shuffled(seed: bytes, base: Sequence[Card], *, hand_id: str,
+             contributions: Sequence[str] | None) -> tuple[list[Card], str]:
+    """A shuffled deck and the commitment published with it: `fiftyk-shuffle/1` of the seed
+    (commitment over seed and deck), or with `contributions` `fiftyk-shuffle/2` (the seed's
+    commitment, published before the seats contributed)."""
+    if contributions is None:
+        cards = shuffle_deck(seed, base)
+        return cards, commitment(seed, [str(card) for card in cards])
+    return (shuffle_deck(draw_seed(seed, hand_id, contributions), base),
+            seed_commitment(seed))
+
+
+def deal_inputs(seed: str | None, digest: str, *, hand_id: str | None = None,
+                contributions: Sequence[str] | None = None) -> dict[str, Any]:
     """What a transcript carries to let anyone check its deal: the algorithm, the revealed
-    seed (hex; None for a preset deck) and the commitment published with the deal."""
-    return {"algorithm": ALGORITHM, "seed": seed, "commitment": digest}
+    seed (hex; None for a preset deck) and the commitment published with the deal; for a
+    seat-entropy deal also the hand's id and every seat's contribution."""
+    # A preset deck's transcripts have always named fiftyk-shuffle/1 with a null seed.
+    algorithm = DRAW_ALGORITHM if contributions is not None else ALGORITHM
+    inputs: dict[str, Any] = {"algorithm": algorithm, "seed": seed, "commitment": digest}
+    if contributions is not None:
+        inputs["hand_id"] = hand_id
+        inputs["contributions"] = list(contributions)
+    return inputs
 
 
 def deal_order(players: int, dealer: int, cards: int) -> list[int]:

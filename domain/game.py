@@ -244,10 +244,12 @@ class GameHand(Protocol):
     seat_players: list[str | None] | None
     # The deal's inputs, as the hand's first event recorded them (docs/fairness.md): the
     # whole deck in dealing order (the kitty included), the commitment published with the
-    # deal and the hex seed it opens (None for a preset deck).
+    # deal and the hex seed it opens (None for a preset deck); for a seat-entropy deal, every
+    # seat's contribution (hex, empty for none; None for other deals).
     deck: tuple[str, ...]
     commitment: str
     seed: str | None
+    contributions: tuple[str, ...] | None
 
     @property
     def rules(self) -> Rules:
@@ -321,8 +323,11 @@ class Game(Protocol):
 
     def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
              seat_players: Sequence[str | None], carry: Mapping[str, Any],
-             deck: Sequence[str] | None, seed: bytes | None) -> GameHand:
-        """Deal a table's next hand (from a secret seed, or a permitted preset deck)."""
+             deck: Sequence[str] | None, seed: bytes | None,
+             contributions: Sequence[str] | None = None) -> GameHand:
+        """Deal a table's next hand (from a secret seed, or a permitted preset deck); with
+        `contributions` (every seat's, hex, empty for none) a seat-entropy deal of the seed
+        (`domain/deal.py`, `fiftyk-shuffle/2`)."""
 
     def match_end(self, rules: Rules, hands_played: int,
                   scores: Mapping[str, Decimal]) -> str | None:

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
+from fiftyk_referee.domain.deal import (
+    DEFAULT_ENTROPY_WINDOW,
+    MAX_CONTRIBUTION_BYTES,
+    MAX_ENTROPY_WINDOW,
+    MIN_CONTRIBUTION_BYTES,
+    SEED_BYTES,
+    seed_commitment,
+)
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Game, GameHand, Rules
 from fiftyk_referee.domain.games import DEFAULT_GAME, game_named
@@ -20,6 +30,26 @@ MAX_PLAYER_ID_LENGTH = 128
 MAX_REASON_LENGTH = 512  # a close or abort reason is a line of text for people
 FIRST_OUT = "first_out"  # 0.1.0's HandRecorded field, now a key of the carry
 NEXT_DEALER = "next_dealer"  # a carry key the table honours: who deals the next hand
+
+
+def check_entropy_window(seconds: int | None) -> None:
+    """Refuse a seat-entropy window outside 1..MAX_ENTROPY_WINDOW seconds (`INVALID_ENTROPY`)."""
+    if seconds is None:
+        return
+    if isinstance(seconds, bool) or not isinstance(seconds, int) \
+            or not 0 < seconds <= MAX_ENTROPY_WINDOW:
+        raise RuleError(Reason.INVALID_ENTROPY,
+                        f"a seat-entropy window is 1..{MAX_ENTROPY_WINDOW} seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class DrawView:
+    """A seat-entropy deal being drawn (docs/fairness.md): what anyone at the table sees."""
+
+    hand_number: int
+    commitment: str  # SHA-256 of the referee's secret seed, published before contributions
+    deadline: datetime  # after it, a seat that sent nothing counts as the empty contribution
+    contributed: tuple[int, ...]  # the seats that contributed so far
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +85,8 @@ class TableView:
     closed: bool = False
     close_reason: str | None = None
     voided_hands: tuple[str, ...] = ()
+    entropy_window: int | None = None  # seat entropy's window in seconds (None: off)
+    draw: DrawView | None = None  # the next deal, while the seats contribute to it
 
     @property
     def state(self) -> str:
@@ -98,19 +130,29 @@ class Table(Aggregate):
 
     @classmethod
     def open(cls, game: Game, rules: Rules, players: int, *, allow_preset_deck: bool = False,
-             name: str = "", spectators: SpectatorPolicy | None = None) -> Table:
-        """Open a table of `game`, validating the seat count against the rules."""
+             name: str = "", spectators: SpectatorPolicy | None = None,
+             entropy_window: int | None = None) -> Table:
+        """Open a table of `game`, validating the seat count against the rules;
+        `entropy_window` (seconds) makes every deal a seat-entropy deal."""
         rules.check_players(players)
+        check_entropy_window(entropy_window)
         policy = spectators if spectators is not None else SpectatorPolicy()
         return cls(ruleset=rules.to_json(), players=players,
                    allow_preset_deck=allow_preset_deck, name=name, game=game.name,
-                   spectators=policy.to_json())
+                   spectators=policy.to_json(), entropy_window=entropy_window)
 
     @event("Opened")
     def __init__(self, ruleset: dict[str, Any], players: int, allow_preset_deck: bool,
                  name: str, game: str = DEFAULT_GAME,
-                 spectators: dict[str, Any] | None = None) -> None:
+                 spectators: dict[str, Any] | None = None,
+                 entropy_window: int | None = None) -> None:
         self.game_name = game
+        # Tables opened before seat entropy stored no window: their deals are the seed's.
+        self.entropy_window = entropy_window
+        # The next deal while seats contribute to it: its number, the referee's secret seed
+        # (hex) and its commitment, the deadline (ISO text) and each seat's contribution
+        # (hex, None until sent). Secret until the hand ends: never in a view or event.
+        self.draw: dict[str, Any] | None = None
         # Tables opened before spectator policies stored none: no delay, no limit.
         self.spectator_policy = dict(spectators or SpectatorPolicy().to_json())
         self.ruleset_spec = ruleset
@@ -136,8 +178,8 @@ class Table(Aggregate):
 
     # Snapshots of version 1 (0.1.0) hold `rules` and `previous_first_out` and no game name;
     # those of version 2 no spectator policy; those of version 3 no lifecycle (closing,
-    # voided hands, token generations).
-    class_version = 4
+    # voided hands, token generations); those of version 4 no seat entropy.
+    class_version = 5
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -158,6 +200,12 @@ class Table(Aggregate):
         state["close_reason"] = None
         state["voided_hands"] = []
         state["token_generations"] = [0] * int(state["players"])
+
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, Any]) -> None:
+        """Upcast a snapshot from before seat entropy: no window, no draw."""
+        state["entropy_window"] = None
+        state["draw"] = None
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -214,7 +262,22 @@ class Table(Aggregate):
             closed=self.closed,
             close_reason=self.close_reason,
             voided_hands=tuple(self.voided_hands),
+            entropy_window=self.entropy_window,
+            draw=self._draw_view(),
         )
+
+    def _draw_view(self) -> DrawView | None:
+        draw = self.draw
+        if draw is None:
+            return None
+        return DrawView(hand_number=draw["number"], commitment=draw["commitment"],
+                        deadline=datetime.fromisoformat(draw["deadline"]),
+                        contributed=tuple(seat for seat, sent in enumerate(draw["contributions"])
+                                          if sent is not None))
+
+    def draw_deadline(self) -> datetime | None:
+        """When the seats of the deal being drawn stop contributing (None: no draw)."""
+        return datetime.fromisoformat(self.draw["deadline"]) if self.draw else None
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -238,6 +301,13 @@ class Table(Aggregate):
         if not isinstance(reason, str) or len(reason) > MAX_REASON_LENGTH:
             raise RuleError(Reason.INVALID_REASON,
                             f"a reason is text of at most {MAX_REASON_LENGTH} characters")
+
+    def _check_between_hands(self) -> None:
+        if self.current_hand is not None:
+            raise RuleError(Reason.HAND_IN_PROGRESS, "seats cannot change during a hand")
+        if self.draw is not None:
+            raise RuleError(Reason.HAND_IN_PROGRESS,
+                            "seats cannot change while the next deal is being drawn")
 
     def _check_newcomer(self, player_id: str) -> None:
         if player_id in self.seats:
@@ -267,8 +337,7 @@ class Table(Aggregate):
         if previous is None:
             raise RuleError(Reason.SEAT_EMPTY, f"seat {seat} is empty; seat a player with"
                             " JoinTable")
-        if self.current_hand is not None:
-            raise RuleError(Reason.HAND_IN_PROGRESS, "seats cannot change during a hand")
+        self._check_between_hands()
         self._check_newcomer(player_id)
         self._seat_replaced(seat=seat, previous_player_id=previous, player_id=player_id,
                             token_generation=self.token_generations[seat] + 1)
@@ -305,29 +374,102 @@ class Table(Aggregate):
         self._check_seat(seat)
         if self.seats[seat] is None:
             raise RuleError(Reason.SEAT_EMPTY, f"seat {seat} is empty")
-        if self.current_hand is not None:
-            raise RuleError(Reason.HAND_IN_PROGRESS, "seats cannot change during a hand")
+        self._check_between_hands()
         self._left(seat=seat)
 
-    def start_hand(self, *, deck: list[str] | None = None,
-                   seed: bytes | None = None) -> GameHand:
-        """Deal the next hand (a preset deck only when the table allows it)."""
+    def start_hand(self, *, deck: list[str] | None = None, seed: bytes | None = None,
+                   now: datetime | None = None) -> GameHand | None:
+        """Deal the next hand (a preset deck only when the table allows it).
+
+        At a seat-entropy table a shuffled deal is drawn first: this opens the draw
+        (committing to `seed`, the seats contribute until `now` plus the window) and returns
+        None; once the window has passed, it deals the draw as it stands.
+        """
         self._check_open()
         if self.match_over:
             raise RuleError(Reason.MATCH_OVER, "the match at this table is over")
         if self.current_hand is not None:
             raise RuleError(Reason.HAND_IN_PROGRESS, "a hand is already being played")
+        if self.draw is not None:
+            deadline = self.draw_deadline()
+            if now is None or deadline is None or now < deadline:
+                raise RuleError(Reason.HAND_IN_PROGRESS,
+                                f"the next deal is being drawn: seats contribute until"
+                                f" {self.draw['deadline']}")
+            return self._deal_draw()
         if not self.is_full:
             raise RuleError(Reason.TABLE_NOT_FULL,
                             f"all {self.players} seats must be taken to deal")
         if deck is not None and not self.allow_preset_deck:
             raise RuleError(Reason.PRESET_DECK_NOT_ALLOWED,
                             "this table was not created to allow preset decks")
+        if deck is None and self.entropy_window is not None:
+            if now is None:
+                raise RuleError(Reason.INVALID_ENTROPY,
+                                "a seat-entropy draw needs the time it opens at")
+            secret = seed if seed is not None else secrets.token_bytes(SEED_BYTES)
+            self._draw_opened(number=self.hands_played + 1,
+                              commitment=seed_commitment(secret), seed=secret.hex(),
+                              deadline=(now + timedelta(seconds=self.entropy_window)
+                                        ).isoformat())
+            return None
+        return self._deal(deck=deck, seed=seed, contributions=None)
+
+    def contribute(self, seat: int, entropy: bytes, now: datetime) -> GameHand | None:
+        """Record a seat's contribution to the deal being drawn; the last seat's deals it
+        (the hand is returned), else None."""
+        self._check_seat(seat)
+        self._check_open()
+        draw = self.draw
+        if draw is None:
+            raise RuleError(Reason.NO_DRAW_OPEN,
+                            "no deal is being drawn at this table (StartHand opens one at a"
+                            " table created with seat entropy)")
+        if not isinstance(entropy, bytes) \
+                or not MIN_CONTRIBUTION_BYTES <= len(entropy) <= MAX_CONTRIBUTION_BYTES:
+            raise RuleError(Reason.INVALID_ENTROPY,
+                            f"a contribution is {MIN_CONTRIBUTION_BYTES} to"
+                            f" {MAX_CONTRIBUTION_BYTES} random bytes")
+        if draw["contributions"][seat] is not None:
+            raise RuleError(Reason.ENTROPY_ALREADY_SENT,
+                            f"seat {seat} already contributed to this deal")
+        deadline = self.draw_deadline()
+        if deadline is not None and now >= deadline:
+            raise RuleError(Reason.ENTROPY_WINDOW_CLOSED,
+                            f"the window closed at {draw['deadline']}: the deal counts this"
+                            " seat's contribution as empty")
+        self._entropy_contributed(seat=seat, entropy=entropy.hex())
+        if all(sent is not None for sent in draw["contributions"]):
+            return self._deal_draw()
+        return None
+
+    def close_draw(self, number: int, now: datetime) -> GameHand:
+        """Deal the draw of hand `number` once its window has passed (the referee's clock)."""
+        self._check_open()
+        if self.draw is None or self.draw["number"] != number:
+            raise RuleError(Reason.NO_DRAW_OPEN, f"hand {number} is not being drawn")
+        deadline = self.draw_deadline()
+        if deadline is not None and now < deadline:
+            raise RuleError(Reason.TURN_NOT_EXPIRED,
+                            f"the seats contribute until {self.draw['deadline']}")
+        return self._deal_draw()
+
+    def _deal_draw(self) -> GameHand:
+        draw = self.draw
+        if draw is None:  # pragma: no cover - the callers checked
+            raise RuleError(Reason.NO_DRAW_OPEN, "no deal is being drawn")
+        # A seat that sent nothing counts as the empty contribution (docs/fairness.md).
+        contributions = [sent or "" for sent in draw["contributions"]]
+        return self._deal(deck=None, seed=bytes.fromhex(draw["seed"]),
+                          contributions=contributions)
+
+    def _deal(self, *, deck: list[str] | None, seed: bytes | None,
+              contributions: list[str] | None) -> GameHand:
         number = self.hands_played + 1
         hand = self.game.deal(
             table_id=str(self.id), number=number, rules=self.rules, players=self.players,
             dealer=self.next_dealer, seat_players=list(self.seats), carry=self.carry,
-            deck=deck, seed=seed,
+            deck=deck, seed=seed, contributions=contributions,
         )
         self._hand_started(hand_id=str(hand.id), number=number, dealer=self.next_dealer)
         return hand
@@ -369,6 +511,17 @@ class Table(Aggregate):
     def _closed(self, reason: str) -> None:
         self.closed = True
         self.close_reason = reason
+        self.draw = None  # a deal still being drawn is never dealt
+
+    @event("DrawOpened")
+    def _draw_opened(self, number: int, commitment: str, seed: str, deadline: str) -> None:
+        self.draw = {"number": number, "commitment": commitment, "seed": seed,
+                     "deadline": deadline, "contributions": [None] * self.players}
+
+    @event("EntropyContributed")
+    def _entropy_contributed(self, seat: int, entropy: str) -> None:
+        if self.draw is not None:  # pragma: no branch - recorded only while drawing
+            self.draw["contributions"][seat] = entropy
 
     @event("HandVoided")
     def _hand_voided(self, hand_id: str, reason: str) -> None:
@@ -377,6 +530,7 @@ class Table(Aggregate):
 
     @event("HandStarted")
     def _hand_started(self, hand_id: str, number: int, dealer: int) -> None:
+        self.draw = None  # a drawn deal is dealt
         self.current_hand = hand_id
         self.hand_ids.append(hand_id)
         self.next_dealer = (dealer + 1) % self.players
@@ -420,6 +574,7 @@ class Table(Aggregate):
 
 
 __all__ = [
-    "CLOSED", "FINISHED", "PLAYING", "TABLE_STATES", "WAITING", "SideScore", "Table",
-    "TableView", "rules_of", "table_state",
+    "CLOSED", "DEFAULT_ENTROPY_WINDOW", "FINISHED", "MAX_ENTROPY_WINDOW", "PLAYING",
+    "TABLE_STATES", "WAITING", "DrawView", "SideScore", "Table", "TableView",
+    "check_entropy_window", "rules_of", "table_state",
 ]

@@ -1,14 +1,18 @@
 """The table's public events (`table.*`): seats, hands, the match's end, the lifecycle.
 
-Nothing a table records is secret, so every viewer gets the same payload. The stored
-classes are the `Table` aggregate's events (`domain/table.py`); their stored topics never
-change, and neither do the public names below.
+Every viewer gets the same payload. A table records one secret, the referee's seed of a
+seat-entropy deal (`table.draw_opened`), which no payload holds: only its commitment, and of
+each contribution only its SHA-256 until the hand ends. The stored classes are the `Table`
+aggregate's events (`domain/table.py`); their stored topics never change, and neither do
+the public names below.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -113,6 +117,27 @@ class HandVoided(PublicEvent):
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class DrawOpened(PublicEvent):
+    """A seat-entropy deal is being drawn: the referee committed to its secret seed, and the
+    seats may contribute until `deadline` (docs/fairness.md#seat-entropy)."""
+
+    NAME: ClassVar[str] = "table.draw_opened"
+    hand_number: int
+    commitment: str
+    deadline: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EntropyContributed(PublicEvent):
+    """A seat contributed to the deal being drawn: the SHA-256 of its bytes (the bytes are
+    revealed with the deal's inputs once the hand ends)."""
+
+    NAME: ClassVar[str] = "table.entropy_contributed"
+    seat: int
+    entropy_sha256: str
+
+
 def _opened(stored: Any, viewer: Viewer) -> TableOpened:
     del viewer  # a table has no secrets
     return TableOpened(game=str(getattr(stored, "game", DEFAULT_GAME)),
@@ -173,6 +198,18 @@ def _hand_voided(stored: Any, viewer: Viewer) -> HandVoided:
     return HandVoided(hand_id=str(stored.hand_id), reason=str(stored.reason))
 
 
+def _draw_opened(stored: Any, viewer: Viewer) -> DrawOpened:
+    del viewer  # the seed stays secret from everyone until the hand ends
+    return DrawOpened(hand_number=int(stored.number), commitment=str(stored.commitment),
+                      deadline=datetime.fromisoformat(str(stored.deadline)))
+
+
+def _entropy_contributed(stored: Any, viewer: Viewer) -> EntropyContributed:
+    del viewer
+    digest = hashlib.sha256(bytes.fromhex(str(stored.entropy))).hexdigest()
+    return EntropyContributed(seat=int(stored.seat), entropy_sha256=digest)
+
+
 TABLE_EVENTS = EventCatalog("table", [
     EventKind(stored_event(Table, "Opened"), TableOpened, _opened),
     EventKind(stored_event(Table, "SeatTaken"), SeatTaken, _seat_taken),
@@ -184,10 +221,14 @@ TABLE_EVENTS = EventCatalog("table", [
     EventKind(stored_event(Table, "SeatTokenReissued"), SeatTokenReissued, _token_reissued),
     EventKind(stored_event(Table, "Closed"), TableClosed, _closed),
     EventKind(stored_event(Table, "HandVoided"), HandVoided, _hand_voided),
+    EventKind(stored_event(Table, "DrawOpened"), DrawOpened, _draw_opened),
+    EventKind(stored_event(Table, "EntropyContributed"), EntropyContributed,
+              _entropy_contributed),
 ])
 
 
 __all__ = [
-    "TABLE_EVENTS", "HandRecorded", "HandStarted", "HandVoided", "MatchEnded", "SeatLeft",
-    "SeatReplaced", "SeatTaken", "SeatTokenReissued", "TableClosed", "TableOpened",
+    "TABLE_EVENTS", "DrawOpened", "EntropyContributed", "HandRecorded", "HandStarted",
+    "HandVoided", "MatchEnded", "SeatLeft", "SeatReplaced", "SeatTaken", "SeatTokenReissued",
+    "TableClosed", "TableOpened",
 ]

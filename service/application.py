@@ -53,8 +53,10 @@ from fiftyk_referee.service.commands import (
     CREATE_SCOPE,
     AbortTable,
     Act,
+    CloseDraw,
     CloseTable,
     Command,
+    ContributeEntropy,
     CreateTable,
     HandCommand,
     JoinTable,
@@ -286,13 +288,15 @@ class Referee(Application[UUID]):
                 LeaveTable: self._leave_table, StartHand: self._start_hand, Act: self._act,
                 TimeOut: self._time_out, CloseTable: self._close_table,
                 AbortTable: self._abort_table, ReplaceSeat: self._replace_seat,
-                ReissueSeatToken: self._reissue_seat_token}
+                ReissueSeatToken: self._reissue_seat_token,
+                ContributeEntropy: self._contribute_entropy, CloseDraw: self._close_draw}
 
     def _create_table(self, command: CreateTable) -> Decision:
         chosen = game_named(command.game)
         table = Table.open(chosen, chosen.rules(command.preset, command.options),
                            command.players, allow_preset_deck=command.allow_preset_deck,
-                           name=command.name, spectators=command.spectators)
+                           name=command.name, spectators=command.spectators,
+                           entropy_window=command.entropy_window)
         return Decision(Outcome(command.kind, table), [table])
 
     def _join_table(self, command: JoinTable) -> Decision:
@@ -313,13 +317,39 @@ class Referee(Application[UUID]):
 
     def _start_hand(self, command: StartHand) -> Decision:
         table = self.get_table(command.table_id)
-        hand = table.start_hand(deck=list(command.deck) if command.deck else None)
-        decision = Decision(Outcome(command.kind, table, hand),
+        hand = table.start_hand(deck=list(command.deck) if command.deck else None,
+                                now=command.now or datetime.now(UTC))
+        return self._dealt(command, table, hand)
+
+    def _dealt(self, command: Command, table: Table, hand: GameHand | None, *,
+               seat: int | None = None) -> Decision:
+        """Save the table, and the hand it dealt, if it dealt one (a draw may not yet)."""
+        if hand is None:
+            return Decision(Outcome(command.kind, table, seat=seat), [table])
+        decision = Decision(Outcome(command.kind, table, hand, seat=seat),
                             [table, hand])  # type: ignore[list-item]  # hands are aggregates
         if self.metrics is not None:
             metrics, game, preset = self.metrics, table.game_name, table.rules.preset
             decision.on_saved.append(lambda: metrics.hand_started(game, preset))
         return decision
+
+    def _contribute_entropy(self, command: ContributeEntropy) -> Decision:
+        # Read through to the store: a reissued token or a replaced seat counts at once.
+        table = self._fresh_table(parse_id(command.table_id, "table id"))
+        if command.token_generation is not None:
+            check_token_generation(table, command.seat, command.token_generation)
+        if command.player_id is not None and (
+                not 0 <= command.seat < table.players
+                or table.seats[command.seat] != command.player_id):
+            raise PermissionDenied(ServiceReason.WRONG_SEAT,
+                                   "the seat token's player no longer holds that seat")
+        hand = table.contribute(command.seat, command.entropy,
+                                command.now or datetime.now(UTC))
+        return self._dealt(command, table, hand, seat=command.seat)
+
+    def _close_draw(self, command: CloseDraw) -> Decision:
+        table = self.get_table(command.table_id)
+        return self._dealt(command, table, table.close_draw(command.number, command.now))
 
     def _close_table(self, command: CloseTable) -> Decision:
         table = self.get_table(command.table_id)
@@ -391,12 +421,14 @@ class Referee(Application[UUID]):
     def create_table(self, preset: str, options: Mapping[str, Any] | None, players: int, *,
                      allow_preset_deck: bool = False, name: str = "",
                      request_id: str | None = None, game: str = DEFAULT_GAME,
-                     spectators: SpectatorPolicy | None = None) -> Outcome:
-        """Open a table of a game with a ruleset (preset plus overrides) and a seat count."""
+                     spectators: SpectatorPolicy | None = None,
+                     entropy_window: int | None = None) -> Outcome:
+        """Open a table of a game with a ruleset (preset plus overrides) and a seat count;
+        `entropy_window` (seconds) makes its deals seat-entropy deals."""
         return self.execute(CreateTable(
             preset=preset, options=dict(options or {}), players=players,
             allow_preset_deck=allow_preset_deck, name=name, game=game, spectators=spectators,
-            request_id=request_id))
+            entropy_window=entropy_window, request_id=request_id))
 
     def join_table(self, table_id: str | UUID, player_id: str, seat: int | None = None, *,
                    request_id: str | None = None) -> Outcome:
@@ -411,10 +443,27 @@ class Referee(Application[UUID]):
                                        request_id=request_id))
 
     def start_hand(self, table_id: str | UUID, *, deck: Sequence[str] | None = None,
-                   request_id: str | None = None) -> Outcome:
-        """Deal the table's next hand (shuffled, or a preset deck if the table allows it)."""
+                   request_id: str | None = None, now: datetime | None = None) -> Outcome:
+        """Deal the table's next hand (shuffled, or a preset deck if the table allows it);
+        at a seat-entropy table, open its draw (the outcome has no hand then)."""
         return self.execute(StartHand(table_id=str(table_id),
                                       deck=tuple(deck) if deck else None,
+                                      request_id=request_id, now=now))
+
+    def contribute_entropy(self, table_id: str | UUID, seat: int, entropy: bytes, *,
+                           request_id: str | None = None, player_id: str | None = None,
+                           token_generation: int | None = None,
+                           now: datetime | None = None) -> Outcome:
+        """A seat's contribution to the deal being drawn (the outcome's hand: the hand it
+        dealt, when it was the last one)."""
+        return self.execute(ContributeEntropy(
+            table_id=str(table_id), seat=seat, entropy=bytes(entropy), player_id=player_id,
+            token_generation=token_generation, now=now, request_id=request_id))
+
+    def close_draw(self, table_id: str | UUID, number: int, now: datetime, *,
+                   request_id: str | None = None) -> Outcome:
+        """Deal a seat-entropy draw whose window closed (the referee's clock)."""
+        return self.execute(CloseDraw(table_id=str(table_id), number=number, now=now,
                                       request_id=request_id))
 
     def act(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -31,6 +32,8 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
+# A seat's default contribution to a seat-entropy deal: as many bytes as the referee's seed.
+ENTROPY_BYTES = 32
 # Each client its own connection (gRPC otherwise shares one per target in the process), so
 # the connections of many clients spread over the processes of `fiftyk serve --processes N`.
 CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
@@ -198,14 +201,18 @@ class RefereeClient:
     def create_table(self, preset: str, players: int, *, options: Mapping[str, Any] | None = None,
                      allow_preset_deck: bool = False, name: str = "",
                      request_id: str = "", game: str = "",
-                     spectators: pb.SpectatorPolicy | None = None) -> pb.CreateTableResponse:
-        """Open a table of a game (platform; the game defaults to 五十K)."""
+                     spectators: pb.SpectatorPolicy | None = None,
+                     entropy_window: int | None = None) -> pb.CreateTableResponse:
+        """Open a table of a game (platform; the game defaults to 五十K); `entropy_window`
+        (seconds, 0 for the default) makes its deals seat-entropy deals."""
         request = pb.CreateTableRequest(
             request_id=request_id, players=players, allow_preset_deck=allow_preset_deck,
             name=name,
             ruleset=pb.RulesetSpec(preset=preset, options=_options(options), game=game))
         if spectators is not None:
             request.spectators.CopyFrom(spectators)
+        if entropy_window is not None:
+            request.seat_entropy.window_seconds = entropy_window
         response: pb.CreateTableResponse = self.stub.CreateTable(request, **self._kw())
         return response
 
@@ -241,6 +248,17 @@ class RefereeClient:
         """Deal the next hand."""
         request = pb.StartHandRequest(request_id=request_id, table_id=table_id, deck=list(deck))
         response: pb.StartHandResponse = self.stub.StartHand(request, **self._kw())
+        return response
+
+    def contribute_entropy(self, table_id: str, entropy: bytes | None = None, *,
+                           request_id: str = "") -> pb.ContributeEntropyResponse:
+        """Send the token's seat's contribution to the deal being drawn: `entropy`, or 32
+        fresh bytes from the operating system's random source."""
+        request = pb.ContributeEntropyRequest(
+            request_id=request_id, table_id=table_id,
+            entropy=entropy if entropy is not None else secrets.token_bytes(ENTROPY_BYTES))
+        response: pb.ContributeEntropyResponse = self.stub.ContributeEntropy(request,
+                                                                             **self._kw())
         return response
 
     def play(self, table_id: str, hand_id: str, cards: Iterable[str], *,

@@ -57,6 +57,7 @@ class CreateTable(Command):
     name: str = ""
     game: str = DEFAULT_GAME
     spectators: SpectatorPolicy | None = None
+    entropy_window: int | None = None  # seat entropy's window in seconds (None: off)
 
     @property
     def scope(self) -> str:
@@ -72,6 +73,8 @@ class CreateTable(Command):
             arguments["game"] = self.game
         if self.spectators is not None and self.spectators != SpectatorPolicy():
             arguments["spectators"] = self.spectators.to_json()  # earlier receipts stay the same
+        if self.entropy_window is not None:
+            arguments["entropy_window"] = self.entropy_window
         return arguments
 
 
@@ -114,14 +117,49 @@ class LeaveTable(TableCommand):
 
 @dataclass(frozen=True, kw_only=True)
 class StartHand(TableCommand):
-    """Deal the table's next hand (shuffled, or a preset deck if the table allows it)."""
+    """Deal the table's next hand (shuffled, or a preset deck if the table allows it); at a
+    seat-entropy table, open the draw of the next deal. `now` (not fingerprinted): when."""
 
     KIND: ClassVar[str] = "start_hand"
     deck: tuple[str, ...] | None = None
+    now: datetime | None = None
 
     def arguments(self) -> dict[str, Any]:
         """Table and deck."""
         return {"table_id": self.table_id, "deck": list(self.deck) if self.deck else None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContributeEntropy(TableCommand):
+    """A seat's random bytes for the deal being drawn (docs/fairness.md#seat-entropy).
+
+    `player_id` and `token_generation`: who must hold the seat and with which seat token
+    (not fingerprinted, as for `Act`). `now` (not fingerprinted): when it arrived.
+    """
+
+    KIND: ClassVar[str] = "contribute_entropy"
+    seat: int
+    entropy: bytes
+    player_id: str | None = None
+    token_generation: int | None = None
+    now: datetime | None = None
+
+    def arguments(self) -> dict[str, Any]:
+        """Table, seat and the bytes (hex)."""
+        return {"table_id": self.table_id, "seat": self.seat, "entropy": self.entropy.hex()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloseDraw(TableCommand):
+    """The referee's clock dealing a seat-entropy draw whose window closed at `now`."""
+
+    KIND: ClassVar[str] = "close_draw"
+    number: int
+    now: datetime
+
+    def arguments(self) -> dict[str, Any]:
+        """Table and hand number (`now` is not fingerprinted: a retry is the same deal)."""
+        return {"table_id": self.table_id, "number": self.number}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,6 +270,7 @@ class TimeOut(HandCommand):
         return self._hand_arguments()
 
 
-__all__ = ["CREATE_SCOPE", "AbortTable", "Act", "CloseTable", "Command", "CreateTable",
+__all__ = ["CREATE_SCOPE", "AbortTable", "Act", "CloseDraw", "CloseTable", "Command",
+           "ContributeEntropy", "CreateTable",
            "HandCommand", "JoinTable", "LeaveTable", "ReissueSeatToken", "ReplaceSeat",
            "StartHand", "TableCommand", "TimeOut"]

@@ -19,14 +19,13 @@ from typing import Any
 from eventsourcing.persistence import StoredEvent
 
 from fiftyk_referee.domain.chain import check_stream, unseal
+from fiftyk_referee.domain.deal import algorithm_of
 from fiftyk_referee.domain.game import Game, GameHand
 from fiftyk_referee.service.chain_store import chained_event
 from fiftyk_referee.service.ledger import HandLog
 
 EVIDENCE_FORMAT = "fiftyk-evidence/1"
 DISTRIBUTION = "fiftyk-referee"
-SHUFFLE_ALGORITHM = "fiftyk-shuffle/1"
-PRESET_DECK = "preset"
 
 
 def engine_version() -> str:
@@ -51,15 +50,20 @@ def stored_events_json(stored: list[StoredEvent]) -> list[dict[str, Any]]:
 
 
 def deal_inputs(game: Game, hand: GameHand) -> dict[str, Any]:
-    """The deal's inputs: the commitment always, the seed and deck once the hand is over."""
+    """The deal's inputs: the algorithm and the commitment always (and the seats'
+    contributions to a seat-entropy deal), the seed and deck once the hand is over."""
     over = hand.is_over
-    return {
-        "algorithm": SHUFFLE_ALGORITHM if hand.seed is not None else PRESET_DECK,
+    contributions = hand.contributions  # None: a version 1 (or preset) deal
+    inputs = {
+        "algorithm": algorithm_of(hand.seed, contributions),
         "commitment": hand.commitment,
         "seed": hand.seed if over else None,
         "deck": list(hand.deck) if over else None,
         "base_deck": game.base_deck(hand.rules) if over and hand.seed is not None else None,
     }
+    if contributions is not None:
+        inputs["contributions"] = list(contributions) if over else None
+    return inputs
 
 
 def build_evidence(game: Game, hand: GameHand, stored: list[StoredEvent],

@@ -4,8 +4,8 @@ Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC 
 
 - `create`: CreateTable, JoinTable, ReplaceSeat, ReissueSeatToken, RegisterWebhook,
   DeleteWebhook, RedeliverWebhookEvents — new tables, seats, seat tokens and webhooks;
-- `command`: LeaveTable, StartHand, Act and its aliases Play, Pass, Resign, Declare, Bury,
-  CloseTable, AbortTable;
+- `command`: LeaveTable, StartHand, ContributeEntropy, Act and its aliases Play, Pass,
+  Resign, Declare, Bury, CloseTable, AbortTable;
 - `read`: GetTable, GetHandView, ListLegalPlays, GetScores, GetHandHistory, GetHandAt,
   ExportTranscript, ReadEvents, GetFeedHead, ListTables, ListWebhooks,
   ListWebhookDeadLetters;
@@ -48,6 +48,7 @@ METHOD_CLASSES: Mapping[str, str] = {
     "CreateTable": "create", "JoinTable": "create", "IssueSpectatorToken": "create",
     "LeaveTable": "command", "StartHand": "command", "Play": "command", "Pass": "command",
     "Resign": "command", "Declare": "command", "Bury": "command", "Act": "command",
+    "ContributeEntropy": "command",
     "GetTable": "read", "GetHandView": "read", "ListLegalPlays": "read", "GetScores": "read",
     "GetHandHistory": "read", "GetHandAt": "read", "ExportTranscript": "read",
     "ReadEvents": "read", "GetFeedHead": "read", "ListTables": "read",

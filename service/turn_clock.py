@@ -5,7 +5,9 @@ plus the table's `turn_timeout`, see `GameHand.turn_deadline`), so the clock sur
 restarts: at start it finds the hands in progress by reading the tables' `hand_started` and
 `hand_recorded` events of the feed (a voided hand's `hand_voided` ends it too) — the same for
 every game — then follows the feed hub.
-A hand whose rules have no clock is dropped at its first sweep. Several server processes
+A hand whose rules have no clock is dropped at its first sweep. The clock also deals a
+seat-entropy draw (`table.draw_opened`) whose window has closed, so a seat that sends
+nothing cannot stall its table (docs/fairness.md#seat-entropy). Several server processes
 may run clocks on one database: each timeout carries a request id derived from the hand's
 version, so the same decision is recorded once and the other process's attempt replays the
 receipt.
@@ -21,12 +23,19 @@ from datetime import UTC, datetime
 
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.observer import SPECTATOR
-from fiftyk_referee.domain.table_events import HandRecorded, HandStarted, HandVoided
+from fiftyk_referee.domain.table_events import (
+    DrawOpened,
+    HandRecorded,
+    HandStarted,
+    HandVoided,
+    TableClosed,
+)
 from fiftyk_referee.service.application import FeedEvent, Referee
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.feed import PAGE, FeedHub, cancel
 
-WATCHED = (HandStarted.NAME, HandRecorded.NAME, HandVoided.NAME)
+WATCHED = (HandStarted.NAME, HandRecorded.NAME, HandVoided.NAME, DrawOpened.NAME,
+           TableClosed.NAME)
 log = logging.getLogger(__name__)
 
 
@@ -43,11 +52,19 @@ class TurnClock:
         self._now = now or (lambda: datetime.now(UTC))
         self._on_change = on_change
         self._clocked: dict[str, str] = {}  # hand id -> table id
+        self._drawing: dict[str, tuple[int, datetime]] = {}  # table id -> (hand, deadline)
         self._task: asyncio.Task[None] | None = None
 
     def _observe(self, events: list[FeedEvent]) -> None:
         for event in events:
-            if event.name == HandStarted.NAME:
+            if event.name == DrawOpened.NAME:
+                opened = event.public(SPECTATOR)
+                if isinstance(opened, DrawOpened):
+                    self._drawing[event.aggregate_id] = (opened.hand_number, opened.deadline)
+            elif event.name == TableClosed.NAME:
+                self._drawing.pop(event.aggregate_id, None)
+            elif event.name == HandStarted.NAME:
+                self._drawing.pop(event.aggregate_id, None)
                 started = event.public(SPECTATOR)
                 if isinstance(started, HandStarted):
                     self._clocked[started.hand_id] = event.aggregate_id
@@ -85,6 +102,7 @@ class TurnClock:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self._sweep_seconds)
+            await self._sweep_draws(loop)
             for hand_id, table_id in list(self._clocked.items()):
                 try:
                     acted = await loop.run_in_executor(
@@ -97,6 +115,29 @@ class TurnClock:
                     continue
                 if acted and self._on_change is not None:
                     self._on_change()
+
+    async def _sweep_draws(self, loop: asyncio.AbstractEventLoop) -> None:
+        now = self._now()
+        for table_id, (number, deadline) in list(self._drawing.items()):
+            if now < deadline:
+                continue
+            try:
+                await loop.run_in_executor(self._executor, self.deal_draw, table_id, number)
+            except (RuleError, ServiceError) as error:  # dealt, closed or voided meanwhile
+                log.info("turn clock: %s", error, extra={"table_id": table_id})
+                self._drawing.pop(table_id, None)
+                continue
+            except Exception:  # the store may be briefly unreachable; keep the clock
+                log.exception("turn clock: dealing a draw failed", extra={"table_id": table_id})
+                continue
+            if self._on_change is not None:
+                self._on_change()
+
+    def deal_draw(self, table_id: str, number: int) -> None:
+        """Deal a seat-entropy draw whose window has closed (once, whichever process asks)."""
+        self._app.close_draw(table_id, number, self._now(),
+                             request_id=f"draw:{table_id}:{number}")
+        self._drawing.pop(table_id, None)
 
     def sweep_one(self, table_id: str, hand_id: str) -> bool:
         """Time out the hand's current turn if it has expired; True when something was done."""

@@ -2,10 +2,12 @@
 
 Checks, in order, each giving one line: the format; the referee's signature; the hash chain
 of the hand's stored events; that the deal the evidence states is the one the hand's first
-stored event recorded; the commitment; the deck recomputed from the revealed seed; the
-transcript's deal; the ledger (inclusion proof, signed checkpoint, and with an earlier
-checkpoint its consistency); and the re-ruling of the whole transcript against the ruling
-the live hand reached. The first failure stops the run with its reason.
+stored event recorded (for a seat-entropy deal, every seat's contribution too); the
+commitment; the deck recomputed from the revealed inputs by the algorithm the deal names
+(`fiftyk-shuffle/1` or `/2`, `domain/deal.py`); the transcript's deal; the ledger
+(inclusion proof, signed checkpoint, and with an earlier checkpoint its consistency); and
+the re-ruling of the whole transcript against the ruling the live hand reached. The first
+failure stops the run with its reason.
 
 Only the standard library, `cryptography` and the pure fairness modules are imported at
 the top, so it runs on the client-only install; the rules engine (for the canonical deck
@@ -23,7 +25,15 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from fiftyk_referee.domain.chain import ChainedEvent, Link, check_stream
-from fiftyk_referee.domain.deal import commitment, shuffle_deck
+from fiftyk_referee.domain.deal import (
+    ALGORITHM,
+    DRAW_ALGORITHM,
+    PRESET_DECK,
+    commitment,
+    draw_seed,
+    seed_commitment,
+    shuffle_deck,
+)
 from fiftyk_referee.domain.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from fiftyk_referee.service import signing
 from fiftyk_referee.service.signing import SignatureError
@@ -31,8 +41,6 @@ from fiftyk_referee.service.signing import SignatureError
 EVIDENCE_FORMAT = "fiftyk-evidence/1"
 CHECKPOINT_FORMAT = "fiftyk-checkpoint/1"
 LEAF_FORMAT = "fiftyk-leaf/1"
-SHUFFLE_ALGORITHM = "fiftyk-shuffle/1"
-PRESET_DECK = "preset"
 OK, SKIPPED, NO_CHAIN, FAILED = "ok", "skipped", "no chain", "FAILED"
 SERVER_EXTRA = "pip install 'fiftyk-referee[server]'"
 
@@ -210,13 +218,30 @@ class Verifier:
             raise CheckFailed("the deck stated differs from the one the deal recorded")
         if deal.get("seed") is not None and dealt.get("seed") != deal["seed"]:
             raise CheckFailed("the seed stated differs from the one the deal recorded")
-        return OK, f"the hand's first event recorded commitment {deal['commitment']}"
+        drawn = deal.get("algorithm") == DRAW_ALGORITHM
+        if drawn != (dealt.get("contributions") is not None):
+            raise CheckFailed(f"the deal states algorithm {deal.get('algorithm')!r}, the hand's"
+                              " first event recorded another kind of deal")
+        if drawn and deal.get("contributions") is not None \
+                and list(dealt["contributions"]) != deal["contributions"]:
+            raise CheckFailed("the contributions stated differ from those the deal recorded")
+        what = " and every seat's contribution" if drawn else ""
+        return OK, f"the hand's first event recorded commitment {deal['commitment']}{what}"
 
     def _commitment(self) -> tuple[str, str]:
         deal = _get(self.evidence, "deal", Mapping)
         if deal.get("deck") is None:
             return SKIPPED, "the hand is not over: the seed is not revealed yet"
         seed = bytes.fromhex(deal["seed"]) if deal.get("seed") is not None else None
+        if deal.get("algorithm") == DRAW_ALGORITHM:
+            if seed is None:
+                raise CheckFailed("a seat-entropy deal without its seed")
+            opened = seed_commitment(seed)
+            if opened != deal["commitment"]:
+                raise CheckFailed(f"SHA-256 of fiftyk-seed/2 and the seed is {opened}, not the"
+                                  f" commitment {deal['commitment']}")
+            return OK, ("the revealed seed opens the commitment published before the seats"
+                        " contributed")
         opened = commitment(seed, deal["deck"])
         if opened != deal["commitment"]:
             raise CheckFailed(f"SHA-256 of the seed and deck is {opened}, not the commitment"
@@ -228,10 +253,19 @@ class Verifier:
         deal = _get(self.evidence, "deal", Mapping)
         if deal.get("algorithm") == PRESET_DECK:
             return SKIPPED, "a preset deck (a table that allows them): there is no shuffle"
-        if deal.get("algorithm") != SHUFFLE_ALGORITHM:
-            raise CheckFailed(f"unknown deal algorithm {deal.get('algorithm')!r}")
+        algorithm = deal.get("algorithm")
+        if algorithm not in (ALGORITHM, DRAW_ALGORITHM):
+            raise CheckFailed(f"unknown deal algorithm {algorithm!r}")
         if deal.get("seed") is None:
             return SKIPPED, "the hand is not over: the seed is not revealed yet"
+        seed = bytes.fromhex(deal["seed"])
+        inputs = "the seed"
+        if algorithm == DRAW_ALGORITHM:
+            contributions = [str(c) for c in _get(deal, "contributions", list)]
+            seed = draw_seed(seed, str(self.evidence.get("hand_id")), contributions)
+            sent = sum(1 for c in contributions if c)
+            inputs = (f"the seed, the hand's id and {len(contributions)} seats' contributions"
+                      f" ({sent} sent, {len(contributions) - sent} empty)")
         base = list(_get(deal, "base_deck", list))
         where = "the canonical deck the evidence names"
         if self.rules is not None:
@@ -240,10 +274,10 @@ class Verifier:
             if canonical != base:
                 raise CheckFailed("the deck the shuffle permuted is not the ruleset's")
             where = "the ruleset's canonical deck"
-        shuffled = shuffle_deck(bytes.fromhex(deal["seed"]), base)
+        shuffled = shuffle_deck(seed, base)
         if [str(c) for c in shuffled] != deal["deck"]:
-            raise CheckFailed("shuffling with the revealed seed does not give the dealt deck")
-        return OK, f"{SHUFFLE_ALGORITHM} of {where} with the seed gives the dealt deck"
+            raise CheckFailed(f"{algorithm} of the revealed inputs does not give the dealt deck")
+        return OK, f"{algorithm} of {where} with {inputs} gives the dealt deck"
 
     def _transcript_deal(self) -> tuple[str, str]:
         deal = _get(self.evidence, "deal", Mapping)
@@ -254,6 +288,11 @@ class Verifier:
             raise CheckFailed("the transcript's deck is not the dealt deck")
         if self.evidence.get("ruleset") != transcript.get("ruleset"):
             raise CheckFailed("the transcript's ruleset is not the hand's")
+        stated = transcript.get("deal")
+        if isinstance(stated, Mapping) and any(
+                stated.get(key) != deal.get(key)
+                for key in ("seed", "commitment", "contributions") if key in stated):
+            raise CheckFailed("the transcript's deal inputs are not the hand's")
         return OK, "the transcript deals the committed deck under the hand's ruleset"
 
     def _ledger(self) -> tuple[str, str]:

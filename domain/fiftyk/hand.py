@@ -29,7 +29,7 @@ from fiftyk_referee.domain.cards import (
     sort_cards,
     sort_key,
 )
-from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal, deal_order, shuffle_deck
+from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal, deal_order, shuffled
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.combinations import BOMB, Combination, beats, classify, tables
 from fiftyk_referee.domain.fiftyk.legal import can_beat, legal_plays
@@ -182,11 +182,14 @@ class Hand(Aggregate):
         seed: bytes | None = None,
         previous_first_out: int | None = None,
         seat_players: Sequence[str | None] | None = None,
+        contributions: Sequence[str] | None = None,
     ) -> Hand:
         """Deal a new hand: shuffle from a secret seed, or use a (permitted) preset deck.
 
         `seat_players` records who sat where when the hand was dealt (seats cannot change
         during a hand), so a command's seat can be checked against the hand alone.
+        `contributions` (hex per seat, empty for none) makes it a seat-entropy deal
+        (`domain/deal.py`, `fiftyk-shuffle/2`) of the seed.
         """
         ruleset.check_players(players)
         if not 0 <= dealer < players:
@@ -194,11 +197,14 @@ class Hand(Aggregate):
         if deck is None:
             seed = seed if seed is not None else secrets.token_bytes(SEED_BYTES)
             base = _base_deck(ruleset.packs, ruleset.jokers)
-            cards = [_TEXT[c] for c in shuffle_deck(seed, base)]
+            dealt, digest = shuffled(seed, base, hand_id=str(cls.create_id(table_id, number)),
+                                     contributions=contributions)
+            cards = [_TEXT[c] for c in dealt]
         else:
             check_deck(ruleset, deck)
             cards = [str(parse_card(c)) for c in deck]
-            seed = None
+            seed, contributions = None, None
+            digest = commitment(None, cards)
         leader = first_leader(ruleset, cards, players, dealer, previous_first_out)
         return cls(
             table_id=table_id,
@@ -208,9 +214,10 @@ class Hand(Aggregate):
             dealer=dealer,
             deck=cards,
             first_leader=leader,
-            commitment=commitment(seed, cards),
+            commitment=digest,
             seed=seed.hex() if seed is not None else None,
             seat_players=list(seat_players) if seat_players is not None else None,
+            contributions=list(contributions) if contributions is not None else None,
         )
 
     @event("Dealt")
@@ -226,8 +233,11 @@ class Hand(Aggregate):
         commitment: str,
         seed: str | None,
         seat_players: list[str | None] | None = None,
+        contributions: list[str] | None = None,
     ) -> None:
         self.table_id = table_id
+        # Every seat's contribution to a seat-entropy deal (None: not one; docs/fairness.md).
+        self.contributions = tuple(contributions) if contributions is not None else None
         self.seat_players = list(seat_players) if seat_players is not None else None
         self.number = number
         self.ruleset_spec = ruleset

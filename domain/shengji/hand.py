@@ -42,7 +42,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from fiftyk_referee.domain.cards import BJ, SJ, Card, make_deck, parse_card
-from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal_inputs, shuffle_deck
+from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal_inputs, shuffled
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import (
     PASS,
@@ -257,10 +257,13 @@ class ShengjiHand(Aggregate):
         deck: Sequence[str] | None = None,
         seed: bytes | None = None,
         seat_players: Sequence[str | None] | None = None,
+        contributions: Sequence[str] | None = None,
     ) -> ShengjiHand:
         """Deal a hand (first round, or all rounds under `declare_pacing=final`).
 
         `dealer` None is a first hand (争庄): both `levels` must then be equal.
+        `contributions` (hex per seat, empty for none) makes it a seat-entropy deal
+        (`domain/deal.py`, `fiftyk-shuffle/2`) of the seed: the kitty is part of its deck.
         """
         if dealer is not None and (isinstance(dealer, bool) or dealer not in range(PLAYERS)):
             raise RuleError(Reason.INVALID_SEAT, "dealer must be a seat 0..3 or null")
@@ -275,15 +278,20 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.INVALID_DEAL, "room_points are four integers")
         if deck is None:
             seed = seed if seed is not None else secrets.token_bytes(SEED_BYTES)
-            cards = [str(c) for c in shuffle_deck(seed, _base_deck(rules.packs))]
+            dealt, digest = shuffled(seed, _base_deck(rules.packs),
+                                     hand_id=str(cls.create_id(table_id, number)),
+                                     contributions=contributions)
+            cards = [str(c) for c in dealt]
         else:
             cards = check_deck(rules, deck)
-            seed = None
+            seed, contributions = None, None
+            digest = commitment(None, cards)
         hand = cls(
             table_id=table_id, number=number, ruleset=rules.to_json(), dealer=dealer,
-            levels=levels, room_points=room, deck=cards, commitment=commitment(seed, cards),
+            levels=levels, room_points=room, deck=cards, commitment=digest,
             seed=seed.hex() if seed is not None else None,
             seat_players=list(seat_players) if seat_players is not None else None,
+            contributions=list(contributions) if contributions is not None else None,
         )
         hand._deal_next()
         return hand
@@ -291,8 +299,11 @@ class ShengjiHand(Aggregate):
     @event("Dealt")
     def __init__(self, table_id: str, number: int, ruleset: dict[str, Any], dealer: int | None,
                  levels: list[str], room_points: list[int], deck: list[str], commitment: str,
-                 seed: str | None, seat_players: list[str | None] | None) -> None:
+                 seed: str | None, seat_players: list[str | None] | None,
+                 contributions: list[str] | None = None) -> None:
         self.table_id = table_id
+        # Every seat's contribution to a seat-entropy deal (None: not one; docs/fairness.md).
+        self.contributions = tuple(contributions) if contributions is not None else None
         self.number = number
         self.players = PLAYERS
         self.ruleset_spec = ruleset
@@ -826,7 +837,8 @@ class ShengjiHand(Aggregate):
             "actions": [dict(a) for a in self.actions],
         }
         if self.is_over:  # the seed is revealed to everyone once the hand is over
-            data["deal"] = deal_inputs(self.seed, self.commitment)
+            data["deal"] = deal_inputs(self.seed, self.commitment, hand_id=str(self.id),
+                                       contributions=self.contributions)
         return data
 
 

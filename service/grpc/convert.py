@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.protobuf import struct_pb2
 
+from fiftyk_referee.domain.deal import DEFAULT_ENTROPY_WINDOW
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import PASS, PLAY, LegalPlay, Rules
 from fiftyk_referee.domain.spectators import LIMITS as SPECTATOR_LIMITS
@@ -107,7 +108,22 @@ def table_to_proto(view: TableView) -> pb.TableView:
     if view.close_reason is not None:
         message.close_reason = view.close_reason
     message.voided_hand_ids.extend(view.voided_hands)
+    if view.entropy_window is not None:
+        message.seat_entropy.window_seconds = view.entropy_window
+    if view.draw is not None:
+        message.draw.hand_number = view.draw.hand_number
+        message.draw.commitment = view.draw.commitment
+        message.draw.deadline.FromDatetime(view.draw.deadline)
+        message.draw.contributed.extend(view.draw.contributed)
     return message
+
+
+def entropy_window_from_proto(request: pb.CreateTableRequest) -> int | None:
+    """A CreateTable request's seat-entropy window in seconds (None: no seat entropy; 0
+    asks for the default)."""
+    if not request.HasField("seat_entropy"):
+        return None
+    return request.seat_entropy.window_seconds or DEFAULT_ENTROPY_WINDOW
 
 
 def spectators_to_proto(policy: SpectatorPolicy) -> pb.SpectatorPolicy:

@@ -71,6 +71,16 @@ def _hand_voided(event: table.HandVoided) -> pb.TableHandVoided:
     return pb.TableHandVoided(hand_id=event.hand_id, reason=event.reason)
 
 
+def _draw_opened(event: table.DrawOpened) -> pb.TableDrawOpened:
+    message = pb.TableDrawOpened(hand_number=event.hand_number, commitment=event.commitment)
+    message.deadline.FromDatetime(event.deadline)
+    return message
+
+
+def _entropy_contributed(event: table.EntropyContributed) -> pb.TableEntropyContributed:
+    return pb.TableEntropyContributed(seat=event.seat, entropy_sha256=event.entropy_sha256)
+
+
 # Public payload class -> (its field of Event's `payload` oneof, its message builder): the
 # table's here, each game's from its converters at the edge (`service/grpc/games/`).
 TABLE_PAYLOADS: Payloads = {
@@ -84,6 +94,8 @@ TABLE_PAYLOADS: Payloads = {
     table.SeatTokenReissued: ("table_seat_token_reissued", _token_reissued),
     table.TableClosed: ("table_closed", _closed),
     table.HandVoided: ("table_hand_voided", _hand_voided),
+    table.DrawOpened: ("table_draw_opened", _draw_opened),
+    table.EntropyContributed: ("table_entropy_contributed", _entropy_contributed),
 }
 
 

@@ -33,6 +33,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "Declare": _HAND_COMMAND,  # no cards: declare nothing this round
     "Bury": (*_HAND_COMMAND, "cards"),
     "Act": (*_HAND_COMMAND, "kind"),
+    "ContributeEntropy": ("table_id", "entropy"),
     "GetTable": ("table_id",),
     "GetHandView": ("table_id",),
     "ListLegalPlays": ("table_id",),

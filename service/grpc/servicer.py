@@ -52,6 +52,7 @@ from fiftyk_referee.service.errors import (
 from fiftyk_referee.service.grpc import auth
 from fiftyk_referee.service.grpc.convert import (
     action_kinds_to_proto,
+    entropy_window_from_proto,
     legal_play_to_proto,
     options_from_proto,
     spectators_from_proto,
@@ -321,7 +322,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             options_from_proto(request.ruleset.options), request.players,
             allow_preset_deck=request.allow_preset_deck, name=request.name,
             request_id=_request_id(request), game=request.ruleset.game or DEFAULT_GAME,
-            spectators=spectators)
+            spectators=spectators, entropy_window=entropy_window_from_proto(request))
         table = outcome.table
         if table is None:  # pragma: no cover - create_table always returns its table
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, "the table was not created")
@@ -396,12 +397,31 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         outcome = await self._command(self._app.start_hand, request.table_id,
                                       deck=list(request.deck) or None,
                                       request_id=_request_id(request))
-        hand = outcome.hand
-        if hand is None:  # pragma: no cover
-            raise NotFound(ServiceReason.HAND_NOT_FOUND, "no hand was dealt")
-        view = hand.view(SeatViewer(seat) if seat is not None else SPECTATOR)
-        return pb.StartHandResponse(hand=hand_to_proto(view), version=outcome.version,
-                                    replayed=outcome.replayed)
+        response = pb.StartHandResponse(table=self._outcome_table(outcome),
+                                        version=outcome.version, replayed=outcome.replayed)
+        if outcome.hand is not None:  # else it opened a seat-entropy draw
+            view = outcome.hand.view(SeatViewer(seat) if seat is not None else SPECTATOR)
+            response.hand.CopyFrom(hand_to_proto(view))
+        return response
+
+    @_rpc
+    async def ContributeEntropy(self, request: pb.ContributeEntropyRequest, context: Context
+                                ) -> pb.ContributeEntropyResponse:
+        principal = self._principal(context)
+        seat = auth.require_seat(principal, request.table_id)
+        claim = principal.seat
+        if claim is None:  # pragma: no cover - require_seat refused the call
+            raise PermissionDenied(ServiceReason.SEAT_TOKEN_REQUIRED, "no seat token")
+        outcome = await self._command(
+            self._app.contribute_entropy, request.table_id, seat, request.entropy,
+            request_id=_request_id(request), player_id=claim.player_id,
+            token_generation=claim.generation)
+        response = pb.ContributeEntropyResponse(table=self._outcome_table(outcome),
+                                                version=outcome.current_table_version,
+                                                replayed=outcome.replayed)
+        if outcome.hand is not None:  # this contribution dealt the hand
+            response.hand.CopyFrom(hand_to_proto(outcome.hand.view(SeatViewer(seat))))
+        return response
 
     async def _act(self, request: Any, context: Context, kind: str, *,
                    names_cards: bool, value: str | None = None,

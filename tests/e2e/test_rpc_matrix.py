@@ -248,3 +248,56 @@ def test_scores_carry_each_games_own_result(server: LiveServer,
     if phase.game == "shengji":
         assert len(row.shengji.levels_after) == 2  # GetScores answered UNKNOWN here once
     assert sheet.match_over and sheet.totals
+
+
+ENTROPY_GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4)}
+ENTROPY_WINDOW_SECONDS = 300  # the draw stays open for the whole test, however loaded
+
+
+@pytest.mark.parametrize("game", sorted(ENTROPY_GAMES))
+def test_contribute_entropy_answers_every_credential_at_every_phase(server: LiveServer,
+                                                                    game: str) -> None:
+    """The command row of ContributeEntropy: only the table's own seat token contributes,
+    once, and only while a draw is open; everyone else gets a reason, never UNKNOWN."""
+    preset, players = ENTROPY_GAMES[game]
+    platform = server.platform()
+
+    def entropy_table(prefix: str) -> Seated:
+        table = platform.create_table(preset, players, game="" if game == "fiftyk" else game,
+                                      entropy_window=ENTROPY_WINDOW_SECONDS).table
+        tokens = [platform.join_table(table.table_id, f"{prefix}-{table.table_id[:8]}-{s}",
+                                      s).seat_token for s in range(players)]
+        return Seated(table.table_id, players, tokens,
+                      [server.client(token=token) for token in tokens], platform)
+
+    table, other = entropy_table("ce"), entropy_table("co")
+    phase = Phase(game, table, "")
+    other_phase = Phase(game, other, "")
+
+    def outcomes() -> dict[str, str]:
+        found: dict[str, str] = {}
+        for credential in CREDENTIALS:
+            client = _client(server, phase, other_phase, credential)
+            try:
+                client.contribute_entropy(table.table_id)
+            except grpc.RpcError as error:
+                details = error_details(error)
+                assert details.code in REFUSALS, (credential, details)
+                assert details.reason, (credential, details)
+                found[credential] = str(details.reason)
+                continue
+            found[credential] = "OK"
+        return found
+
+    refused_always = {"other_seat": "WRONG_TABLE", "spectator": "SEAT_TOKEN_REQUIRED",
+                      "audit": "SEAT_TOKEN_REQUIRED", "platform": "SEAT_TOKEN_REQUIRED",
+                      "none": "MISSING_CREDENTIALS"}
+    assert outcomes() == {"seat": "NO_DRAW_OPEN", **refused_always}  # before the deal
+    platform.start_hand(table.table_id)
+    assert outcomes() == {"seat": "OK", **refused_always}  # the draw is open
+    assert outcomes()["seat"] == "ENTROPY_ALREADY_SENT"
+    for seat in range(1, players):
+        dealt = table.seats[seat].contribute_entropy(table.table_id)
+    assert dealt.HasField("hand")
+    _check_view(dealt.hand, "seat")
+    assert outcomes() == {"seat": "NO_DRAW_OPEN", **refused_always}  # the hand is dealt

@@ -135,7 +135,8 @@ class TinyHand(Aggregate):
 
     @event("Dealt")
     def __init__(self, table_id: str, number: int, dealer: int, deck: list[str],
-                 seat_players: list[str | None]) -> None:
+                 seat_players: list[str | None], contributions: list[str] | None = None
+                 ) -> None:
         self.table_id = table_id
         self.number = number
         self.players = SEATS
@@ -144,6 +145,7 @@ class TinyHand(Aggregate):
         self.deck = tuple(deck)
         self.commitment = hashlib.sha256(json.dumps(list(deck)).encode()).hexdigest()
         self.seed: str | None = None  # a preset or test-shuffled deck: nothing to reveal
+        self.contributions = tuple(contributions) if contributions is not None else None
         self.hands = [list(deck[:HAND_SIZE]), list(deck[HAND_SIZE:])]
         self.trick: list[tuple[int, str]] = []
         self.turn: int | None = (dealer + 1) % SEATS
@@ -338,15 +340,19 @@ class Tiny:
 
     def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
              seat_players: Sequence[str | None], carry: Mapping[str, Any],
-             deck: Sequence[str] | None, seed: bytes | None) -> TinyHand:
-        """Shuffle the six cards (or take a preset deck)."""
+             deck: Sequence[str] | None, seed: bytes | None,
+             contributions: Sequence[str] | None = None) -> TinyHand:
+        """Shuffle the six cards (or take a preset deck); seat entropy mixes the seats'
+        contributions into the shuffle."""
         cards = list(deck) if deck else list(DECK)
         if deck and sorted(deck) != sorted(DECK):
             raise RuleError(Reason.INVALID_DEAL, "a tiny deck is JS QS KS JH QH KH")
         if not deck:
-            random.Random(seed).shuffle(cards)
+            random.Random((seed or b"") + "".join(contributions or ()).encode()).shuffle(cards)
         return TinyHand(table_id=table_id, number=number, dealer=dealer, deck=cards,
-                        seat_players=list(seat_players))
+                        seat_players=list(seat_players),
+                        contributions=list(contributions) if contributions is not None
+                        and not deck else None)
 
     def match_end(self, rules: Rules, hands_played: int,
                   scores: Mapping[str, Decimal]) -> str | None:

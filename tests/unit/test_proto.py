@@ -95,7 +95,8 @@ def test_every_rpc_has_its_own_request_and_response_messages() -> None:
 def test_every_command_takes_a_request_id_and_returns_a_version() -> None:
     pb = importlib.import_module("fiftyk_referee.service.grpc.gen.fiftyk.referee.v1.referee_pb2")
     commands = ("CreateTable", "JoinTable", "LeaveTable", "StartHand", "Play", "Pass", "Resign",
-                "CloseTable", "AbortTable", "ReplaceSeat", "ReissueSeatToken")
+                "CloseTable", "AbortTable", "ReplaceSeat", "ReissueSeatToken",
+                "ContributeEntropy")
     for name in commands:
         request = getattr(pb, f"{name}Request").DESCRIPTOR
         response = getattr(pb, f"{name}Response").DESCRIPTOR

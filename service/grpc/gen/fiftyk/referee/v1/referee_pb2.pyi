@@ -392,6 +392,8 @@ class TableView(_message.Message):
     STATE_FIELD_NUMBER: _builtins.int
     CLOSE_REASON_FIELD_NUMBER: _builtins.int
     VOIDED_HAND_IDS_FIELD_NUMBER: _builtins.int
+    SEAT_ENTROPY_FIELD_NUMBER: _builtins.int
+    DRAW_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """table_id identifies the table."""
     name: _builtins.str
@@ -448,6 +450,14 @@ class TableView(_message.Message):
         scores never counted).
         """
 
+    @_builtins.property
+    def seat_entropy(self) -> Global___SeatEntropy:
+        """seat_entropy is the table's seat-entropy setting (absent: off)."""
+
+    @_builtins.property
+    def draw(self) -> Global___Draw:
+        """draw is the next deal while its seats contribute to it (absent otherwise)."""
+
     def __init__(
         self,
         *,
@@ -470,10 +480,12 @@ class TableView(_message.Message):
         state: Global___TableState.ValueType = ...,
         close_reason: _builtins.str | None = ...,
         voided_hand_ids: _abc.Iterable[_builtins.str] | None = ...,
+        seat_entropy: Global___SeatEntropy | None = ...,
+        draw: Global___Draw | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_close_reason", b"_close_reason", "_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "close_reason", b"close_reason", "current_hand_id", b"current_hand_id", "match_end_reason", b"match_end_reason", "ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_close_reason", b"_close_reason", "_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "close_reason", b"close_reason", "current_hand_id", b"current_hand_id", "draw", b"draw", "match_end_reason", b"match_end_reason", "ruleset", b"ruleset", "seat_entropy", b"seat_entropy", "spectators", b"spectators"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_close_reason", b"_close_reason", "_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "close_reason", b"close_reason", "current_hand_id", b"current_hand_id", "game", b"game", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seats", b"seats", "spectators", b"spectators", "state", b"state", "table_id", b"table_id", "version", b"version", "voided_hand_ids", b"voided_hand_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_close_reason", b"_close_reason", "_current_hand_id", b"_current_hand_id", "_match_end_reason", b"_match_end_reason", "allow_preset_deck", b"allow_preset_deck", "close_reason", b"close_reason", "current_hand_id", b"current_hand_id", "draw", b"draw", "game", b"game", "hand_ids", b"hand_ids", "hands_played", b"hands_played", "match_end_reason", b"match_end_reason", "match_over", b"match_over", "name", b"name", "next_dealer", b"next_dealer", "players", b"players", "ruleset", b"ruleset", "scores", b"scores", "seat_entropy", b"seat_entropy", "seats", b"seats", "spectators", b"spectators", "state", b"state", "table_id", b"table_id", "version", b"version", "voided_hand_ids", b"voided_hand_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__close_reason: _TypeAlias = _typing.Literal["close_reason"]  # noqa: Y015
     _WhichOneofArgType__close_reason: _TypeAlias = _typing.Literal["_close_reason", b"_close_reason"]  # noqa: Y015
@@ -489,6 +501,72 @@ class TableView(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__match_end_reason) -> _WhichOneofReturnType__match_end_reason | None: ...
 
 Global___TableView: _TypeAlias = TableView  # noqa: Y015
+
+@_typing.final
+class SeatEntropy(_message.Message):
+    """SeatEntropy makes every deal of a table one the seats contribute to
+    (docs/fairness.md#seat-entropy).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WINDOW_SECONDS_FIELD_NUMBER: _builtins.int
+    window_seconds: _builtins.int
+    """window_seconds is how long the seats may contribute after StartHand (1..300; 0 asks for
+    the default, 10). A seat that sent nothing by then counts as the empty contribution.
+    """
+    def __init__(
+        self,
+        *,
+        window_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["window_seconds", b"window_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatEntropy: _TypeAlias = SeatEntropy  # noqa: Y015
+
+@_typing.final
+class Draw(_message.Message):
+    """Draw is a seat-entropy deal being drawn: what every viewer of the table sees of it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_NUMBER_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    DEADLINE_FIELD_NUMBER: _builtins.int
+    CONTRIBUTED_FIELD_NUMBER: _builtins.int
+    hand_number: _builtins.int
+    """hand_number is the number the hand will have at its table."""
+    commitment: _builtins.str
+    """commitment is the hex SHA-256 of "fiftyk-seed/2" and the referee's secret seed,
+    published before any seat contributes; the seed is revealed when the hand ends.
+    """
+    @_builtins.property
+    def deadline(self) -> _timestamp_pb2.Timestamp:
+        """deadline is when the window closes and the referee deals."""
+
+    @_builtins.property
+    def contributed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """contributed lists the seats that contributed so far."""
+
+    def __init__(
+        self,
+        *,
+        hand_number: _builtins.int = ...,
+        commitment: _builtins.str = ...,
+        deadline: _timestamp_pb2.Timestamp | None = ...,
+        contributed: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "contributed", b"contributed", "deadline", b"deadline", "hand_number", b"hand_number"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Draw: _TypeAlias = Draw  # noqa: Y015
 
 @_typing.final
 class Announcement(_message.Message):
@@ -978,6 +1056,7 @@ class CreateTableRequest(_message.Message):
     ALLOW_PRESET_DECK_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
+    SEAT_ENTROPY_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent: a retry with the same id returns the original
     outcome and writes nothing. Optional; at most 128 characters.
@@ -1000,6 +1079,12 @@ class CreateTableRequest(_message.Message):
     def spectators(self) -> Global___SpectatorPolicy:
         """spectators is how spectators watch the table (no delay and no limit when absent)."""
 
+    @_builtins.property
+    def seat_entropy(self) -> Global___SeatEntropy:
+        """seat_entropy, when present, makes every shuffled deal one the seats contribute to
+        (docs/fairness.md#seat-entropy); absent, the referee's seed alone shuffles.
+        """
+
     def __init__(
         self,
         *,
@@ -1009,10 +1094,11 @@ class CreateTableRequest(_message.Message):
         allow_preset_deck: _builtins.bool = ...,
         name: _builtins.str = ...,
         spectators: Global___SpectatorPolicy | None = ...,
+        seat_entropy: Global___SeatEntropy | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset", "seat_entropy", b"seat_entropy", "spectators", b"spectators"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "name", b"name", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset", "spectators", b"spectators"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_preset_deck", b"allow_preset_deck", "name", b"name", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset", "seat_entropy", b"seat_entropy", "spectators", b"spectators"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1341,22 +1427,27 @@ Global___StartHandRequest: _TypeAlias = StartHandRequest  # noqa: Y015
 
 @_typing.final
 class StartHandResponse(_message.Message):
-    """StartHandResponse returns the new hand."""
+    """StartHandResponse returns the new hand, or the draw it opened."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
     version: _builtins.int
-    """version is the hand's event version after the deal."""
+    """version is the hand's event version after the deal (the table's when it opened a draw)."""
     replayed: _builtins.bool
     """replayed is set when `request_id` matched an earlier command."""
     @_builtins.property
     def hand(self) -> Global___HandView:
         """hand is the new hand as the caller may see it (the caller's seat, or a public view for
-        the platform).
+        the platform); absent when the command opened a seat-entropy draw.
         """
+
+    @_builtins.property
+    def table(self) -> Global___TableView:
+        """table is the table after the command; its `draw` is the draw this command opened."""
 
     def __init__(
         self,
@@ -1364,14 +1455,85 @@ class StartHandResponse(_message.Message):
         hand: Global___HandView | None = ...,
         version: _builtins.int = ...,
         replayed: _builtins.bool = ...,
+        table: Global___TableView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table", b"table", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StartHandResponse: _TypeAlias = StartHandResponse  # noqa: Y015
+
+@_typing.final
+class ContributeEntropyRequest(_message.Message):
+    """ContributeEntropyRequest sends the caller's seat's contribution to the deal being drawn."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ENTROPY_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
+    table_id: _builtins.str
+    """table_id identifies the table."""
+    entropy: _builtins.bytes
+    """entropy is 16 to 64 random bytes from the seat's own random source."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        entropy: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entropy", b"entropy", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContributeEntropyRequest: _TypeAlias = ContributeEntropyRequest  # noqa: Y015
+
+@_typing.final
+class ContributeEntropyResponse(_message.Message):
+    """ContributeEntropyResponse returns the table, and the hand when this contribution dealt it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """version is the table's event version after the command."""
+    replayed: _builtins.bool
+    """replayed is set when `request_id` matched an earlier command."""
+    @_builtins.property
+    def table(self) -> Global___TableView:
+        """table is the table after the contribution (its `draw` while other seats may still
+        contribute).
+        """
+
+    @_builtins.property
+    def hand(self) -> Global___HandView:
+        """hand is the hand as the caller's seat sees it, when this was the last contribution."""
+
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+        hand: Global___HandView | None = ...,
+        version: _builtins.int = ...,
+        replayed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table", b"table", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContributeEntropyResponse: _TypeAlias = ContributeEntropyResponse  # noqa: Y015
 
 @_typing.final
 class PlayRequest(_message.Message):
@@ -2316,6 +2478,8 @@ class Event(_message.Message):
     TABLE_SEAT_TOKEN_REISSUED_FIELD_NUMBER: _builtins.int
     TABLE_CLOSED_FIELD_NUMBER: _builtins.int
     TABLE_HAND_VOIDED_FIELD_NUMBER: _builtins.int
+    TABLE_DRAW_OPENED_FIELD_NUMBER: _builtins.int
+    TABLE_ENTROPY_CONTRIBUTED_FIELD_NUMBER: _builtins.int
     FIFTYK_HAND_DEALT_FIELD_NUMBER: _builtins.int
     FIFTYK_CARDS_PLAYED_FIELD_NUMBER: _builtins.int
     FIFTYK_PASSED_FIELD_NUMBER: _builtins.int
@@ -2395,6 +2559,14 @@ class Event(_message.Message):
     @_builtins.property
     def table_hand_voided(self) -> Global___TableHandVoided:
         """table_hand_voided: `table.hand_voided`."""
+
+    @_builtins.property
+    def table_draw_opened(self) -> Global___TableDrawOpened:
+        """table_draw_opened: `table.draw_opened`."""
+
+    @_builtins.property
+    def table_entropy_contributed(self) -> Global___TableEntropyContributed:
+        """table_entropy_contributed: `table.entropy_contributed`."""
 
     @_builtins.property
     def fiftyk_hand_dealt(self) -> Global___FiftykHandDealt:
@@ -2500,6 +2672,8 @@ class Event(_message.Message):
         table_seat_token_reissued: Global___TableSeatTokenReissued | None = ...,
         table_closed: Global___TableClosed | None = ...,
         table_hand_voided: Global___TableHandVoided | None = ...,
+        table_draw_opened: Global___TableDrawOpened | None = ...,
+        table_entropy_contributed: Global___TableEntropyContributed | None = ...,
         fiftyk_hand_dealt: Global___FiftykHandDealt | None = ...,
         fiftyk_cards_played: Global___FiftykCardsPlayed | None = ...,
         fiftyk_passed: Global___FiftykPassed | None = ...,
@@ -2522,11 +2696,11 @@ class Event(_message.Message):
         shengji_hand_ended: Global___ShengjiHandEnded | None = ...,
         game_payload: _struct_pb2.Struct | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "table_seat_replaced", "table_seat_token_reissued", "table_closed", "table_hand_voided", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended", "game_payload"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "table_seat_replaced", "table_seat_token_reissued", "table_closed", "table_hand_voided", "table_draw_opened", "table_entropy_contributed", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended", "game_payload"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
@@ -4582,6 +4756,68 @@ class TableHandVoided(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableHandVoided: _TypeAlias = TableHandVoided  # noqa: Y015
+
+@_typing.final
+class TableDrawOpened(_message.Message):
+    """TableDrawOpened (`table.draw_opened`): StartHand opened the draw of a seat-entropy deal
+    (docs/fairness.md#seat-entropy).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_NUMBER_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    DEADLINE_FIELD_NUMBER: _builtins.int
+    hand_number: _builtins.int
+    """hand_number is the number the hand will have at its table."""
+    commitment: _builtins.str
+    """commitment is the hex SHA-256 of "fiftyk-seed/2" and the referee's secret seed."""
+    @_builtins.property
+    def deadline(self) -> _timestamp_pb2.Timestamp:
+        """deadline is when the seats stop contributing."""
+
+    def __init__(
+        self,
+        *,
+        hand_number: _builtins.int = ...,
+        commitment: _builtins.str = ...,
+        deadline: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deadline", b"deadline", "hand_number", b"hand_number"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableDrawOpened: _TypeAlias = TableDrawOpened  # noqa: Y015
+
+@_typing.final
+class TableEntropyContributed(_message.Message):
+    """TableEntropyContributed (`table.entropy_contributed`): a seat contributed to the deal being
+    drawn. The bytes are revealed with the deal's inputs when the hand ends.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    ENTROPY_SHA256_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the contributing seat."""
+    entropy_sha256: _builtins.str
+    """entropy_sha256 is the hex SHA-256 of the contributed bytes."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        entropy_sha256: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entropy_sha256", b"entropy_sha256", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableEntropyContributed: _TypeAlias = TableEntropyContributed  # noqa: Y015
 
 @_typing.final
 class GetFeedHeadRequest(_message.Message):

@@ -61,6 +61,11 @@ class RefereeServiceStub:
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.StartHandRequest.SerializeToString,
                 response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.StartHandResponse.FromString,
                 _registered_method=True)
+        self.ContributeEntropy = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/ContributeEntropy',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ContributeEntropyRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ContributeEntropyResponse.FromString,
+                _registered_method=True)
         self.Play = channel.unary_unary(
                 '/fiftyk.referee.v1.RefereeService/Play',
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.PlayRequest.SerializeToString,
@@ -243,7 +248,18 @@ class RefereeServiceServicer:
 
     def StartHand(self, request, context):
         """StartHand deals the table's next hand. A seat token of the table or the platform
-        credential; a preset deck also needs a table created with `allow_preset_deck`.
+        credential; a preset deck also needs a table created with `allow_preset_deck`. At a
+        table created with `seat_entropy` it opens the draw of the next deal instead: the
+        referee commits to its secret seed and the seats contribute (ContributeEntropy) until
+        the draw's deadline (docs/fairness.md#seat-entropy).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ContributeEntropy(self, request, context):
+        """ContributeEntropy adds the caller's seat's random bytes to the deal being drawn
+        (docs/fairness.md#seat-entropy); the last seat's contribution deals the hand. Seat token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -509,6 +525,11 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.StartHand,
                     request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.StartHandRequest.FromString,
                     response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.StartHandResponse.SerializeToString,
+            ),
+            'ContributeEntropy': grpc.unary_unary_rpc_method_handler(
+                    servicer.ContributeEntropy,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ContributeEntropyRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.ContributeEntropyResponse.SerializeToString,
             ),
             'Play': grpc.unary_unary_rpc_method_handler(
                     servicer.Play,
@@ -788,6 +809,33 @@ class RefereeService:
             '/fiftyk.referee.v1.RefereeService/StartHand',
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.StartHandRequest.SerializeToString,
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.StartHandResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ContributeEntropy(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/ContributeEntropy',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ContributeEntropyRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.ContributeEntropyResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -89,7 +89,14 @@ class RefereeServiceStub:
     """
     StartHand: _grpc.UnaryUnaryMultiCallable[_referee_pb2.StartHandRequest, _referee_pb2.StartHandResponse]
     """StartHand deals the table's next hand. A seat token of the table or the platform
-    credential; a preset deck also needs a table created with `allow_preset_deck`.
+    credential; a preset deck also needs a table created with `allow_preset_deck`. At a
+    table created with `seat_entropy` it opens the draw of the next deal instead: the
+    referee commits to its secret seed and the seats contribute (ContributeEntropy) until
+    the draw's deadline (docs/fairness.md#seat-entropy).
+    """
+    ContributeEntropy: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ContributeEntropyRequest, _referee_pb2.ContributeEntropyResponse]
+    """ContributeEntropy adds the caller's seat's random bytes to the deal being drawn
+    (docs/fairness.md#seat-entropy); the last seat's contribution deals the hand. Seat token.
     """
     Play: _grpc.UnaryUnaryMultiCallable[_referee_pb2.PlayRequest, _referee_pb2.PlayResponse]
     """Play plays cards for the caller's seat. Seat token."""
@@ -232,7 +239,14 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     """
     StartHand: _aio.UnaryUnaryMultiCallable[_referee_pb2.StartHandRequest, _referee_pb2.StartHandResponse]  # type: ignore[assignment]
     """StartHand deals the table's next hand. A seat token of the table or the platform
-    credential; a preset deck also needs a table created with `allow_preset_deck`.
+    credential; a preset deck also needs a table created with `allow_preset_deck`. At a
+    table created with `seat_entropy` it opens the draw of the next deal instead: the
+    referee commits to its secret seed and the seats contribute (ContributeEntropy) until
+    the draw's deadline (docs/fairness.md#seat-entropy).
+    """
+    ContributeEntropy: _aio.UnaryUnaryMultiCallable[_referee_pb2.ContributeEntropyRequest, _referee_pb2.ContributeEntropyResponse]  # type: ignore[assignment]
+    """ContributeEntropy adds the caller's seat's random bytes to the deal being drawn
+    (docs/fairness.md#seat-entropy); the last seat's contribution deals the hand. Seat token.
     """
     Play: _aio.UnaryUnaryMultiCallable[_referee_pb2.PlayRequest, _referee_pb2.PlayResponse]  # type: ignore[assignment]
     """Play plays cards for the caller's seat. Seat token."""
@@ -402,7 +416,20 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.StartHandResponse, _abc.Awaitable[_referee_pb2.StartHandResponse]]:
         """StartHand deals the table's next hand. A seat token of the table or the platform
-        credential; a preset deck also needs a table created with `allow_preset_deck`.
+        credential; a preset deck also needs a table created with `allow_preset_deck`. At a
+        table created with `seat_entropy` it opens the draw of the next deal instead: the
+        referee commits to its secret seed and the seats contribute (ContributeEntropy) until
+        the draw's deadline (docs/fairness.md#seat-entropy).
+        """
+
+    @_abc_1.abstractmethod
+    def ContributeEntropy(
+        self,
+        request: _referee_pb2.ContributeEntropyRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ContributeEntropyResponse, _abc.Awaitable[_referee_pb2.ContributeEntropyResponse]]:
+        """ContributeEntropy adds the caller's seat's random bytes to the deal being drawn
+        (docs/fairness.md#seat-entropy); the last seat's contribution deals the hand. Seat token.
         """
 
     @_abc_1.abstractmethod
