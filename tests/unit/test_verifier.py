@@ -21,10 +21,20 @@ import pytest
 
 from fiftyk_referee.service.cli.main import main
 from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
-from fiftyk_referee.service.verifier import NO_CHAIN, OK, SKIPPED, Report, Verifier, verify
+from fiftyk_referee.service.verifier import (
+    NO_CHAIN,
+    OK,
+    SKIPPED,
+    CheckFailed,
+    Report,
+    Verifier,
+    verify,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "evidence-qq3.json"
+# A Shengji hand at a seat-entropy table: three seats contributed, one stayed silent.
+ENTROPY_EXAMPLE = ROOT / "docs" / "examples" / "evidence-entropy.json"
 PUBLIC_KEY = ROOT / "docs" / "examples" / "dev-signing-key.pub"
 FORGER = Signer.from_text("33" * 32)
 
@@ -203,14 +213,61 @@ def _inside(directory: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-def test_the_python_checks_of_docs_fairness_pass_on_the_example(tmp_path: Path) -> None:
-    page = (ROOT / "docs" / "fairness.md").read_text("utf-8")
+def _run_snippets(page: str, example: Path, tmp_path: Path) -> list[str]:
+    """Run every Python snippet of `page` on `example` as hand.json; what each printed."""
     snippets = re.findall(r"```python\n(.*?)```", page, re.S)
-    assert len(snippets) == 4
-    (tmp_path / "hand.json").write_text(EXAMPLE.read_text("utf-8"))
+    (tmp_path / "hand.json").write_text(example.read_text("utf-8"))
+    printed = []
     with _inside(tmp_path):
         for snippet in snippets:
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 exec(compile(snippet, "docs/fairness.md", "exec"), {})
             assert "False" not in out.getvalue(), snippet
+            printed.append(out.getvalue())
+    return printed
+
+
+def test_the_python_checks_of_docs_fairness_pass_on_the_examples(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "fairness.md").read_text("utf-8")
+    before, _, entropy = page.partition("\n## Seat entropy\n")
+    assert len(_run_snippets(before, EXAMPLE, tmp_path)) == 4
+    # The seat-entropy section's checks, on a Shengji hand one seat sent nothing to.
+    assert _run_snippets(entropy.partition("\n## ")[0], ENTROPY_EXAMPLE, tmp_path) == ["True\n"]
+
+
+def test_the_seat_entropy_example_verifies_and_names_every_contribution() -> None:
+    document = json.loads(ENTROPY_EXAMPLE.read_text("utf-8"))
+    report = verify(document, trusted=[Signer.from_text(DEV_SIGNING_KEY).public])
+    assert report.ok, "\n".join(map(str, report.lines))
+    deck = next(line for line in report.lines if line.check == "deck")
+    assert deck.detail.startswith("fiftyk-shuffle/2") and "3 sent, 1 empty" in deck.detail
+    assert document["deal"]["contributions"][3] == ""
+
+
+@pytest.mark.parametrize(("change", "check"), [
+    (lambda d: d["deal"]["contributions"].__setitem__(3, "00" * 16), "deal"),
+    (lambda d: d["deal"].__setitem__("seed", "11" * 32), "deal"),
+    (lambda d: d["deal"].__setitem__("algorithm", "fiftyk-shuffle/1"), "deal"),
+    (lambda d: d["deal"]["deck"].reverse(), "deal"),
+    (lambda d: d["transcript"]["deal"]["contributions"].__setitem__(0, ""), "transcript deal"),
+])
+def test_a_changed_seat_entropy_input_is_caught(change: Any, check: str) -> None:
+    document = json.loads(ENTROPY_EXAMPLE.read_text("utf-8"))
+    change(document)
+    assert failure(forged(document))[0] == check
+
+
+def test_the_seat_entropy_checks_recompute_from_the_inputs_not_the_first_event() -> None:
+    """The deck and the commitment are recomputed from the stated inputs: a changed
+    contribution gives another deck, another seed does not open the commitment."""
+    document = json.loads(ENTROPY_EXAMPLE.read_text("utf-8"))
+    deal = copy.deepcopy(document["deal"])
+    deal["contributions"][3] = "00" * 16
+    verifier = Verifier({**document, "deal": deal}, rules=None)
+    with pytest.raises(CheckFailed, match="does not give the dealt deck"):
+        verifier._deck()
+    deal = copy.deepcopy(document["deal"])
+    deal["seed"] = "11" * 32
+    with pytest.raises(CheckFailed, match="not the commitment"):
+        Verifier({**document, "deal": deal}, rules=None)._commitment()
