@@ -40,6 +40,7 @@ RACERS = 6
 GATE_TIMEOUT_SECONDS = 20
 # A loser of a race sees the winner's move: the turn moved on, the hand ended or the seat left.
 RACE_LOSER_REASONS = {Reason.NOT_YOUR_TURN, Reason.HAND_OVER, Reason.PLAYER_OUT}
+ENTROPY_WINDOW = 300  # the seats contribute well within it, however loaded the machine
 VOLATILE_KEYS = {"hand_id", "table_id", "turn_deadline", "current_hand", "hand_ids"}
 
 
@@ -294,6 +295,56 @@ class ApplicationCases:
         assert [s.originator_version for s in snapshots] == [TABLE_SNAPSHOT_INTERVAL]
         fresh = open_app()
         assert fresh.get_table(table_id).view() == app.rebuild_table(table_id).view()
+
+    # -- seat entropy (docs/fairness.md#seat-entropy) ----------------------------------------
+
+    @pytest.mark.parametrize(("game", "preset"), [("fiftyk", PRESET), ("shengji", "tractor")])
+    def test_a_seat_entropy_deal_is_stored_and_read_back_on_any_process(
+            self, open_app: Callable[..., Referee], game: str, preset: str) -> None:
+        app = open_app()
+        table_id = app.create_table(preset, {}, PLAYERS, game=game,
+                                    entropy_window=ENTROPY_WINDOW).table_id
+        for seat in range(PLAYERS):
+            app.join_table(table_id, f"{game}-{seat}", seat)
+        opened = app.start_hand(table_id)
+        assert opened.hand is None
+        commitment = app.get_table(table_id).view().draw.commitment  # type: ignore[union-attr]
+        app.contribute_entropy(table_id, 0, b"\x01" * 16)
+        # Another process sees the draw as stored, and its contribution counts the same.
+        other = open_app()
+        draw = other.get_table(table_id).view().draw
+        assert draw is not None and draw.contributed == (0,) and draw.commitment == commitment
+        for seat in range(1, PLAYERS - 1):
+            other.contribute_entropy(table_id, seat, bytes([seat + 1]) * 16)
+        with pytest.raises(RuleError) as refused:
+            app.contribute_entropy(table_id, 0, b"\x09" * 16)
+        assert refused.value.reason == Reason.ENTROPY_ALREADY_SENT
+        dealt = app.contribute_entropy(table_id, PLAYERS - 1, b"\x05" * 64)
+        assert dealt.hand is not None and dealt.table is not None
+        hand = open_app().get_hand(dealt.hand.id)
+        assert hand.contributions == ("01" * 16, "02" * 16, "03" * 16, "05" * 64)
+        assert hand.commitment == commitment and hand.deck == dealt.hand.deck
+        assert app.rebuild_table(table_id).view() == other.get_table(table_id).view()
+
+    def test_a_table_snapshot_taken_during_a_draw_keeps_the_draw(
+            self, open_app: Callable[..., Referee]) -> None:
+        app = open_app()
+        table_id = app.create_table(PRESET, {}, PLAYERS,
+                                    entropy_window=ENTROPY_WINDOW).table_id
+        for turn in range(TABLE_SNAPSHOT_INTERVAL // 2 - 4):
+            app.join_table(table_id, f"guest-{turn}", 0)
+            app.leave_table(table_id, 0)
+        for seat in range(PLAYERS):
+            app.join_table(table_id, f"sitter-{seat}", seat)
+        app.start_hand(table_id)
+        app.contribute_entropy(table_id, 2, b"\x02" * 16)
+        app.contribute_entropy(table_id, 1, b"\x03" * 16)
+        assert app.snapshots is not None
+        snapshots = list(app.snapshots.get(app.get_table(table_id).id))
+        assert [s.originator_version for s in snapshots] == [TABLE_SNAPSHOT_INTERVAL]
+        fresh = open_app()
+        assert fresh.get_table(table_id).draw == app.rebuild_table(table_id).draw
+        assert fresh.get_table(table_id).view().draw.contributed == (1, 2)  # type: ignore[union-attr]
 
     # -- concurrency ------------------------------------------------------------------------
 
