@@ -471,7 +471,8 @@ class Table(Aggregate):
             dealer=self.next_dealer, seat_players=list(self.seats), carry=self.carry,
             deck=deck, seed=seed, contributions=contributions,
         )
-        self._hand_started(hand_id=str(hand.id), number=number, dealer=self.next_dealer)
+        self._hand_started(hand_id=str(hand.id), number=number, dealer=self.next_dealer,
+                           contributions=contributions)
         return hand
 
     def record_hand(self, hand: GameHand) -> None:
@@ -529,7 +530,8 @@ class Table(Aggregate):
         self.voided_hands.append(hand_id)
 
     @event("HandStarted")
-    def _hand_started(self, hand_id: str, number: int, dealer: int) -> None:
+    def _hand_started(self, hand_id: str, number: int, dealer: int,
+                      contributions: list[str] | None = None) -> None:
         self.draw = None  # a drawn deal is dealt
         self.current_hand = hand_id
         self.hand_ids.append(hand_id)

@@ -61,6 +61,8 @@ class HandStarted(PublicEvent):
     hand_id: str
     hand_number: int
     dealer: int
+    # A seat-entropy deal's contributions (hex, "" for none); None for other deals.
+    contributions: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +161,10 @@ def _seat_left(stored: Any, viewer: Viewer) -> SeatLeft:
 
 def _hand_started(stored: Any, viewer: Viewer) -> HandStarted:
     del viewer
+    contributions = getattr(stored, "contributions", None)  # None before seat entropy
     return HandStarted(hand_id=str(stored.hand_id), hand_number=int(stored.number),
-                       dealer=int(stored.dealer))
+                       dealer=int(stored.dealer),
+                       contributions=tuple(contributions) if contributions is not None else None)
 
 
 def _hand_recorded(stored: Any, viewer: Viewer) -> HandRecorded:

@@ -42,7 +42,7 @@ def _seat_left(event: table.SeatLeft) -> pb.TableSeatLeft:
 
 def _hand_started(event: table.HandStarted) -> pb.TableHandStarted:
     return pb.TableHandStarted(hand_id=event.hand_id, hand_number=event.hand_number,
-                               dealer=event.dealer)
+                               dealer=event.dealer, contributions=event.contributions or ())
 
 
 def _hand_recorded(event: table.HandRecorded) -> pb.TableHandRecorded:

@@ -52,8 +52,10 @@ def is_final(event: pb.Event) -> bool:
 
 def replay_document(events: Sequence[pb.Event], *, table_id: str = "", hand_id: str = "",
                     match: Sequence[MatchHand] = (), transcript: Mapping[str, Any] | None = None,
-                    result: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The document the page draws for one hand."""
+                    result: Mapping[str, Any] | None = None,
+                    deal: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The document the page draws for one hand (`deal`: a finished stored hand's deal
+    inputs, as its transcript states them)."""
     return {
         "format": REPLAY_FORMAT,
         "game": game_of(events),
@@ -65,6 +67,7 @@ def replay_document(events: Sequence[pb.Event], *, table_id: str = "", hand_id: 
                   for h in match],
         "transcript": dict(transcript) if transcript is not None else None,
         "result": dict(result) if result is not None else None,
+        "deal": dict(deal) if deal is not None else None,
     }
 
 
@@ -104,7 +107,11 @@ def hand_document(client: RefereeClient, hand_id: str) -> dict[str, Any]:
                                        else None))
                 break
             match.append(MatchHand(other, number, _ended(client, table_id, other)))
-    return replay_document(events, table_id=table_id, hand_id=hand_id, match=match)
+    # A finished hand's deal inputs, for the fairness check: the algorithm and, for a
+    # seat-entropy deal, the contributions are in no hand event.
+    deal = client.export_transcript(hand_id).get("deal") if events and is_final(events[-1]) \
+        else None
+    return replay_document(events, table_id=table_id, hand_id=hand_id, match=match, deal=deal)
 
 
 __all__ = ["REPLAY_FORMAT", "MatchHand", "event_json", "game_of", "hand_document", "is_final",

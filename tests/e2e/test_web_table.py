@@ -27,7 +27,14 @@ from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from tests.e2e import test_shengji, test_spectators
-from tests.e2e.harness import LiveServer, hidden_cards, play_out, seat_bots, server_config
+from tests.e2e.harness import (
+    LiveServer,
+    Seated,
+    hidden_cards,
+    play_out,
+    seat_bots,
+    server_config,
+)
 from tests.support.browser import chromium, network_messages
 
 pytestmark = pytest.mark.browser
@@ -274,6 +281,52 @@ def test_a_dropped_evidence_file_replays_and_checks_its_own_deal(
     fair = wait_for(browser, "const f = document.querySelector('#fairness [data-fair]');"
                              " return f && f.dataset.fair !== 'unknown' ? f.dataset.fair : null;")
     assert fair == "yes"
+
+
+ENTROPY_EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / \
+    "evidence-entropy.json"
+
+
+def _fairness_of(browser: WebDriver, site: Site, path: Path) -> str:
+    browser.get(f"{site.web}/")
+    drop_file(browser, path)
+    fair: str = wait_for(browser, "const f = document.querySelector('#fairness [data-fair]');"
+                                  " return f && f.dataset.fair !== 'unknown' ? f.dataset.fair"
+                                  " : null;")
+    return fair
+
+
+def test_a_seat_entropy_deal_checks_out_in_the_browser_and_a_forged_one_does_not(
+        site: Site, browser: WebDriver, tmp_path: Path) -> None:
+    """fiftyk-shuffle/2 with WebCrypto's HMAC: the example (a Shengji hand, one seat
+    silent) checks out; the same file with one contribution changed deals another deck."""
+    assert _fairness_of(browser, site, ENTROPY_EXAMPLE) == "yes"
+    text = browser.find_element(By.ID, "fairness").text
+    assert "3 of 4 seats contributed" in text
+    evidence = json.loads(ENTROPY_EXAMPLE.read_text("utf-8"))
+    evidence["transcript"]["deal"]["contributions"][0] = "ab" * 32
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(evidence))
+    assert _fairness_of(browser, site, path) == "no"
+    assert "another deck" in browser.find_element(By.ID, "fairness").text
+
+
+def test_a_stored_seat_entropy_hand_checks_out(site: Site, browser: WebDriver) -> None:
+    platform = site.server.platform()
+    table = platform.create_table("classic", 4, entropy_window=300).table
+    tokens = [platform.join_table(table.table_id, f"web-se-{seat}", seat).seat_token
+              for seat in range(4)]
+    seats = [site.server.client(token=token) for token in tokens]
+    platform.start_hand(table.table_id)
+    hand = None
+    for seat in seats:
+        hand = seat.contribute_entropy(table.table_id).hand
+    assert hand is not None and hand.hand_id
+    final, _ = play_out(Seated(table.table_id, 4, tokens, seats, platform),
+                        platform.hand_view(table.table_id, hand.hand_id), random.Random(3))
+    open_hand(browser, site, final.hand_id, final.version)
+    assert read(browser)["fair"] == "yes"
+    assert "4 of 4 seats contributed" in browser.find_element(By.ID, "fairness").text
 
 
 def test_an_edited_transcript_fails_the_fairness_check(

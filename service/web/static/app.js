@@ -160,6 +160,15 @@
       $("live-delay").textContent = delays.length ? `spectators watch ${delays.join(" or ")} behind the table` : "";
       return;
     }
+    if (event.name === "table.hand_started") {
+      // A seat-entropy deal's contributions are public from the deal on (the seed is not).
+      const started = event.table_hand_started;
+      live.deal = started.contributions && started.contributions.length
+        ? { algorithm: "fiftyk-shuffle/2", hand_id: started.hand_id,
+            contributions: started.contributions }
+        : null;
+      return;
+    }
     if (event.name === "table.hand_recorded") {
       live.hands.push(event.table_hand_recorded);
       drawChart();
@@ -170,7 +179,8 @@
     if (!game) return;
     if (event.name === game.dealtEvent) {
       const doc = { format: REPLAY_FORMAT, game: live.game, hand_id: event.aggregate_id,
-                    table_id: live.table, events: [event], match: [], live: true };
+                    table_id: live.table, events: [event], match: [], live: true,
+                    deal: live.deal && live.deal.hand_id === event.aggregate_id ? live.deal : null };
       show(doc, 0);
       view.follow = true;
       status(`table ${live.table}: hand ${event[key].hand_number}`);
@@ -379,9 +389,15 @@
           "This transcript carries no deal inputs (algorithm, seed, commitment): nothing to check."));
         return;
       }
-      // A transcript is checked against what it says itself: its deck, seed and commitment.
+      // A transcript is checked against what it says itself: its deck, seed and commitment
+      // (and, for a seat-entropy deal, the hand's id and every seat's contribution).
       Object.assign(inputs, { algorithm: deal.algorithm, seed: deal.seed, commitment: deal.commitment,
-                              deck: doc.transcript.deck || inputs.deck });
+                              deck: doc.transcript.deck || inputs.deck,
+                              hand_id: deal.hand_id, contributions: deal.contributions });
+    } else if (doc.deal) {
+      // A seat-entropy deal: its algorithm and contributions, as the table published them.
+      Object.assign(inputs, { algorithm: doc.deal.algorithm, hand_id: doc.deal.hand_id,
+                              contributions: doc.deal.contributions });
     }
     if (!inputs.seed && (!inputs.deck || !inputs.deck.length)) {
       box.replaceChildren(el("p", { class: "unknown", "data-fair": "unknown" },

@@ -71,14 +71,39 @@
                                    encoder.encode(deck.join(" ")))));
   }
 
+  // fiftyk-shuffle/2 (seat entropy): the version 1 shuffle driven by the draw seed,
+  // HMAC-SHA256(key = seed, "fiftyk-shuffle/2\n" hand id "\n" seats "\n" each seat's hex);
+  // the commitment, published before the seats contributed, covers the seed alone.
+  async function drawSeed(seed, inputs) {
+    const contributions = inputs.contributions;
+    if (!Array.isArray(contributions) || !inputs.hand_id) {
+      throw new Error("a fiftyk-shuffle/2 deal needs the hand's id and every seat's contribution");
+    }
+    const message = ["fiftyk-shuffle/2", inputs.hand_id, String(contributions.length),
+                     ...contributions].join("\n");
+    const key = await window.crypto.subtle.importKey(
+      "raw", seed, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    return new Uint8Array(await window.crypto.subtle.sign("HMAC", key, encoder.encode(message)));
+  }
+
+  async function shuffleV2(seed, canonical, inputs) {
+    return shuffleV1(await drawSeed(seed, inputs), canonical);
+  }
+
+  async function commitV2(seed) {
+    return hex(await sha256(concat(encoder.encode("fiftyk-seed/2"), seed)));
+  }
+
   // "preset": a deck the platform brought (no seed); the commitment covers the deck alone.
   const ALGORITHMS = {
     "fiftyk-shuffle/1": { shuffle: shuffleV1, commit: commitV1 },
+    "fiftyk-shuffle/2": { shuffle: shuffleV2, commit: commitV2 },
     preset: { shuffle: null, commit: commitV1 },
   };
 
   // inputs: {algorithm, seed (hex or null), commitment, deck (may be empty: a spectator is
-  // not shown it), canonical}. Returns {ok, lines: [{ok, text}]}: one line per check.
+  // not shown it), canonical; for fiftyk-shuffle/2 also hand_id and contributions}.
+  // Returns {ok, lines: [{ok, text}]}: one line per check.
   async function check(inputs) {
     const lines = [];
     const say = (ok, text) => { lines.push({ ok, text }); return ok; };
@@ -101,7 +126,12 @@
       return { ok: false, lines };
     }
     if (inputs.seed) {
-      const dealt = await algorithm.shuffle(seed, inputs.canonical);
+      if (inputs.contributions) {
+        const sent = inputs.contributions.filter((c) => c).length;
+        say(true, `seat entropy: ${sent} of ${inputs.contributions.length} seats contributed`
+                  + " (an empty contribution for the others)");
+      }
+      const dealt = await algorithm.shuffle(seed, inputs.canonical, inputs);
       if (known) {
         const same = dealt.length === known.length && dealt.every((c, i) => c === known[i]);
         const first = dealt.findIndex((c, i) => c !== known[i]);

@@ -2837,22 +2837,31 @@ class TableHandStarted(_message.Message):
     HAND_ID_FIELD_NUMBER: _builtins.int
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     DEALER_FIELD_NUMBER: _builtins.int
+    CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the new hand."""
     hand_number: _builtins.int
     """hand_number counts the table's hands from 1."""
     dealer: _builtins.int
     """dealer is the seat that dealt."""
+    @_builtins.property
+    def contributions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """contributions are every seat's contribution to a seat-entropy deal, in seat order, as
+        lower-case hex ("" for a seat that sent nothing); empty for other deals. Public from the
+        deal on: without the referee's seed (revealed when the hand ends) they show no card.
+        """
+
     def __init__(
         self,
         *,
         hand_id: _builtins.str = ...,
         hand_number: _builtins.int = ...,
         dealer: _builtins.int = ...,
+        contributions: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer", b"dealer", "hand_id", b"hand_id", "hand_number", b"hand_number"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contributions", b"contributions", "dealer", b"dealer", "hand_id", b"hand_id", "hand_number", b"hand_number"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
