@@ -22,7 +22,7 @@ TABLE_FIELDS: dict[str, dict[str, Any]] = {
                "entropy_window": None,
                "originator_topic": get_topic(Table)},
     "SeatTaken": {"seat": 0, "player_id": "p0"},
-    "HandStarted": {"number": 1, "dealer": 3},
+    "HandStarted": {"number": 1, "dealer": 3, "contributions": None},
     "HandRecorded": {"totals": {"team:0": "10", "team:1": "-10"}, "carry": {}},
 }
 HAND_FIELDS: dict[str, dict[str, Any]] = {
