@@ -85,7 +85,8 @@
         // The evidence's own deal inputs are what its fairness check verifies.
         const deal = data.deal || {};
         data = { ...data.transcript, deal: { algorithm: deal.algorithm, seed: deal.seed ?? null,
-                                            commitment: deal.commitment } };
+                                            commitment: deal.commitment, hand_id: data.hand_id,
+                                            contributions: deal.contributions } };
       }
       if (data && data.format === TRANSCRIPT_FORMAT) {
         if (location.protocol === "file:") {
