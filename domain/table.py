@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 from eventsourcing.domain import Aggregate, event
 
 from fiftyk_referee.domain.deal import (
-    DEFAULT_ENTROPY_WINDOW,
     MAX_CONTRIBUTION_BYTES,
     MAX_ENTROPY_WINDOW,
     MIN_CONTRIBUTION_BYTES,
@@ -576,7 +575,6 @@ class Table(Aggregate):
 
 
 __all__ = [
-    "CLOSED", "DEFAULT_ENTROPY_WINDOW", "FINISHED", "MAX_ENTROPY_WINDOW", "PLAYING",
-    "TABLE_STATES", "WAITING", "DrawView", "SideScore", "Table", "TableView",
-    "check_entropy_window", "rules_of", "table_state",
+    "CLOSED", "FINISHED", "PLAYING", "TABLE_STATES", "WAITING", "DrawView", "SideScore",
+    "Table", "TableView", "check_entropy_window", "rules_of", "table_state",
 ]
