@@ -11,8 +11,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from eventsourcing.domain import Aggregate, event
-
+from fiftyk_referee.domain.aggregate import Aggregate, AggregateEvent, event
 from fiftyk_referee.domain.deal import (
     MAX_CONTRIBUTION_BYTES,
     MAX_ENTROPY_WINDOW,
@@ -536,7 +535,7 @@ class Table(Aggregate):
         self.hand_ids.append(hand_id)
         self.next_dealer = (dealer + 1) % self.players
 
-    class HandRecorded(Aggregate.Event):
+    class HandRecorded(AggregateEvent):
         """A finished hand's side totals added to the match; `carry` is for the next deal.
 
         Version 1 (stored by 0.1.0) had `first_out` instead of `carry`. `hand_head` is the

@@ -27,10 +27,11 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate, EventSourcingError
+from eventsourcing.domain import EventSourcingError
 from eventsourcing.persistence import EventStore, JSONTranscoder, Mapper, StoredEvent, Transcoder
 from eventsourcing.utils import EnvType
 
+from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.chain import check_stream
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import (
@@ -47,6 +48,7 @@ from fiftyk_referee.domain.games import DEFAULT_GAME, game_named, game_of
 from fiftyk_referee.domain.observer import AUDITOR, Viewer
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import Table
+from fiftyk_referee.service.aggregates import AggregateSnapshot
 from fiftyk_referee.service.cache import AggregateCache, replay
 from fiftyk_referee.service.chain_store import ChainedEventStore, ChainedMapper, chained_event
 from fiftyk_referee.service.commands import (
@@ -171,6 +173,7 @@ class Referee(Application[UUID]):
     name = "Referee"
     snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Table: TABLE_SNAPSHOT_INTERVAL}
     snapshotting_projectors: ClassVar[dict[type[Any], Any]] = {Table: replay}
+    snapshot_class = AggregateSnapshot
 
     def __init__(self, env: EnvType | None = None, *, metrics: MetricsHook | None = None,
                  max_attempts: int = DEFAULT_MAX_ATTEMPTS, signer: Signer | None = None

@@ -33,8 +33,8 @@ from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import Repository
-from eventsourcing.domain import Aggregate
 
+from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.cards import Card
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.service.errors import ServiceError

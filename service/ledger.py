@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from eventsourcing.domain import Aggregate, event
 from eventsourcing.persistence import ApplicationRecorder, Mapper, Notification
 from eventsourcing.utils import get_topic
 
+from fiftyk_referee.domain.aggregate import Aggregate, event
 from fiftyk_referee.domain.merkle import MerkleLog, leaf_hash
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.signing import Signer

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from eventsourcing.domain import Aggregate, event
+from fiftyk_referee.domain.aggregate import Aggregate, event
 
 RECEIPT_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/command-receipt")
 

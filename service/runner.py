@@ -32,9 +32,9 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
-from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
+from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.game import GameHand
 from fiftyk_referee.domain.table import Table

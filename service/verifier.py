@@ -9,10 +9,10 @@ commitment; the deck recomputed from the revealed inputs by the algorithm the de
 the re-ruling of the whole transcript against the ruling the live hand reached. The first
 failure stops the run with its reason.
 
-Only the standard library, `cryptography` and the pure fairness modules are imported at
-the top, so it runs on the client-only install; the rules engine (for the canonical deck
-and the re-ruling) is imported when present, and a check it would do is reported as
-skipped, never as passed, when it is not.
+Only the standard library, `cryptography` and the pure domain (the fairness modules and the
+rules engine, for the canonical deck and the re-ruling) are imported, so it runs whole on
+the client-only install. A verifier given no rules engine reports the checks it would do as
+skipped, never as passed.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from fiftyk_referee.domain.deal import (
     seed_commitment,
     shuffle_deck,
 )
+from fiftyk_referee.domain.games import adjudicate, game_named
 from fiftyk_referee.domain.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from fiftyk_referee.service import signing
 from fiftyk_referee.service.signing import SignatureError
@@ -42,7 +43,6 @@ EVIDENCE_FORMAT = "fiftyk-evidence/1"
 CHECKPOINT_FORMAT = "fiftyk-checkpoint/1"
 LEAF_FORMAT = "fiftyk-leaf/1"
 OK, SKIPPED, NO_CHAIN, FAILED = "ok", "skipped", "no chain", "FAILED"
-SERVER_EXTRA = "pip install 'fiftyk-referee[server]'"
 
 
 class CheckFailed(Exception):
@@ -80,20 +80,14 @@ class Report:
 
 @dataclass(frozen=True)
 class Rules:
-    """What the rules engine offers the verifier, when it is installed."""
+    """What the rules engine offers the verifier."""
 
     base_deck: Callable[[str, Mapping[str, Any]], list[str]]
     adjudicate: Callable[[Any], dict[str, Any]]
 
 
-def rules_engine() -> Rules | None:
-    """The referee's rules engine, or None on an install without it (the client side)."""
-    try:
-        from fiftyk_referee.domain.games import adjudicate, game_named
-    except ModuleNotFoundError as error:
-        if (error.name or "").partition(".")[0] != "eventsourcing":
-            raise
-        return None
+def rules_engine() -> Rules:
+    """The referee's rules engine: every hosted game's, through the registry."""
 
     def base_deck(game: str, spec: Mapping[str, Any]) -> list[str]:
         chosen = game_named(game)
@@ -353,7 +347,7 @@ class Verifier:
 
     def _rerule(self) -> tuple[str, str]:
         if self.rules is None:
-            return SKIPPED, f"the rules engine is not installed ({SERVER_EXTRA})"
+            return SKIPPED, "no rules engine was given to this verifier"
         ruling = self.rules.adjudicate(self.evidence["transcript"])
         if ruling != self.evidence.get("ruling"):
             differing = sorted(k for k in set(ruling) | set(self.evidence.get("ruling") or {})
@@ -366,7 +360,7 @@ class Verifier:
 
 def verify(evidence: Mapping[str, Any], *, trusted: list[Ed25519PublicKey] | None = None,
            since: Mapping[str, Any] | None = None) -> Report:
-    """Run every check over an evidence document (the rules engine if installed)."""
+    """Run every check over an evidence document, the rules engine's included."""
     return Verifier(evidence, trusted=trusted, since=since, rules=rules_engine()).run()
 
 

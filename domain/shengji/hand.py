@@ -39,8 +39,7 @@ from functools import lru_cache
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from eventsourcing.domain import Aggregate, event
-
+from fiftyk_referee.domain.aggregate import Aggregate, event
 from fiftyk_referee.domain.cards import BJ, SJ, Card, make_deck, parse_card
 from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal_inputs, shuffled
 from fiftyk_referee.domain.errors import Reason, RuleError

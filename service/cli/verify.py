@@ -3,7 +3,7 @@
 `verify` checks a hand's evidence offline, one line per check, and exits 1 at the first
 failure (2 when the file cannot be read). `export` fetches a stored hand's signed evidence
 with the audit key. `keygen` writes a new Ed25519 signing key pair. None needs the server
-extra: the rules engine's checks are reported as skipped where it is not installed.
+extra: the rules engine the checks use is pure domain code, on every install.
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ from typing import Any
 
 import grpc
 from aiohttp import web
-from eventsourcing.domain import Aggregate
 
+from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.games import game_of_transcript
 from fiftyk_referee.domain.observer import AUDITOR

@@ -8,6 +8,7 @@ process runs. Slow (a wheel build and a dependency install): marked `slow_instal
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import venv
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fiftyk_referee.domain.games import adjudicate
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e.harness import LiveServer, server_config
 
@@ -28,6 +30,25 @@ SERVER_ONLY_MODULES = ("eventsourcing", "psycopg", "prometheus_client", "grpc_he
                        "grpc_reflection")
 INSTALL_TIMEOUT_SECONDS = 600
 RUN_TIMEOUT_SECONDS = 120
+EXAMPLES = ROOT / "docs" / "examples"
+# What the plain install leaves out: the commands that run or probe a server.
+SERVER_COMMANDS = {"serve", "migrate", "health"}
+CLIENT_COMMANDS = {"adjudicate", "rules", "demo", "replay", "verify", "export", "keygen"}
+NOT_INSTALLED = re.compile(r"Not installed: (.*?) \(pip install 'fiftyk-referee\[server\]'\)",
+                           re.DOTALL)
+COMMAND_ROW = re.compile(r"^    (\w+)", re.MULTILINE)
+# The first hand `fiftyk demo` prints, per game: its hand id.
+DEMO_HAND = {"fiftyk": re.compile(r"^hand 1 (\S+): dealer seat", re.MULTILINE),
+             "shengji": re.compile(r"^hand 1 (\S+): team 0\+2 at", re.MULTILINE)}
+DEMO_PRESET = {"fiftyk": "classic", "shengji": "tractor"}
+# One oracle question per game and the answer docs/oracle.md gives for it.
+QUESTIONS = [
+    ({"game": "fiftyk", "kind": "classify", "preset": "classic", "options": {},
+      "input": {"cards": ["5H", "10H", "KH"]}}, {"type": "pure_fifty_k", "points": 25}),
+    ({"game": "shengji", "kind": "classify", "preset": "tractor", "options": {},
+      "input": {"level": "10", "trump": "H", "cards": ["KS", "KS", "QS", "QS"]}},
+     {"type": "tractor", "components": [["KS", "KS", "QS", "QS"]]}),
+]
 
 # Runs inside the client-only virtualenv: create a table, then decode a refused call.
 CLIENT_SCRIPT = """
@@ -143,36 +164,78 @@ def test_fiftyk_serve_without_the_server_extra_says_what_to_install(
     assert lines[0].startswith("fiftyk serve: needs the server extra")
 
 
-def test_the_client_commands_run_without_the_server_extra(client_python: Path) -> None:
-    fiftyk = str(client_python.parent / "fiftyk")
-    shown = _run([fiftyk, "--help"], RUN_TIMEOUT_SECONDS)
+def test_fiftyk_help_names_exactly_the_commands_it_leaves_out(client_python: Path) -> None:
+    shown = _run([str(client_python.parent / "fiftyk"), "--help"], RUN_TIMEOUT_SECONDS)
     assert shown.returncode == 0, shown.stderr
-    assert "pip install 'fiftyk-referee[server]'" in shown.stdout  # names what is left out
-    assert "replay" in shown.stdout.split("Not installed:")[0]  # a client command stays
-    done = _run([fiftyk, "replay", "--help"], RUN_TIMEOUT_SECONDS)
-    assert done.returncode == 0, done.stderr
+    listed, _, epilog = shown.stdout.partition("Not installed:")
+    left_out = NOT_INSTALLED.search("Not installed:" + epilog)
+    assert left_out is not None, shown.stdout
+    assert {word.strip() for word in left_out.group(1).split(",")} == SERVER_COMMANDS
+    assert set(COMMAND_ROW.findall(listed)) == CLIENT_COMMANDS
 
 
+@pytest.mark.parametrize("command", sorted(SERVER_COMMANDS))
 def test_a_command_left_out_without_the_server_extra_says_what_to_install(
-    client_python: Path,
+    client_python: Path, command: str,
 ) -> None:
-    fiftyk = client_python.parent / "fiftyk"
-    done = _run([str(fiftyk), "demo", "--server", "127.0.0.1:1"], RUN_TIMEOUT_SECONDS)
+    done = _run([str(client_python.parent / "fiftyk"), command, "--help"], RUN_TIMEOUT_SECONDS)
     assert done.returncode == 2
+    assert done.stdout == ""
     assert done.stderr.splitlines() == [done.stderr.strip()]
-    assert done.stderr.startswith("fiftyk demo: needs the server extra")
+    assert done.stderr.startswith(f"fiftyk {command}: needs the server extra")
 
 
-def test_fiftyk_verify_runs_on_the_client_install_and_skips_only_the_rules_engine(
-    client_python: Path,
+def test_rules_ask_answers_both_games_on_the_client_install(client_python: Path) -> None:
+    lines = "".join(json.dumps(question) + "\n" for question, _ in QUESTIONS)
+    done = subprocess.run([str(client_python.parent / "fiftyk"), "rules", "ask"], input=lines,
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS,
+                          check=False, cwd="/")
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answers == [answer for _, answer in QUESTIONS]
+
+
+@pytest.mark.parametrize("example", ["transcript-qq3.json", "transcript-shengji.json"])
+def test_adjudicate_rules_on_both_games_on_the_client_install(
+    client_python: Path, example: str,
+) -> None:
+    path = EXAMPLES / example
+    done = _run([str(client_python.parent / "fiftyk"), "adjudicate", str(path)],
+                RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stderr
+    # The same ruling as the server install's rules engine gives.
+    assert json.loads(done.stdout) == adjudicate(json.loads(path.read_text()))
+
+
+@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+def test_demo_and_replay_run_both_games_on_the_client_install(
+    client_python: Path, referee: LiveServer, game: str,
 ) -> None:
     fiftyk = str(client_python.parent / "fiftyk")
-    examples = ROOT / "docs" / "examples"
-    done = _run([fiftyk, "verify", str(examples / "evidence-qq3.json"), "--key",
-                 str(examples / "dev-signing-key.pub")], RUN_TIMEOUT_SECONDS)
+    played = _run([fiftyk, "demo", "--server", referee.target, "--game", game, "--preset",
+                   DEMO_PRESET[game], "--hands", "1", "--seed", "3"], RUN_TIMEOUT_SECONDS)
+    assert played.returncode == 0, played.stdout + played.stderr
+    assert played.stdout.rstrip().endswith("fiftyk demo: 1/1 hands completed")
+    found = DEMO_HAND[game].search(played.stdout)
+    assert found is not None, played.stdout
+    hand_id = found.group(1)
+    done = _run([fiftyk, "replay", hand_id, "--server", referee.target], RUN_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"hand {hand_id} (table ")
+    assert "\nresult:\n" in done.stdout
+    # The stored hand the replay told is the one the server finished.
+    events = referee.audit().all_hand_events(hand_id)
+    assert f"{len(events)} events" in done.stdout.splitlines()[0]
+
+
+def test_fiftyk_verify_runs_every_check_on_the_client_install(client_python: Path) -> None:
+    fiftyk = str(client_python.parent / "fiftyk")
+    done = _run([fiftyk, "verify", str(EXAMPLES / "evidence-qq3.json"), "--key",
+                 str(EXAMPLES / "dev-signing-key.pub")], RUN_TIMEOUT_SECONDS)
     assert done.returncode == 0, done.stdout + done.stderr
     statuses = {line.split(":")[0].split()[-1]: line.split()[0]
                 for line in done.stdout.splitlines()[:-1]}
-    assert statuses.pop("re-rule") == "skipped"
-    assert set(statuses.values()) == {"ok"}  # signature, chain, commitment, deck, ledger...
-    assert "pip install 'fiftyk-referee[server]'" in done.stdout
+    # signature, chain, commitment, deck, ledger... and the re-ruling by the rules engine.
+    assert statuses["re-rule"] == "ok"
+    assert statuses["deck"] == "ok"
+    assert "server" not in done.stdout

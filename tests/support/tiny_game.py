@@ -24,8 +24,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from eventsourcing.domain import Aggregate, event
-
+from fiftyk_referee.domain.aggregate import Aggregate, event
 from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent, stored_event
 from fiftyk_referee.domain.game import (

@@ -21,10 +21,18 @@ CLIENT_MODULES = (
     "fiftyk_referee.service.grpc.errors",
     "fiftyk_referee.service.grpc.auth",
     "fiftyk_referee.service.grpc.gen.fiftyk.referee.v1.referee_pb2_grpc",
-    # The command line: `fiftyk --help` and the client commands (rules, demo, replay).
+    # The command line: `fiftyk --help` and the client commands.
     "fiftyk_referee.service.cli.main",
-    "fiftyk_referee.domain.fiftyk.rulesets",
-    "fiftyk_referee.domain.fiftyk.combinations",
+    "fiftyk_referee.service.cli.rules",
+    "fiftyk_referee.service.cli.adjudicate",
+    "fiftyk_referee.service.cli.replay",
+    "fiftyk_referee.service.cli.demo",
+    "fiftyk_referee.service.cli.verify",
+    # The games, their aggregates and the registry: pure domain code.
+    "fiftyk_referee.domain.games",
+    "fiftyk_referee.domain.table",
+    "fiftyk_referee.domain.fiftyk.hand",
+    "fiftyk_referee.domain.shengji.hand",
 )
 PROBE = """
 import importlib, json, sys

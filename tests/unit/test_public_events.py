@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eventsourcing.domain import Aggregate
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fiftyk_referee.domain.aggregate import AggregateEvent
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent
 from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS, HandDealt
@@ -41,7 +41,6 @@ from tests.unit.shengji.test_playouts import step as shengji_step
 from tests.unit.test_hand_playouts import step, variants
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "events.md"
-BASE_EVENT_CLASSES = ("Event", "Created")  # the library's per-aggregate bases, never stored
 CARD_FIELDS = ("cards", "deck")
 STEP_LIMIT = 5_000
 CHECKED_HANDS = 120
@@ -52,9 +51,8 @@ DECIMAL_TEXT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?")  # "255", "-5.5"
 
 def stored_classes(aggregate: type) -> list[type]:
     """Every event class an aggregate may store."""
-    return [value for name, value in vars(aggregate).items()
-            if isinstance(value, type) and issubclass(value, Aggregate.Event)
-            and name not in BASE_EVENT_CLASSES]
+    return [value for value in vars(aggregate).values()
+            if isinstance(value, type) and issubclass(value, AggregateEvent)]
 
 
 @pytest.mark.parametrize(("aggregate", "catalog"), [(Table, TABLE_EVENTS),

@@ -16,6 +16,7 @@ from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.observer import AUDITOR
 from fiftyk_referee.domain.table import Table
+from fiftyk_referee.service.aggregates import AggregateSnapshot
 from fiftyk_referee.service.transcodings import DomainTranscoder
 
 
@@ -68,7 +69,7 @@ def test_a_hand_snapshot_restores_the_exact_state() -> None:
     hand = played_hand(moves=100, until_mid_trick=True)
     assert hand.passed and hand.top is not None and hand.tricks_won  # a state worth checking
     hand.collect_events()
-    stored = mapper().to_stored_event(Hand.Snapshot.take(hand))
+    stored = mapper().to_stored_event(AggregateSnapshot.take(hand))
     restored = mapper().to_domain_event(stored).mutate(None)  # type: ignore[attr-defined]
     assert isinstance(restored, Hand)
     assert vars(restored) == vars(hand)
@@ -80,7 +81,7 @@ def test_a_table_snapshot_restores_rules_and_exact_scores() -> None:
     table = Table.open(GAME, Ruleset.from_spec("classic"), 4)
     table.scores["team:0"] = Decimal("12.5")
     table.collect_events()
-    stored = mapper().to_stored_event(Table.Snapshot.take(table))
+    stored = mapper().to_stored_event(AggregateSnapshot.take(table))
     restored = mapper().to_domain_event(stored).mutate(None)  # type: ignore[attr-defined]
     assert isinstance(restored, Table)
     assert vars(restored) == vars(table)
