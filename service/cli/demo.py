@@ -3,8 +3,8 @@
 The platform key creates the table and seats one bot per seat; each bot then acts only with
 its own seat token, asking the server for its legal plays and choosing one (or passing).
 The account is built from the bots' own responses: the cards each was dealt, every trick,
-who went out, the hand's scoring and the running scores. `--game shengji` plays 升级/拖拉机
-hands instead (`service/cli/demo_shengji.py`).
+who went out, the hand's scoring and the running scores. Each game plays and tells its
+hands its own way (`service/cli/games.py`): `--game shengji` plays 升级/拖拉机 hands.
 """
 
 from __future__ import annotations
@@ -20,21 +20,8 @@ from typing import Any
 import grpc
 
 from fiftyk_referee.domain.errors import RuleError
-from fiftyk_referee.domain.fiftyk.rulesets import PRESETS as FIFTYK_PRESETS
-from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.games import DEFAULT_GAME, GAMES, game_named
-from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
-from fiftyk_referee.service.cli import demo_shengji
-from fiftyk_referee.service.cli.hand_text import (
-    cards_text,
-    pass_text,
-    place_text,
-    play_text,
-    result_lines,
-    totals_text,
-    trick_text,
-)
-from fiftyk_referee.service.cli.shengji_text import match_text
+from fiftyk_referee.service.cli.games import CLI_GAMES, CliGame, cli_game
 from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
 from fiftyk_referee.service.client import (
     RefereeClient,
@@ -48,14 +35,9 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 
-PASS_PROBABILITY = 0.3
-MAX_COMMANDS_PER_HAND = 10_000
-DEFAULT_PLAYERS = 4
 CALL_TIMEOUT_SECONDS = 30.0
-SHENGJI = "shengji"
 # The RPCs a bot acts with, which `--pace` slows down.
 PACED_METHODS = frozenset({"Act", "Play", "Pass", "Resign", "Declare", "Bury"})
-DEFAULT_PRESETS = {DEFAULT_GAME: "classic", SHENGJI: "tractor"}
 
 
 @dataclass
@@ -65,14 +47,6 @@ class Bots:
     table_id: str
     platform: RefereeClient
     seats: list[RefereeClient]
-
-
-def default_players(preset: str, game: str = DEFAULT_GAME) -> int:
-    """Four seats where the preset allows them, else its first player count."""
-    if game != DEFAULT_GAME:
-        return DEFAULT_PLAYERS  # Shengji is played by four
-    counts = Ruleset.from_spec(preset).player_counts()
-    return DEFAULT_PLAYERS if DEFAULT_PLAYERS in counts else counts[0]
 
 
 def seat_bots(platform: RefereeClient, preset: str, players: int,
@@ -85,66 +59,6 @@ def seat_bots(platform: RefereeClient, preset: str, players: int,
         joined = platform.join_table(table.table_id, f"bot-{seat}", seat)
         seats.append(platform.as_seat(joined.seat_token))
     return Bots(table.table_id, platform, seats)
-
-
-def choose(legal: pb.ListLegalPlaysResponse, rng: random.Random) -> pb.LegalPlay | None:
-    """A bot's decision: pass (None) when allowed and it feels like it, else any legal play."""
-    if legal.may_pass and (not legal.plays or rng.random() < PASS_PROBABILITY):
-        return None
-    return rng.choice(list(legal.plays))
-
-
-def play_hand(bots: Bots, number: int, rng: random.Random) -> pb.HandView:
-    """Deal one hand, let the bots play it out, and print it; returns the final view."""
-    dealt = bots.platform.start_hand(bots.table_id).hand
-    hand_id = dealt.hand_id
-    print(f"\nhand {number} {hand_id}: dealer seat {dealt.dealer},"
-          f" seat {dealt.turn_seat} leads")
-    for seat, bot in enumerate(bots.seats):
-        cards = bot.hand_view(bots.table_id, hand_id).own_cards
-        print(f"  seat {seat} bot-{seat}: {cards_text(cards)} ({len(cards)})")
-    view, tricks = dealt, 0
-    actions: list[str] = []
-    notes: list[str] = []  # what happened during the open trick, told after it
-    for _ in range(MAX_COMMANDS_PER_HAND):
-        if view.status == pb.HAND_STATUS_COMPLETED:
-            break
-        seat = view.turn_seat
-        bot = bots.seats[seat]
-        choice = choose(bot.legal_plays(bots.table_id, hand_id), rng)
-        if choice is None:
-            after = bot.pass_turn(bots.table_id, hand_id).hand
-        else:
-            after = bot.play(bots.table_id, hand_id, choice.cards).hand
-        actions.append(pass_text(seat) if choice is None
-                       else play_text(seat, choice.combination_type, list(choice.cards)))
-        notes.extend(f"seat {out} goes out ({place_text(place)})" for place, out in
-                     enumerate(after.finish_order[len(view.finish_order):],
-                               start=len(view.finish_order) + 1))
-        if len(after.trick) <= len(view.trick):  # a trick only grows until it is won
-            tricks += 1
-            points = sum(s.collected for s in after.seats) - sum(s.collected for s in view.seats)
-            winner = view.top_play.seat if choice is None else seat
-            for line in [trick_text(tricks, actions, winner, points), *notes]:
-                print(f"  {line}")
-            actions, notes = [], []
-        view = after
-    if actions:
-        print("  " + trick_text(tricks + 1, actions, None, None) + " (unfinished)")
-    for line in notes:
-        print(f"  {line}")
-    if view.status == pb.HAND_STATUS_COMPLETED and view.HasField("result"):
-        print(f"  hand {number} result:")
-        for line in result_lines(view.result):
-            print(f"    {line}")
-    return view
-
-
-def _shengji_match(bots: Bots, view: pb.HandView) -> str:
-    """The Shengji match after a hand (levels, next dealer, or how it ended)."""
-    table = bots.platform.get_table(bots.table_id)
-    result = view.shengji.result
-    return match_text(table, list(result.levels_after), result.next_dealer)
 
 
 class _Pace(grpc.UnaryUnaryClientInterceptor):
@@ -182,33 +96,21 @@ def run_demo(server: str, preset: str, players: int, hands: int, platform_key: s
     try:
         bots = seat_bots(client.as_platform(platform_key), preset, players, game)
         table = bots.platform.get_table(bots.table_id)
-        shengji = game == SHENGJI
-        named = f"game {game}, " if shengji else ""
+        named = f"game {game}, " if game != DEFAULT_GAME else ""
         print(f"fiftyk demo: table {bots.table_id} at {server}: {named}preset {preset},"
               f" {players} players, ruleset {table.ruleset.fingerprint[:12]}")
         _announce_spectators(bots, web)
+        played: CliGame = cli_game(game)
         match = ""
         for number in range(1, hands + 1):
-            if shengji:
-                view = demo_shengji.play_hand(bots.platform, bots.table_id, bots.seats,
-                                              number, rng)
-            else:
-                view = play_hand(bots, number, rng)
+            view = played.play_hand(bots.platform, bots.table_id, bots.seats, number, rng)
             if view.status != pb.HAND_STATUS_COMPLETED:
                 print(f"fiftyk demo: hand {number} did not end", file=sys.stderr)
                 break
             completed += 1
-            if shengji:
-                match = _shengji_match(bots, view)
-                print(match)
-                continue
-            sheet = bots.platform.scores(bots.table_id)
-            print(f"scores after {completed} hand(s): {totals_text(sheet.totals)}")
-        if shengji:
-            print(f"\nfinal {match or 'match: no hand completed'}")
-        else:
-            sheet = bots.platform.scores(bots.table_id)
-            print(f"\nfinal scores after {completed} hand(s): {totals_text(sheet.totals)}")
+            match = played.match_line(bots.platform, bots.table_id, view, completed)
+            print(match)
+        print("\n" + played.final_line(bots.platform, bots.table_id, completed, match))
     except grpc.RpcError as error:
         code, reason, message = error_reason(error)
         print(f"fiftyk demo: {code.name} {reason or ''} {message}".rstrip(), file=sys.stderr)
@@ -229,10 +131,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("--server", required=True, metavar="HOST:PORT",
                         help="the referee's gRPC address, e.g. 127.0.0.1:50051")
-    parser.add_argument("--game", default=DEFAULT_GAME, choices=sorted(GAMES),
+    parser.add_argument("--game", default=DEFAULT_GAME, choices=sorted(CLI_GAMES),
                         help=f"the game (default {DEFAULT_GAME})")
-    parser.add_argument("--preset", choices=[*FIFTYK_PRESETS, *SHENGJI_PRESETS],
-                        help="ruleset preset of the game (default classic; shengji: tractor)")
+    defaults = "; ".join(f"{game.name}: {game.default_preset}" for game in CLI_GAMES.values())
+    parser.add_argument("--preset", choices=sorted({preset for game in GAMES.values()
+                                                    for preset in game.presets}),
+                        help=f"ruleset preset of the game (default {defaults})")
     parser.add_argument("--players", type=int,
                         help="seats (default 4 where the preset allows, else its smallest)")
     parser.add_argument("--hands", type=int, default=1, help="hands to play (default 1)")
@@ -256,13 +160,14 @@ def run(args: argparse.Namespace) -> int:
     if args.hands < 1:
         print("fiftyk demo: --hands must be at least 1", file=sys.stderr)
         return 2
-    preset = args.preset or DEFAULT_PRESETS[args.game]
+    played = cli_game(args.game)
+    preset = args.preset or played.default_preset
     try:
         game_named(args.game).rules(preset)
     except RuleError as error:
         print(f"fiftyk demo: {args.game}: {error.message}", file=sys.stderr)
         return 2
-    players = args.players or default_players(preset, args.game)
+    players = args.players or played.default_players(preset)
     key = args.platform_key or os.environ.get(keys.PLATFORM_KEY) or DEV_PLATFORM_KEY
     if args.pace < 0:
         print("fiftyk demo: --pace must not be negative", file=sys.stderr)

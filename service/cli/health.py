@@ -7,11 +7,10 @@ import sys
 
 import grpc
 
-# grpcio-health-checking comes with the server extra, which deployments (and their health
-# checks) install: without it the command line leaves `health` out and names it.
-from grpc_health.v1 import health_pb2
-
 from fiftyk_referee.service.client import TlsClient, add_tls_arguments, open_channel, tls_from_args
+
+# The server extra's packages are imported when the command runs (see `cli.main`).
+NEEDS_SERVER_EXTRA = True
 
 DEFAULT_TIMEOUT_SECONDS = 3.0
 EXIT_SERVING, EXIT_NOT_SERVING, EXIT_UNREACHABLE = 0, 1, 2
@@ -40,6 +39,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def check(server: str, service: str = "", timeout: float = DEFAULT_TIMEOUT_SECONDS,
           tls: TlsClient | None = None) -> int:
     """Return the exit code for the health of `service` on `server`."""
+    # Imported here: grpcio-health-checking comes with the server extra, which deployments
+    # (and their health checks) install.
+    from grpc_health.v1 import health_pb2
+
     with open_channel(server, tls, options=()) as channel:
         health_check = channel.unary_unary(
             CHECK_METHOD,

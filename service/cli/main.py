@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -19,7 +20,9 @@ EXIT_MISSING_EXTRA = 2
 
 # Each module's `add_parser(sub)` adds one subcommand and sets `handler` (args -> exit code)
 # on it. Extend by writing such a module and listing it here. They are imported when the
-# parser is built: a command whose module needs the server extra is left out without it.
+# parser is built; a module that needs the server extra says so (NEEDS_SERVER_EXTRA = True)
+# and imports it only when run, so `fiftyk --help` and the client commands start fast. Without
+# the extra such a command is left out, and the help names it.
 SUBCOMMAND_MODULES = ("adjudicate", "health", "rules", "serve", "demo", "replay", "migrate",
                       "verify")
 SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -28,6 +31,12 @@ SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentPar
 def _missing_server_module(error: ModuleNotFoundError) -> str | None:
     missing = (error.name or "").partition(".")[0]
     return missing if missing in SERVER_EXTRA_MODULES else None
+
+
+def _missing_server_extra() -> str | None:
+    """The first package of the server extra this installation lacks (None: it has them)."""
+    return next((name for name in sorted(SERVER_EXTRA_MODULES)
+                 if importlib.util.find_spec(name) is None), None)
 
 
 def _build() -> tuple[argparse.ArgumentParser, dict[str, str]]:
@@ -42,6 +51,11 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, str]]:
             if missing is None:
                 raise
             left_out[name] = missing
+            continue
+        missing_extra = _missing_server_extra() if getattr(
+            module, "NEEDS_SERVER_EXTRA", False) else None
+        if missing_extra is not None:
+            left_out[name] = missing_extra
             continue
         registrars.append(module.add_parser)
     epilog = (f"Not installed: {', '.join(left_out)} (pip install '{SERVER_EXTRA}')"

@@ -17,6 +17,9 @@ import sys
 
 from fiftyk_referee.service.ops.config import Config, ConfigError, add_arguments
 
+# The server extra's packages are imported when the command runs (see `cli.main`).
+NEEDS_SERVER_EXTRA = True
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `migrate`."""

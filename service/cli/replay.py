@@ -14,20 +14,11 @@ from pathlib import Path
 
 import grpc
 
-from fiftyk_referee.service.cli.hand_text import TrickAccount, result_lines, seat_line, state_lines
-from fiftyk_referee.service.cli.shengji_text import (
-    ShengjiAccount,
-    ended_lines,
-    levels_text,
-    rules_of,
-    shengji_state_text,
-    sort_seat_cards,
-    to_act_text,
-)
+from fiftyk_referee.service.cli.games import game_of
+from fiftyk_referee.service.cli.hand_text import state_lines
 from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
 from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
 from fiftyk_referee.service.grpc.errors import error_reason
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.web.document import hand_document
@@ -36,62 +27,10 @@ from fiftyk_referee.service.web.page import offline_html
 CALL_TIMEOUT_SECONDS = 30.0
 
 
-def _header(dealt: pb.HandView, preset: str, last: int) -> list[str]:
-    seed = f", seed {dealt.deal_seed}" if dealt.HasField("deal_seed") else ", preset deck"
-    return [
-        f"hand {dealt.hand_id} (table {dealt.table_id}, hand {dealt.hand_number}):"
-        f" preset {preset}, {len(dealt.seats)} players, {last} events",
-        f"deal commitment {dealt.deal_commitment}{seed}",
-        f"dealer seat {dealt.dealer}, seat {dealt.turn_seat} leads",
-    ]
-
-
-def shengji_account(audit: RefereeClient, hand_id: str, events: list[pb.Event]) -> list[str]:
-    """A Shengji hand: declarations, the deal and kitty, the burial, every trick, the result."""
-    dealt = events[0].shengji_hand_dealt
-    seed = f", seed {dealt.deal_seed}" if dealt.HasField("deal_seed") else ", preset deck"
-    dealer = (f"dealer seat {dealt.dealer}" if dealt.HasField("dealer")
-              else "the dealer comes from the declarations")
-    lines = [
-        f"hand {hand_id} (table {dealt.table_id}, hand {dealt.hand_number}): game shengji,"
-        f" preset {dealt.ruleset.spec.preset}, 4 players, {len(events)} events",
-        f"deal commitment {dealt.deal_commitment}{seed}",
-        f"{levels_text(list(dealt.levels))}; {dealer}",
-    ]
-    told = ShengjiAccount(dealt)
-    for event in events[1:]:
-        lines.extend("  " + line for line in told.lines(event))
-    last = events[-1]
-    if last.HasField("shengji_hand_ended"):
-        lines.append("result:")
-        lines.extend(f"  {line}" for line in ended_lines(last.shengji_hand_ended))
-    else:
-        view = audit.hand_at(hand_id, last.aggregate_version)
-        lines.append(f"in progress ({view.shengji.phase}): {to_act_text(view)}")
-    return lines
-
-
 def account(audit: RefereeClient, hand_id: str) -> list[str]:
-    """The whole hand: the deal, every trick with its event versions, and the result."""
+    """The whole hand as its game tells it: the deal, tricks with event versions, result."""
     events = audit.all_hand_events(hand_id)
-    if events and events[0].HasField("shengji_hand_dealt"):
-        return shengji_account(audit, hand_id, events)
-    dealt = audit.hand_at(hand_id, 1)
-    preset = events[0].fiftyk_hand_dealt.ruleset.spec.preset
-    lines = _header(dealt, preset, len(events))
-    lines.extend("  " + seat_line(state) for state in dealt.seats)
-    if dealt.stock:
-        lines.append(f"  stock: {' '.join(dealt.stock)}")
-    tricks = TrickAccount()
-    for event in events[1:]:
-        lines.extend("  " + line for line in tricks.lines(event))
-    final = audit.hand_at(hand_id, events[-1].aggregate_version)
-    if final.status == pb.HAND_STATUS_COMPLETED and final.HasField("result"):
-        lines.append("result:")
-        lines.extend(f"  {line}" for line in result_lines(final.result))
-    else:
-        lines.append(f"in progress: seat {final.turn_seat} to act")
-    return lines
+    return game_of(events).account(audit, hand_id, events)
 
 
 def state_at(audit: RefereeClient, hand_id: str, version: int) -> list[str]:
@@ -101,10 +40,8 @@ def state_at(audit: RefereeClient, hand_id: str, version: int) -> list[str]:
     what = f" (after {last[0].name})" if last else ""
     lines = [f"hand {view.hand_id} (table {view.table_id}, hand {view.hand_number})"
              f" at version {version}{what}:"]
-    if view.HasField("shengji"):
-        lines.append("  " + shengji_state_text(view.shengji))
-        first = audit.hand_history(hand_id, after_version=0, limit=1).events[0]
-        sort_seat_cards(view, rules_of(first.shengji_hand_dealt))
+    dealt = audit.hand_history(hand_id, after_version=0, limit=1).events
+    lines.extend("  " + line for line in game_of(dealt).state_lines(view, dealt[0]))
     lines.extend("  " + line for line in state_lines(view))
     return lines
 
@@ -160,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
         code, reason, message = error_reason(error)
         print(f"fiftyk replay: {code.name} {reason or ''} {message}".rstrip(), file=sys.stderr)
         return 1
+    except ValueError as error:  # a hand of a game this command line cannot tell
+        print(f"fiftyk replay: {error}", file=sys.stderr)
+        return 1
     finally:
         client.close()
     with people_output(for_people_wanted(args.text)):
@@ -167,4 +107,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["account", "add_parser", "run", "shengji_account", "state_at"]
+__all__ = ["account", "add_parser", "run", "state_at"]

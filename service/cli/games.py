@@ -1,0 +1,73 @@
+"""The games at the command line: how `fiftyk demo` plays each and `fiftyk replay` tells it.
+
+The shared commands (`demo.py`, `replay.py`) know a game only by name, through this registry,
+as the core knows it through `domain/games.py`. A game's hands are told from what the API
+answers (views, events), so this is client work: it runs on the plain install.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Protocol
+
+from fiftyk_referee.service.cli.fiftyk_game import FIFTYK_CLI
+from fiftyk_referee.service.cli.shengji_game import SHENGJI_CLI
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+
+
+class CliGame(Protocol):
+    """One game at the command line."""
+
+    @property
+    def name(self) -> str:
+        """The game's name, as the registry (`domain/games.py`) and its events name it."""
+
+    @property
+    def default_preset(self) -> str:
+        """The preset `fiftyk demo` plays when none is asked for."""
+
+    def default_players(self, preset: str) -> int:
+        """The seats `fiftyk demo` fills when no count is asked for."""
+
+    def play_hand(self, platform: RefereeClient, table_id: str,
+                  seats: Sequence[RefereeClient], number: int, rng: random.Random
+                  ) -> pb.HandView:
+        """Deal a hand, let the seats' bots play it out, print it; the last view."""
+
+    def match_line(self, platform: RefereeClient, table_id: str, view: pb.HandView,
+                   completed: int) -> str:
+        """The match after a completed hand (scores, or levels and the next dealer)."""
+
+    def final_line(self, platform: RefereeClient, table_id: str, completed: int,
+                   last: str) -> str:
+        """The match when the demo ends (`last`: the last match line, empty before one)."""
+
+    def account(self, audit: RefereeClient, hand_id: str, events: Sequence[pb.Event]
+                ) -> list[str]:
+        """A stored hand (its audit history) told trick by trick, with event versions."""
+
+    def state_lines(self, view: pb.HandView, dealt: pb.Event) -> list[str]:
+        """The game's own state lines (e.g. the trump); may order the view's cards."""
+
+
+CLI_GAMES: dict[str, CliGame] = {game.name: game for game in (FIFTYK_CLI, SHENGJI_CLI)}
+
+
+def cli_game(name: str) -> CliGame:
+    """The named game's command-line side (ValueError for a game it does not know)."""
+    try:
+        return CLI_GAMES[name]
+    except KeyError:
+        raise ValueError(f"the command line does not know the game {name!r}") from None
+
+
+def game_of(events: Sequence[pb.Event]) -> CliGame:
+    """The game a hand's events belong to (their namespace: `<game>.hand_dealt`, ...)."""
+    if not events:
+        raise ValueError("a hand has at least its deal event")
+    return cli_game(events[0].name.partition(".")[0])
+
+
+__all__ = ["CLI_GAMES", "CliGame", "cli_game", "game_of"]
