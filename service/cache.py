@@ -40,7 +40,7 @@ from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.service.errors import ServiceError
 
 LOCK_STRIPES = 64
-PENDING_EVENTS = "_pending_events"  # the library's list of events not yet saved
+PENDING_EVENTS = "_pending_events"  # an aggregate's events not yet saved (domain/aggregate.py)
 AggregateT = TypeVar("AggregateT", bound=Aggregate)
 T = TypeVar("T")
 
