@@ -8,7 +8,10 @@ verifying a 200-event hand takes at most 20 ms. Also the Merkle log against `pym
   application on SQLite (every seat's turn taken by the referee's timeout), with the
   chained event store and with the library's plain one; the ratio is the chain's cost.
 - `verify`: the offline verifier over a hand of at least 200 events, with the rules engine
-  (re-ruling included) and with the cryptographic checks alone.
+  (re-ruling included) and with the cryptographic checks alone; and the `VerifyHand` use
+  case (the evidence built from the store, signed, verified, the table link and the
+  ledger's history). Each as wall time and as the process's CPU time: on a shared machine
+  the wall time mostly measures how long the process waited for a core.
 - `merkle`: root of N leaves, and an inclusion proof built and checked per leaf.
 """
 
@@ -20,6 +23,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -85,17 +89,40 @@ def command_cpu(kind: type[Referee], hands: int) -> float:
     return statistics.median(per_command)
 
 
-def _timed(function: Callable[[], Any], repeat: int) -> float:
-    times = []
+@dataclass(frozen=True)
+class Timing:
+    """Medians of one timed call, in milliseconds: wall clock and the process's CPU."""
+
+    wall: float
+    cpu: float
+
+    def __str__(self) -> str:
+        return f"{self.wall:.1f} ms wall, {self.cpu:.1f} ms CPU"
+
+
+def _timed(function: Callable[[], Any], repeat: int) -> Timing:
+    walls, cpus = [], []
     for _ in range(repeat):
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * MS
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - wall)
+    return Timing(statistics.median(walls) * MS, statistics.median(cpus) * MS)
 
 
-def verify_times(repeat: int) -> tuple[int, float, float]:
-    """(events, ms with the rules engine, ms without) for a hand of >= MIN_EVENTS events."""
+@dataclass(frozen=True)
+class VerifyTimes:
+    """The verifier's and VerifyHand's timings over one hand of `events` events."""
+
+    events: int
+    with_rules: Timing
+    alone: Timing
+    verify_hand: Timing
+
+
+def verify_times(repeat: int) -> VerifyTimes:
+    """The offline verifier (with the rules engine, and without) and the VerifyHand use case
+    over a hand of at least MIN_EVENTS events."""
     with tempfile.TemporaryDirectory() as directory:
         env = persistence_env(parse_database_url("", Path(directory)), cache_size=100)
         app = Referee(env)
@@ -105,13 +132,16 @@ def verify_times(repeat: int) -> tuple[int, float, float]:
                 evidence = app.export_evidence(hand_id)
                 if len(evidence["events"]) >= MIN_EVENTS:
                     break
+            if not app.verify_hand(hand_id).ok:
+                raise RuntimeError("the benchmark's hand does not verify")
+            verify_hand = _timed(lambda: app.verify_hand(hand_id), repeat)
         finally:
             app.close()
     trusted = [Signer.from_text(DEV_SIGNING_KEY).public]  # what Referee signs with by default
     rules = rules_engine()
     with_rules = _timed(lambda: Verifier(evidence, trusted=trusted, rules=rules).run(), repeat)
     alone = _timed(lambda: Verifier(evidence, trusted=trusted, rules=None).run(), repeat)
-    return len(evidence["events"]), with_rules, alone
+    return VerifyTimes(len(evidence["events"]), with_rules, alone, verify_hand)
 
 
 def merkle_rows(leaves_count: int) -> list[tuple[str, str]]:
@@ -173,13 +203,15 @@ def run(args: argparse.Namespace) -> int:
     """Run `scripts/bench fairness` and print a table."""
     plain = command_cpu(PlainReferee, args.hands)
     chained = command_cpu(Referee, args.hands)
-    events, with_rules, alone = verify_times(args.repeat)
+    times = verify_times(args.repeat)
+    events = times.events
     rows = [
         ("command CPU, plain store", f"{plain:.0f} µs (median of {args.hands} hands)"),
         ("command CPU, chained store", f"{chained:.0f} µs"),
         ("chain cost per command", f"{(chained / plain - 1) * 100:+.1f}% (target ≤ +10%)"),
-        (f"verify a {events}-event hand, re-rule included", f"{with_rules:.1f} ms"),
-        (f"verify a {events}-event hand, crypto checks only", f"{alone:.1f} ms"),
+        (f"verify a {events}-event hand, re-rule included", str(times.with_rules)),
+        (f"verify a {events}-event hand, crypto checks only", str(times.alone)),
+        (f"VerifyHand of a {events}-event hand", str(times.verify_hand)),
         *merkle_rows(args.leaves),
     ]
     width = max(len(name) for name, _ in rows)
@@ -188,4 +220,5 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_parser", "command_cpu", "merkle_rows", "run", "verify_times"]
+__all__ = ["Timing", "VerifyTimes", "add_parser", "command_cpu", "merkle_rows", "run",
+           "verify_times"]

@@ -638,6 +638,10 @@ class Referee(Application[UUID]):
         stored = self._stored_events(uid)
         if not stored:
             raise NotFound(ServiceReason.HAND_NOT_FOUND, f"no hand {uid}")
+        return self._replayed(uid, stored), stored
+
+    def _replayed(self, uid: UUID, stored: list[StoredEvent]) -> GameHand:
+        """The hand these stored events replay to; DataLoss when they no longer replay."""
         try:
             hand = replay(None, map(self.mapper.to_domain_event, stored))
         except (EventSourcingError, ValueError, TypeError, KeyError, AttributeError,
@@ -650,7 +654,7 @@ class Referee(Application[UUID]):
             game_of(hand)
         except RuleError:
             raise NotFound(ServiceReason.HAND_NOT_FOUND, f"no hand {uid}") from None
-        return hand, stored
+        return hand  # type: ignore[no-any-return]  # game_of checked it is a game's hand
 
     def unsigned_evidence(self, hand_id: str | UUID, *,
                           since_size: int | None = None) -> dict[str, Any]:
@@ -695,9 +699,12 @@ class Referee(Application[UUID]):
         if not chain.ok:
             return Report([Line("chain", FAILED, chain.problem)])
         try:
-            evidence = self.export_evidence(uid)
+            # The events just read and checked, not a second read: one snapshot of the store.
+            hand = self._replayed(uid, stored)
         except DataLoss as error:
             return Report([Line("replay", FAILED, error.message)])
+        evidence = self.signer.sign(build_evidence(game_of(hand), hand, stored, self.ledger,
+                                                   chain=chain))
         report = Verifier(evidence, trusted=[self.signer.public], rules=rules_engine()).run()
         if report.ok:
             report.lines.append(self._table_link_line(evidence))

@@ -18,7 +18,7 @@ from typing import Any
 
 from eventsourcing.persistence import StoredEvent
 
-from fiftyk_referee.domain.chain import check_stream, unseal
+from fiftyk_referee.domain.chain import ChainCheck, check_stream, unseal
 from fiftyk_referee.domain.deal import algorithm_of
 from fiftyk_referee.domain.game import Game, GameHand
 from fiftyk_referee.service.chain_store import chained_event
@@ -66,11 +66,13 @@ def deal_inputs(game: Game, hand: GameHand) -> dict[str, Any]:
     return inputs
 
 
-def build_evidence(game: Game, hand: GameHand, stored: list[StoredEvent],
-                   ledger: HandLog) -> dict[str, Any]:
-    """The unsigned evidence of a hand (the caller signs it)."""
+def build_evidence(game: Game, hand: GameHand, stored: list[StoredEvent], ledger: HandLog, *,
+                   chain: ChainCheck | None = None) -> dict[str, Any]:
+    """The unsigned evidence of a hand (the caller signs it); `chain`: the check of these
+    very events, when the caller already made it."""
     hand_id = str(hand.id)
-    chain = check_stream(hand_id, [chained_event(e) for e in stored])
+    if chain is None:
+        chain = check_stream(hand_id, [chained_event(e) for e in stored])
     evidence: dict[str, Any] = {
         "format": EVIDENCE_FORMAT,
         "game": game.name,
