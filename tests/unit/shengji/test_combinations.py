@@ -113,3 +113,9 @@ def test_longest_run_first() -> None:
     assert [(p.kind, p.length) for p in parts] == [(TRACTOR, 3), (TRACTOR, 2), (SINGLE, 1)]
     parts = decompose(parse_cards("3C 3C 3C 4C 4C 4C 5C 5C"), TEN_HEARTS)
     assert [(p.kind, p.length) for p in parts] == [(TITANIC, 2), (PAIR, 1)]
+
+
+def test_cards_of_two_suit_groups_are_neither_a_tractor_nor_a_titanic() -> None:
+    # JS and 10S are adjacent ranks, but at level 10 the 10S is a trump: no combination.
+    assert not is_tractor(parse_cards("JS JS 10S 10S"), TEN_HEARTS)
+    assert not is_titanic(parse_cards("JS JS JS 10S 10S 10S"), TEN_HEARTS)

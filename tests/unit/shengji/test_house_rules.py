@@ -211,7 +211,11 @@ def test_the_house_follow_check_is_the_walk_down_the_sequence() -> None:
 
 def test_a_leader_is_told_which_component_a_failed_throw_plays() -> None:
     assert "plays its lowest failed component" in BOOK.lead_constraint()
-    assert "the first seat able to beat one" in HOUSE.lead_constraint()
+    assert HOUSE.lead_constraint().endswith(
+        "plays the first component the first seat able to beat one beats)")
+    for rules in (BOOK, HOUSE):
+        assert rules.lead_constraint().startswith("lead any cards of one suit group: one"
+                                                  " combination, or a throw")
     hand = new_hand("shengji_io", levels=("10", "10"), hands={0: "10H"})
     close_windows(hand, {hand.rules.hand_size: (0, "10H")})
     hand.act(0, Action(BURY, tuple(map(str, hand.kitty_dealt))))

@@ -255,6 +255,12 @@ def test_lead_examples_hold_every_component() -> None:
     assert found[("9C",)] == "single"
 
 
+def test_example_leads_never_join_two_suit_groups() -> None:
+    # Spades 33 and clubs 44 hold adjacent ranks, but a lead spans one suit group: no tractor.
+    found = [tuple(map(str, c)) for c, _ in lead_examples(cards("3S 3S 4C 4C"), HEARTS)]
+    assert sorted(found) == [("3S",), ("3S", "3S"), ("4C",), ("4C", "4C")]
+
+
 def test_a_single_lead_lists_every_distinct_legal_card_completely() -> None:
     lead = make_lead(cards("AC"), HEARTS)
     hand = cards("3C 3C 4C 5D 6D")
@@ -316,6 +322,16 @@ def test_trumping_a_throw_needs_the_shape_of_every_component() -> None:
     assert make_lead(lead, order).kind == THROW
     assert trick_winner([lead, cards("3H 3H 4H 4H 6H 8H 10H")], order) == 0
     assert trick_winner([lead, cards("3H 3H 4H 4H 6H 6H 10H")], order) == 1
+
+
+def test_trumping_a_throw_needs_a_pair_for_each_of_its_pairs() -> None:
+    # Level 2, hearts trump: the clubs throw QQJJ + 99 + 77 needs trumps of a tractor and two
+    # more pairs; the tractor's own cards cannot serve as one of them.
+    order = trump_order(LEVEL_RANK["2"], "H", False)
+    lead = cards("QC QC JC JC 9C 9C 7C 7C")
+    assert [c.kind for c in make_lead(lead, order).components] == ["tractor", "pair", "pair"]
+    assert trick_winner([lead, cards("3H 3H 4H 4H 6H 6H 8H 10H")], order) == 0
+    assert trick_winner([lead, cards("3H 3H 4H 4H 6H 6H 8H 8H")], order) == 1
 
 
 def test_the_first_listed_follow_is_the_lowest_legal_one() -> None:
@@ -392,3 +408,65 @@ def test_a_trump_order_needs_a_real_suit_and_rank() -> None:
         trump_order(LEVEL_RANK["2"], "X", False)
     with pytest.raises(ValueError, match="not a trump rank"):
         trump_order(99, "S", False)
+
+
+def test_a_lead_of_two_tractors_owes_a_tractor_in_each() -> None:
+    # Level K, hearts trump, 常主 2: clubs 5566 + 7 + 8899 to a follower holding the runs
+    # 33-44 and J-Q-A (the K is trump): both tractors must be filled from the two runs.
+    order = trump_order(LEVEL_RANK["K"], "H", True)
+    lead = make_lead(cards("5C 5C 6C 6C 7C 8C 8C 9C 9C"), order)
+    hand = cards("3C 3C 4C 4C 7C JC JC QC QC AC AC 5D")
+    assert follow_error(hand, cards("3C 3C 4C 4C JC JC QC QC AC"), lead, order) is None
+    found = follow_error(hand, cards("3C 3C 4C 4C 7C JC QC AC AC"), lead, order)
+    assert found is not None and found[0] == Reason.MUST_FOLLOW_TRACTOR
+
+
+def test_the_lowest_follow_to_a_long_tractor_may_split_it_between_two_runs() -> None:
+    # Level J, no trump suit: to hearts 55667788 + 9 a follower holding the runs 22-33-44
+    # and 10-Q-K-A owes four pairs of tractors; the lowest way is 2233 and 10 10 QQ.
+    order = trump_order(LEVEL_RANK["J"], None, False)
+    lead = make_lead(cards("5H 5H 6H 6H 7H 7H 8H 8H 9H"), order)
+    hand = cards("2H 2H 3H 3H 4H 4H 9H 10H 10H QH QH KH KH AH AH")
+    plays, _ = follow_examples(hand, lead, order)
+    assert plays[0] == sorted(cards("2H 2H 3H 3H 4H 10H 10H QH QH"), key=order.sort_key)
+
+
+def test_a_throw_stands_against_pairs_that_make_no_tractor() -> None:
+    # Level 2, hearts trump: AC + QQJJ. KK and 99 are higher pairs but no tractor (10 between).
+    order = trump_order(LEVEL_RANK["2"], "H", False)
+    lead = make_lead(cards("AC QC QC JC JC"), order)
+    assert failed_throw(lead, [cards("KC KC 9C 9C"), cards("3C"), cards("4C")], order) is None
+    assert failed_throw(lead, [cards("KC KC AC AC")], order) == lead.components[0]
+
+
+def test_a_throws_three_pair_tractor_is_beaten_only_by_a_longer_run() -> None:
+    order = trump_order(LEVEL_RANK["2"], "H", False)
+    lead = make_lead(cards("AC 8C 8C 7C 7C 6C 6C"), order)
+    assert failed_throw(lead, [cards("KC KC QC QC")], order) is None
+    forced = failed_throw(lead, [cards("KC KC QC QC JC JC")], order)
+    assert forced is not None and forced.cards == tuple(cards("6C 6C 7C 7C 8C 8C"))
+
+
+def test_a_throw_fails_on_a_pair_among_the_off_suit_level_cards() -> None:
+    # Level 10, hearts trump: 10S 10S beats the thrown AH AH, whatever else shares its tier.
+    order = trump_order(LEVEL_RANK["10"], "H", False)
+    lead = make_lead(cards("BJ AH AH"), order)
+    forced = failed_throw(lead, [cards("10S 10S 10C")], order)
+    assert forced is not None and forced.cards == tuple(cards("AH AH"))
+
+
+def test_trumps_over_a_throw_are_keyed_by_their_highest_reading() -> None:
+    # 334455 over QQJJ + 77 reads as the tractor 4455 (and the pair 33), not 3344 + 55.
+    order = trump_order(LEVEL_RANK["2"], "H", False)
+    highest = key("4H 4H 5H 5H", "QC QC JC JC", order)
+    assert key("3H 3H 4H 4H 5H 5H", "QC QC JC JC 7C 7C", order) == highest
+    assert highest != key("3H 3H 4H 4H", "QC QC JC JC", order)
+
+
+def test_example_leads_come_longest_first_then_low_to_high() -> None:
+    order = trump_order(LEVEL_RANK["2"], "H", False)
+    found = [(" ".join(map(str, c)), kind)
+             for c, kind in lead_examples(cards("3C 4C 4C 5C 5C 9D KH"), order)]
+    assert found == [("4C 4C 5C 5C", "tractor"), ("4C 4C", "pair"), ("5C 5C", "pair"),
+                     ("3C", "single"), ("4C", "single"), ("5C", "single"), ("9D", "single"),
+                     ("KH", "single")]

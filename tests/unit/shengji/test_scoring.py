@@ -171,3 +171,33 @@ def test_a_match_with_a_hands_limit_ends_after_that_many_hands() -> None:
     assert GAME.match_end(limited, 1, {}) is None
     assert GAME.match_end(limited, 2, {}) == "2 hands played"
     assert GAME.match_end(GAME.rules("tractor"), 50, {}) is None
+
+
+def test_qq_room_points_go_to_the_attackers_of_a_dealer_on_team_one() -> None:
+    # Seat 1 deals; seats 0 and 2 attack and score 80: they win the room points.
+    moved = score_hand(QQ, facts(dealer=1, trick_points=80))
+    assert moved["outcome"]["side"] == ATTACKERS
+    base = moved["room_points"]["base"]
+    assert base > 0 and moved["room_points"]["delta"] == [base, -base, base, -base]
+
+
+def test_a_match_won_while_climbing_counts_the_levels_and_the_win() -> None:
+    # Without defending A, the dealer side at K holds the attackers to 0: K -> A (one level)
+    # and the match (one step past A).
+    rules = ShengjiRules.from_spec("tractor", {"must_defend_a": False})
+    result = score_hand(rules, facts(levels=("K", "2"), trick_points=0))
+    assert result["game_winner"] == 0
+    assert level_progress(result) == [2, 0]
+
+
+def test_without_defending_ace_reaching_ace_exactly_does_not_end_the_match() -> None:
+    rules = ShengjiRules.from_spec("tractor", {"must_defend_a": False})
+    result = score_hand(rules, facts(levels=("K", "2"), trick_points=40))
+    assert result["levels"]["after"] == ["A", "2"]
+    assert not result["game_over"] and result["game_winner"] is None
+
+
+def test_qq_room_points_after_the_hand_are_the_totals_plus_the_delta() -> None:
+    moved = score_hand(QQ, facts(room_points=(90, 100, 110, 120)))["room_points"]
+    assert moved["delta"] == [8, -8, 8, -8]
+    assert moved["after"] == [98, 92, 118, 112]
