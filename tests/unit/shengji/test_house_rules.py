@@ -220,3 +220,38 @@ def test_a_leader_is_told_which_component_a_failed_throw_plays() -> None:
     close_windows(hand, {hand.rules.hand_size: (0, "10H")})
     hand.act(0, Action(BURY, tuple(map(str, hand.kitty_dealt))))
     assert hand.legal_actions(0).constraints == (HOUSE.lead_constraint(),)
+
+
+def test_house_examples_of_a_long_holding_are_the_owed_format_at_its_lowest() -> None:
+    # Eleven spades to 3344 + 9: a pair and three singles owed (the first format this hand can
+    # make). Too many possible follows to check them all (more than 256): the answer is the
+    # lowest way to make the format, and says other legal follows exist.
+    lead = HOUSE.read(cards("3S 3S 4S 4S 9S"), HEARTS)
+    hand = cards("2S 5S 5S 6S 7S 8S 9S JS QS KS AS 2D")
+    assert HOUSE.examples(hand, lead, HEARTS) == (
+        [sorted(cards("2S 5S 5S 6S 7S"), key=HEARTS.sort_key)], True)
+    assert HOUSE.constraints(hand, lead, HEARTS) == (
+        "play exactly 5 cards", "all 5 of spades",
+        "spades making a pair, 3 × single (the first format of the lead's sequence your hand"
+        " can make)")
+    assert HOUSE.requirements(hand, lead, HEARTS) == (
+        Constraint("count", count=5), Constraint("suit", count=5, group="S"),
+        Constraint("format", count=5, group="S", cards=("5S", "5S", "2S", "6S", "7S")))
+
+
+def test_a_house_seat_short_of_the_suit_or_holding_just_enough_owes_no_format() -> None:
+    lead = HOUSE.read(cards("3S 3S 4S 4S"), HEARTS)
+    short = cards("5S 5S 6S 2D 3D 4C")
+    assert HOUSE.constraints(short, lead, HEARTS) == (
+        "play exactly 4 cards", "all your 3 spades, then any other cards")
+    assert HOUSE.requirements(short, lead, HEARTS) == (
+        Constraint("count", count=4), Constraint("suit", count=3, group="S"),
+        Constraint("include", group="S", cards=("5S", "5S", "6S")))
+    exact = cards("5S 5S 7S 8S 2D")
+    assert HOUSE.constraints(exact, lead, HEARTS) == (
+        "play exactly 4 cards", "all 4 of spades")
+    assert HOUSE.requirements(exact, lead, HEARTS) == (
+        Constraint("count", count=4), Constraint("suit", count=4, group="S"),
+        Constraint("include", group="S", cards=("5S", "5S", "7S", "8S")))
+    assert HOUSE.examples(exact, lead, HEARTS) == (
+        [sorted(cards("5S 5S 7S 8S"), key=HEARTS.sort_key)], False)

@@ -470,3 +470,14 @@ def test_example_leads_come_longest_first_then_low_to_high() -> None:
     assert found == [("4C 4C 5C 5C", "tractor"), ("4C 4C", "pair"), ("5C 5C", "pair"),
                      ("3C", "single"), ("4C", "single"), ("5C", "single"), ("9D", "single"),
                      ("KH", "single")]
+
+
+def test_one_run_of_four_pairs_fills_a_leads_two_tractors() -> None:
+    # Level 2, hearts trump: clubs 5566 + 8 + 991010 to a follower holding J-Q-K-A as pairs:
+    # the run splits in two, one tractor for each of the lead's.
+    order = trump_order(LEVEL_RANK["2"], "H", False)
+    lead = make_lead(cards("5C 5C 6C 6C 8C 9C 9C 10C 10C"), order)
+    hand = cards("JC JC QC QC KC KC AC AC 3C 4C 7C 4D")
+    assert follow_error(hand, cards("JC JC QC QC KC KC AC AC 3C"), lead, order) is None
+    found = follow_error(hand, cards("JC JC QC QC KC AC 3C 4C 7C"), lead, order)
+    assert found is not None and found[0] == Reason.MUST_FOLLOW_TRACTOR
