@@ -481,3 +481,27 @@ def test_one_run_of_four_pairs_fills_a_leads_two_tractors() -> None:
     assert follow_error(hand, cards("JC JC QC QC KC KC AC AC 3C"), lead, order) is None
     found = follow_error(hand, cards("JC JC QC QC KC AC 3C 4C 7C"), lead, order)
     assert found is not None and found[0] == Reason.MUST_FOLLOW_TRACTOR
+
+
+def test_a_seat_holding_just_the_leads_count_owes_its_whole_suit_and_no_shape() -> None:
+    # The pair 55 to a led pair: all of the suit is owed (and enough), no slot is named.
+    exact = follow_constraint(cards("5C 5C 3D"), make_lead(cards("4C 4C"), HEARTS), HEARTS)
+    assert exact.describe() == ("play exactly 2 cards", "all 2 of clubs")
+    assert exact.requirements() == (Constraint("count", count=2),
+                                    Constraint("suit", count=2, group="C"),
+                                    Constraint("include", group="C", cards=("5C", "5C")))
+
+
+def test_the_trumps_a_short_seat_must_play_are_listed_in_the_trump_order() -> None:
+    # Level 10, hearts trump: 3H < AH < 10S in the trump order (not 3, 10, A by rank).
+    short = follow_constraint(cards("10S AH 3H 5D"), make_lead(cards("4H 4H 6H 6H"), HEARTS),
+                              HEARTS)
+    assert short.requirements()[-1] == Constraint("include", group=TRUMP,
+                                                  cards=("3H", "AH", "10S"))
+
+
+def test_a_tractor_and_a_titanic_of_the_same_size_never_beat_each_other() -> None:
+    # Three packs: six cards of pairs in a run are not a titanic's shape, nor the reverse.
+    assert key("6H 6H 6H 7H 7H 7H", "3C 3C 4C 4C 5C 5C") is None
+    assert key("6H 6H 7H 7H 8H 8H", "3C 3C 3C 4C 4C 4C") is None
+    assert key("6H 6H 6H 7H 7H 7H", "3C 3C 3C 4C 4C 4C") is not None
