@@ -317,6 +317,22 @@ def test_qq3_no_doubling_when_the_third_placed_collected_points() -> None:
     assert not score.doubled
 
 
+def test_qq4_an_unbeaten_bomb_scores_for_its_team() -> None:
+    hand = facts((0, 2), (1, 3), (30, 25, 20, 15), (0, 10, 0, 0), bombs=((1, 6),))
+    # Without the bomb: team 0 70, team 1 -10. Seat 1's 6-card bomb: +100 to team 1, or ×2.
+    extra = score_hand(ruleset("qq4", bomb_bonus="extra"), hand)
+    assert team_scores(extra) == [70, 90]
+    assert extra.winner_team == 1
+    assert team_scores(score_hand(ruleset("qq4", bomb_bonus="multiplier"), hand)) == [140, -20]
+
+
+def test_qq3_an_unbeaten_bomb_scores_for_its_seat() -> None:
+    hand = facts((1, 0), (2,), (30, 20, 40), (0, 0, 10), bombs=((2, 6),))
+    score = score_hand(ruleset("qq3", bomb_bonus="extra"), hand)
+    assert seat_scores(score) == [30, 40, 110]
+    assert score.places == (2, 1, 0)
+
+
 # -- 5/6-card games ----------------------------------------------------------------------
 
 
@@ -357,6 +373,17 @@ def test_stock_last_standing_everyone_pays_each_player_out_before_them() -> None
     assert seat_scores(score) == [50, -40, 135, 20]
     assert score.places == (2, 0, 3, 1)
     assert score.winner_seat == 2
+
+
+def test_stock_first_out_pays_only_the_first_player_out_and_last_standing_pays_each() -> None:
+    # Seats 1 then 2 go out; seat 0 is left (its 5 points void). Payment 20.
+    hand = facts((1, 2), (0,), (10, 15, 20), (5, 0, 0))
+    first_out = score_hand(ruleset("six_card", end="first_out"), hand)
+    assert seat_scores(first_out) == [-10, 55, 0]  # 0 and 2 pay 1
+    assert first_out.doubled is False
+    last_standing = score_hand(ruleset("six_card", end="last_standing"), hand)
+    assert seat_scores(last_standing) == [-30, 55, 20]  # 2 pays 1; 0 pays 1 and 2
+    assert last_standing.doubled is False
 
 
 def test_stock_hand_without_anyone_out_has_no_payments() -> None:
