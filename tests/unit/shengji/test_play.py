@@ -505,3 +505,16 @@ def test_a_tractor_and_a_titanic_of_the_same_size_never_beat_each_other() -> Non
     assert key("6H 6H 6H 7H 7H 7H", "3C 3C 4C 4C 5C 5C") is None
     assert key("6H 6H 7H 7H 8H 8H", "3C 3C 3C 4C 4C 4C") is None
     assert key("6H 6H 6H 7H 7H 7H", "3C 3C 3C 4C 4C 4C") is not None
+
+
+def test_the_constraint_in_words_for_a_void_seat_and_for_a_titanic() -> None:
+    void = follow_constraint(cards("3H 5D 6S"), make_lead(cards("4C 4C"), HEARTS), HEARTS)
+    assert void.describe() == ("play exactly 2 cards",
+                               "no clubs left: any cards (all trumps with the lead's shape win)")
+    lead = make_lead(cards("3C 3C 3C 4C 4C 4C"), TITANIC_SPADES)
+    titanic = follow_constraint(cards("7C 7C 7C 8C 8C 8C JC JC 2D"), lead, TITANIC_SPADES)
+    assert titanic.describe() == (
+        "play exactly 6 cards", "all 6 of clubs", "2 triples in runs matching the lead's titanics",
+        "2 tuples in runs matching the lead's tractors and titanics",
+        "2 triples where the lead has triples",
+        "2 pairs or triples where the lead has pairs or triples")
