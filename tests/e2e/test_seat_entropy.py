@@ -88,6 +88,10 @@ def test_every_seat_contributes_and_the_hand_verifies(server: LiveServer, game: 
         if e.aggregate_id == table.table_id]
     assert [(d.seat, d.entropy_sha256) for d in digests] == [
         (seat, hashlib.sha256(data).hexdigest()) for seat, data in enumerate(sent)]
+    # From the deal on, every seat can check its own bytes in the table's public event.
+    started = [e.table_hand_started for e in table.platform.read_events(
+        topics=["table.hand_started"], limit=1000).events if e.aggregate_id == table.table_id]
+    assert [list(s.contributions) for s in started] == [[data.hex() for data in sent]]
 
     finished = PLAY_OUT[game](table, hand, random.Random(18))
     assert finished.status == COMPLETED
