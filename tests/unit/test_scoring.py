@@ -441,6 +441,15 @@ def test_inconsistent_hand_facts_are_refused(bad: dict[str, Any]) -> None:
         HandFacts(**fields)
 
 
+def test_inconsistent_hand_facts_name_every_problem() -> None:
+    with pytest.raises(ValueError) as refused:
+        HandFacts(players=4, finish_order=(0, 0), still_in=(1, 3), collected=(0,) * 3,
+                  leftover_points=(0,) * 4)
+    assert str(refused.value) == (
+        "inconsistent hand facts: collected and leftover_points need one entry per seat;"
+        " finish_order (0, 0) and still_in (1, 3) must be distinct seats")
+
+
 # -- properties --------------------------------------------------------------------------
 
 POINTS = st.integers(min_value=0, max_value=40).map(lambda n: n * 5)
