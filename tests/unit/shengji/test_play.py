@@ -518,3 +518,16 @@ def test_the_constraint_in_words_for_a_void_seat_and_for_a_titanic() -> None:
         "2 tuples in runs matching the lead's tractors and titanics",
         "2 triples where the lead has triples",
         "2 pairs or triples where the lead has pairs or triples")
+
+
+def test_a_follow_may_keep_its_triples_in_either_run_of_a_two_run_holding() -> None:
+    # Level 8, spades trump, 常主 2, three packs: to diamonds 555 66 77 999 101010 (7 and 9 are
+    # adjacent) a seat holding 333 44 and QQQ KK AAA owes two triples; breaking the 333 and
+    # playing QQQ with AAA meets the same duty as keeping it.
+    order = trump_order(LEVEL_RANK["8"], "S", True)
+    lead = make_lead(cards("5D 5D 5D 6D 6D 7D 7D 9D 9D 9D 10D 10D 10D"), order)
+    hand = cards("3D 3D 3D 4D 4D 6D JD QD QD QD KD KD AD AD AD 5C")
+    assert follow_error(hand, cards("3D 3D 3D 4D 4D 6D QD QD KD KD AD AD AD"), lead,
+                        order) is None
+    assert follow_error(hand, cards("3D 3D 4D 4D 6D QD QD QD KD KD AD AD AD"), lead,
+                        order) is None
