@@ -26,11 +26,35 @@ FIXTURE_MARKERS = {"postgres_server": "postgres", "promtool": "promtool"}
 # Markers of tests that need a server, a tool or the network: never in tests/unit.
 NOT_UNIT_MARKERS = frozenset({"postgres", "promtool", "bench", "slow_install", "failover"})
 UNIT_TESTS = Path(__file__).resolve().parent / "unit"
+# The slowest files, slowest first (`--durations` of a full run). The suite runs on parallel
+# workers, one file per worker at a time (`--dist loadfile`, in this order): a long file
+# started last would keep one worker busy while the others have long finished.
+SLOWEST_FIRST = (
+    "e2e/test_failover.py",
+    "unit/test_hand_playouts.py",
+    "bench/test_bench_suite.py",
+    "e2e/test_client_only_install.py",
+    "unit/shengji/test_playouts.py",
+    "e2e/test_web_table.py",
+    "unit/test_public_events.py",
+    "e2e/test_crash_consistency.py",
+    "e2e/test_transport_limits.py",
+    "e2e/test_rpc_matrix.py",
+    "e2e/test_processes.py",
+    "e2e/test_store_outage.py",
+    "e2e/test_fairness.py",
+    "e2e/test_two_replicas.py",
+    "integration/test_cache_consistency.py",
+    "unit/test_legal_plays.py",
+    "e2e/test_full_hands.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Refuse a PostgreSQL or promtool test without its marker, and any such test in unit/."""
-    problems: list[str] = []
+    """Refuse a PostgreSQL or promtool test without its marker, and any such test in unit/;
+    then put the slowest files first."""
+    problems: list[str] = [f"tests/conftest.py: SLOWEST_FIRST names {name}, which is gone"
+                           for name in SLOWEST_FIRST if not (UNIT_TESTS.parent / name).is_file()]
     for item in items:
         marks = {mark.name for mark in item.iter_markers()}
         needed = getattr(item, "fixturenames", ())
@@ -44,6 +68,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                             " belongs in tests/integration, tests/e2e or tests/bench")
     if problems:
         raise pytest.UsageError("\n".join(problems))
+    tests_root = UNIT_TESTS.parent
+    rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(
+        item.path.relative_to(tests_root).as_posix() if item.path.is_relative_to(tests_root)
+        else "", len(rank)))
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, C
 from fiftyk_referee.service.server import RunningServer, create_server
 
 T = TypeVar("T")
-START_TIMEOUT_SECONDS = 30
+START_TIMEOUT_SECONDS = 120  # a deadline for a start, generous for a loaded machine
 WATCH_DEADLINE_SECONDS = 60
 COMPLETED = pb.HAND_STATUS_COMPLETED
 MAX_COMMANDS_PER_HAND = 5_000

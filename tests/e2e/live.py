@@ -34,7 +34,7 @@ from fiftyk_referee.service.server import RunningServer, create_server
 
 REPO = Path(__file__).resolve().parents[2]
 FIFTYK = str(Path(sys.executable).with_name("fiftyk"))
-START_TIMEOUT_SECONDS = 30.0
+START_TIMEOUT_SECONDS = 120.0  # a deadline for a start, generous for a loaded machine
 WAIT_SECONDS = 10.0
 COMPLETED = pb.HAND_STATUS_COMPLETED
 PASS_PROBABILITY = 0.3

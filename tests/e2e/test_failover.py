@@ -17,7 +17,7 @@ re-rules to its result. The test prints its timings (kill to first acknowledged 
 promotion to first acknowledged command, commands in doubt) and the bots' throughput with
 synchronous and with asynchronous replication: figures to report, never asserted.
 
-Run it alone: `./scripts/test -m failover -s`.
+Run it alone: `./scripts/test -n 0 -m failover -s`.
 """
 
 from __future__ import annotations

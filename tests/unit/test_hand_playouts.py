@@ -27,8 +27,9 @@ from tests.support.checks import (
     assert_replay_rebuilds,
     assert_views_private,
 )
+from tests.support.depth import playout_hands
 
-HANDS_PER_PRESET = 200
+HANDS_PER_PRESET = playout_hands(60)
 VIEW_CHECKED_HANDS = 30  # hands per preset whose views are checked after every step
 HANDS_PER_TABLE = 4
 PASS_RATE = 0.3  # chance of passing when a play was possible

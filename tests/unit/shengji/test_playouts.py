@@ -27,6 +27,7 @@ from fiftyk_referee.domain.shengji.cards import POINTS
 from fiftyk_referee.domain.shengji.hand import BURY, BURYING, DECLARE, DECLARING, ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import PRESETS
 from fiftyk_referee.domain.shengji.scoring import kitty_multiplier
+from tests.support.depth import playout_hands
 from tests.unit.shengji.helpers import (
     NOTHING,
     assert_adjudication_reproduces,
@@ -35,7 +36,7 @@ from tests.unit.shengji.helpers import (
     assert_views_private,
 )
 
-HANDS_PER_PRESET = 200
+HANDS_PER_PRESET = playout_hands(60)
 HANDS_PER_TABLE = 5
 VIEW_CHECKED_HANDS = 3
 TRANSCRIPT_EVERY = 2  # every other hand is exported and re-ruled (the costliest check)
