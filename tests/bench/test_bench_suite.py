@@ -24,7 +24,8 @@ from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
 from tests.support.pgserver import ThrowawayPostgres
 
-pytestmark = [pytest.mark.bench, pytest.mark.postgres]
+# The quick suite starts servers and a database of its own: minutes on a loaded machine.
+pytestmark = [pytest.mark.bench, pytest.mark.postgres, pytest.mark.timeout(900)]
 
 FIGURES = {
     "rules.classify_beats_typical_play", "rules.legal_plays_lead",

@@ -53,6 +53,15 @@ UNREACHABLE: dict[str, str] = {
     ServiceReason.EVENTS_TAMPERED: "needs stored events edited behind the referee's back:"
                                    " test_fairness.py tampers with them",
     ServiceReason.LIMIT_EXCEEDED: "needs open watch streams at a limit: test_limits.py",
+    Reason.NO_DRAW_OPEN: "a contribution to a seat-entropy table with no draw open:"
+                         " test_seat_entropy.py provokes it",
+    Reason.INVALID_ENTROPY: "a contribution of the wrong size, or a window out of range:"
+                            " test_seat_entropy.py provokes it",
+    Reason.ENTROPY_ALREADY_SENT: "a seat's second contribution to one draw:"
+                                 " test_seat_entropy.py provokes it",
+    Reason.ENTROPY_WINDOW_CLOSED: "a contribution after the draw's deadline but before the"
+                                  " turn clock deals: a race, pinned in"
+                                  " tests/unit/test_seat_entropy.py",
     ServiceReason.RATE_LIMITED: "needs a credential over its rate: test_limits.py",
     ServiceReason.REQUEST_TIMEOUT: "needs a request that never arrives, which a gRPC client"
                                    " cannot send: test_transport_limits.py sends raw HTTP/2",

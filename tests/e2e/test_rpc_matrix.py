@@ -84,7 +84,9 @@ def _advance(game: str, table: Seated, hand: pb.HandView, actions: int | None,
         else:
             seat = table.seats[hand.turn_seat]
             legal = seat.legal_plays(table.table_id, hand.hand_id)
-            hand = seat.play(table.table_id, hand.hand_id, legal.plays[0].cards).hand
+            # The deal is random: a seat may hold nothing that beats the trick's top.
+            hand = (seat.play(table.table_id, hand.hand_id, legal.plays[0].cards).hand
+                    if legal.plays else seat.pass_turn(table.table_id, hand.hand_id).hand)
     return hand
 
 
