@@ -145,7 +145,8 @@ class TableBot:
         self.top: Combination | None = None
         self.window = Window(0.0, 0.0)
 
-    def _adopt(self, view: pb.HandView) -> None:
+    def adopt(self, view: pb.HandView) -> None:
+        """Follow the hand from a command's answer or a view."""
         self.hand_id = view.hand_id
         self.turn = view.turn_seat if view.HasField("turn_seat") else None
         self.top = (classify(parse_cards(list(view.top_play.cards)), self.rules)
@@ -167,7 +168,7 @@ class TableBot:
         if self.window.holds(time.perf_counter()):
             stats.hands_started += 1
         self.cards = [[] for _ in self.seats]
-        self._adopt(response.hand)
+        self.adopt(response.hand)
         self.resync()
 
     def resync(self) -> bool:
@@ -175,7 +176,7 @@ class TableBot:
         status = COMPLETED
         for seat, client in enumerate(self.seats):
             view = client.hand_view(self.table_id, seat=seat)
-            self._adopt(view)
+            self.adopt(view)
             status = view.status
         return bool(status != COMPLETED)
 
@@ -186,16 +187,19 @@ class TableBot:
             return False
         if self.illegal_rate and self.rng.random() < self.illegal_rate:
             self.play_out_of_turn(stats, seat)
+        _, command = self.next_command(seat)
+        response = self._timed(stats, command)
+        self.adopt(response.hand)
+        return bool(response.hand.status != COMPLETED)
+
+    def next_command(self, seat: int) -> tuple[str, Callable[[], Any]]:
+        """The seat's next legal command, as ("Play" or "Pass", the call to send it)."""
         client = self.seats[seat]
         plays = legal_plays(parse_cards(self.cards[seat]), self.top, self.rules)
         if self.top is not None and (not plays or self.rng.random() < PASS_PROBABILITY):
-            response = self._timed(stats, lambda: client.pass_turn(self.table_id, self.hand_id))
-        else:
-            cards = self.rng.choice(plays).card_strings()
-            response = self._timed(stats, lambda: client.play(self.table_id, self.hand_id,
-                                                              cards))
-        self._adopt(response.hand)
-        return bool(response.hand.status != COMPLETED)
+            return "Pass", lambda: client.pass_turn(self.table_id, self.hand_id)
+        cards = self.rng.choice(plays).card_strings()
+        return "Play", lambda: client.play(self.table_id, self.hand_id, cards)
 
     def play_out_of_turn(self, stats: LoopStats, turn: int) -> None:
         """A deliberate rule violation: a seat that is not on turn plays one of its cards."""

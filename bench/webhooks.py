@@ -1,89 +1,252 @@
-"""`scripts/bench webhooks`: what a webhook endpoint costs the referee, and what it receives.
+"""`scripts/bench webhooks`: what a webhook endpoint costs the referee's commands, and what it
+receives.
 
-A referee runs in this process (SQLite in a temporary directory, no rate limits); bot threads
-play 五十K tables through gRPC for `--seconds` (each bot asks for its legal plays and plays
-or passes, closed loop), and every `Play`/`Pass` call is timed. A loopback HTTP endpoint is
-registered as a webhook for every event; `--receiver-delay` makes it answer each POST only
-after that many seconds (a slow platform). Reported: the commands' p50/p99 latency, the
-deliveries the endpoint received per second, and the delivery lag (from an event's
-`created_at` to its arrival) at p50/p99. `--no-webhook` runs the same load without an
-endpoint: the baseline the latency is compared with. `--backlog` keeps the endpoint down
-(503) during the load and up after it: the report then adds how fast one endpoint catches up
-(`catch_up_events_per_second`), the most one endpoint receives.
+Each run starts `fiftyk serve` as a child process (SQLite in a fresh directory, or a fresh
+database on PostgreSQL: a throwaway server unless `--postgres-url` names one), puts the
+e2e load on it (`bench e2e`'s closed-loop bots, from `--processes` worker processes) and,
+beside the load, plays a **probe table** at a steady pace from this process (one command
+every `--probe-interval` seconds, its own connection), timing each of its `Play` calls in the
+measured window. The webhook endpoint is a loopback HTTP server in a process of its own,
+registered for every event before the load starts. The modes:
+
+- `none`: no endpoint — the baseline;
+- `slow`: the endpoint answers each POST only after `--receiver-delay` seconds;
+- `hang`: the endpoint never answers: each POST ends at the referee's timeout
+  (`--timeout`) and is tried again;
+- `fast`: the endpoint answers at once: the delivery lag (from an event's `created_at` to
+  its arrival, for the events written in the window) at p50/p99, and the deliveries the
+  endpoint received per second in the window, next to the feed positions written per second;
+- `backlog`: the endpoint answers 503 during the load and 200 after it: how fast one endpoint
+  catches up (`catch_up_per_second`), the most one endpoint receives.
+
+Runs are interleaved (every mode once per repeat, on each backend in turn) so that all modes
+see the same machine load. Reported per backend and mode: the median over repeats of the
+probe's Play p50/p99 and of the load's throughput, the ratio of each mode's median probe
+p99 to the baseline's (`p99_ratio`), and the median of the per-repeat ratios
+(`paired_p99_ratio`). Latencies on a shared machine are noisy: use several repeats.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
 import json
-import random
+import multiprocessing
 import statistics
 import tempfile
 import threading
 import time
-from datetime import UTC, datetime
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing.context import SpawnProcess
 from pathlib import Path
 from typing import Any
 
 import grpc
 
+from bench import e2e, machine
 from bench.arguments import positive
+from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.service.client import RefereeClient
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY, Config, host_port
-from fiftyk_referee.service.server import RunningServer, create_server
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
+from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 
-DEFAULT_TABLES = 4
-DEFAULT_SECONDS = 20.0
+MODES = ("none", "slow", "hang", "fast", "backlog")
+BASELINE = "none"
+BACKENDS = ("sqlite", "postgresql")
+DEFAULT_MODES = MODES
+DEFAULT_TABLES = 8  # `bench e2e`'s load
+DEFAULT_PROCESSES = 2
+DEFAULT_SECONDS = 10.0
 DEFAULT_WARMUP_SECONDS = 2.0
-DRAIN_SECONDS = 60.0  # how long deliveries may still arrive after the load stops
+DEFAULT_REPEATS = 3
+DEFAULT_RECEIVER_DELAY = 2.0
+DEFAULT_TIMEOUT = 5.0
+DEFAULT_PROBE_INTERVAL = 0.02
+PRESET = "classic"
+# Retries come quickly so that `backlog` catches up as soon as the endpoint is back.
+DELIVERY_SETTINGS = "poll=0.2,backoff=0.05,max_backoff=0.2,attempts=1000,lease=30"
+QUIET_SECONDS = 1.0  # an endpoint that received nothing for this long has caught up
+DRAIN_SECONDS = 120.0  # the longest a drain waits
+RECEIVER_START_SECONDS = 30.0
 PERCENT_P50, PERCENT_P99 = 50, 99
-PLAYERS = 4
-FAST_DELIVERIES = "poll=0.2,backoff=0.05,max_backoff=0.2,attempts=1000"
+MS = 1000.0
+PAYLOAD_TIME_KEY = "created_at"
 
 
-class Receiver:
-    """A loopback endpoint recording when each event arrived and when it was recorded."""
-
-    def __init__(self, delay: float) -> None:
-        self.lags: list[float] = []
-        self.arrivals: list[float] = []
-        self.failing = False
-        self._lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive: one connection for many deliveries
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                if delay:
-                    time.sleep(delay)
-                if receiver.failing:
-                    self.send_response(503)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                created = datetime.fromisoformat(json.loads(body)["created_at"])
-                with receiver._lock:
-                    receiver.lags.append((datetime.now(UTC) - created).total_seconds())
-                    receiver.arrivals.append(time.monotonic())
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                """Quiet."""
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/bench"
+# -- the endpoint ------------------------------------------------------------------------------
 
 
-def percentile(values: list[float], percent: int) -> float:
+def _serve_endpoint(mode: str, delay: float, failing: Any, stop: Any, received: Any,
+                    port_out: Any, results_out: Any) -> None:
+    """The endpoint's process: answer POSTs as `mode` says until `stop`, then report."""
+    records: list[tuple[float, float]] = []  # (event created, arrived), wall-clock seconds
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: one connection for many deliveries
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if mode == "hang":
+                stop.wait()  # never answers: the referee's timeout ends the attempt
+                return
+            if delay:
+                time.sleep(delay)
+            if failing.is_set():
+                self._answer(503)
+                return
+            created = datetime.fromisoformat(json.loads(body)[PAYLOAD_TIME_KEY]).timestamp()
+            with lock:
+                records.append((created, time.time()))
+                received.value = len(records)
+            self._answer(200)
+
+        def _answer(self, status: int) -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port_out.put(server.server_address[1])
+    stop.wait()
+    server.shutdown()
+    with lock:
+        results_out.put(list(records))
+
+
+class Endpoint:
+    """The loopback webhook endpoint in a process of its own (a context manager)."""
+
+    def __init__(self, mode: str, delay: float) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.failing = context.Event()
+        self._stop = context.Event()
+        self.received = context.Value("q", 0)
+        self._port: Any = context.Queue()
+        self._results: Any = context.Queue()
+        self._process: SpawnProcess = context.Process(
+            target=_serve_endpoint, daemon=True,
+            args=(mode, delay, self.failing, self._stop, self.received, self._port,
+                  self._results))
+        self.records: list[tuple[float, float]] = []
+
+    def __enter__(self) -> str:
+        self._process.start()
+        return f"http://127.0.0.1:{self._port.get(timeout=RECEIVER_START_SECONDS)}/bench"
+
+    def count(self) -> int:
+        """Deliveries taken (answered 200) so far."""
+        return int(self.received.value)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self.records = self._results.get(timeout=RECEIVER_START_SECONDS)
+        self._process.join(RECEIVER_START_SECONDS)
+
+
+# -- the probe table ---------------------------------------------------------------------------
+
+
+@dataclass
+class ProbeTable:
+    """A table played at a steady pace beside the load; its Play latencies in the window."""
+
+    target: str
+    interval: float
+    seed: int
+    plays_ms: list[float] = field(default_factory=list)
+    failures: int = 0
+    measuring: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        (table,) = e2e.setup_tables(self.target, 1, PRESET, DEV_PLATFORM_KEY)
+        self.client = RefereeClient(self.target)
+        self.bot = e2e.TableBot(self.client, table["table_id"], table["tokens"],
+                                Ruleset.from_json(table["ruleset"]), self.seed)
+        self.bot.deal(e2e.LoopStats())
+        self.thread = threading.Thread(target=self._run, name="probe", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.is_set():
+            began = time.perf_counter()
+            try:
+                self._step()
+            except grpc.RpcError:
+                if self.measuring:
+                    self.failures += 1
+                if not self.bot.resync():
+                    self.bot.deal(e2e.LoopStats())
+            self.done.wait(max(0.0, self.interval - (time.perf_counter() - began)))
+
+    def _step(self) -> None:
+        seat = self.bot.turn
+        if seat is None:
+            self.bot.deal(e2e.LoopStats())
+            return
+        kind, command = self.bot.next_command(seat)
+        started = time.perf_counter()
+        response = command()
+        elapsed = time.perf_counter() - started
+        if self.measuring and kind == "Play":
+            self.plays_ms.append(elapsed * MS)
+        self.bot.adopt(response.hand)
+
+    def close(self) -> None:
+        """Stop playing."""
+        self.done.set()
+        self.thread.join()
+        self.client.close()
+
+
+@dataclass
+class MeasuredWindow:
+    """Opens and closes the probe's window with the load's; notes the feed's head and time."""
+
+    probe: ProbeTable
+    platform: RefereeClient
+    opened: tuple[float, int] = (0.0, 0)
+    closed: tuple[float, int] = (0.0, 0)
+
+    def start(self) -> None:
+        """The window opens."""
+        self.probe.measuring = True
+        self.opened = (time.time(), self.platform.feed_head())
+
+    def stop(self) -> None:
+        """The window closes."""
+        self.probe.measuring = False
+        self.closed = (time.time(), self.platform.feed_head())
+
+
+# -- runs --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The sizes of every run."""
+
+    tables: int
+    processes: int
+    seconds: float
+    warmup: float
+    receiver_delay: float
+    timeout: float
+    probe_interval: float
+
+
+def percentile(values: Sequence[float], percent: int) -> float:
     """The `percent`th percentile (nearest rank); 0 for no values."""
     if not values:
         return 0.0
@@ -91,131 +254,247 @@ def percentile(values: list[float], percent: int) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(percent / 100 * len(ordered)) - 1))]
 
 
-def bot(target: str, stop: threading.Event, measure_from: float,
-        latencies: list[float], seed: int) -> None:
-    """Play one table until `stop`, timing every Play and Pass after `measure_from`."""
-    rng = random.Random(seed)
-    platform = RefereeClient(target, platform_key=DEV_PLATFORM_KEY)
-    table = platform.create_table("classic", PLAYERS).table.table_id
-    seats = [RefereeClient(target, token=platform.join_table(table, f"b{seed}-{s}", s)
-                           .seat_token) for s in range(PLAYERS)]
-    try:
-        while not stop.is_set():
-            hand = platform.start_hand(table).hand
-            while hand.status != pb.HAND_STATUS_COMPLETED and not stop.is_set():
-                seat = seats[hand.turn_seat]
-                legal = seat.legal_plays(table, hand.hand_id)
-                started = time.monotonic()
-                if legal.may_pass and (not legal.plays or rng.random() < 0.3):
-                    hand = seat.pass_turn(table, hand.hand_id).hand
-                else:
-                    hand = seat.play(table, hand.hand_id, rng.choice(legal.plays).cards).hand
-                if started >= measure_from:
-                    latencies.append(time.monotonic() - started)
-    except grpc.RpcError:
-        if not stop.is_set():
-            raise
-    finally:
-        for client in (platform, *seats):
-            client.close()
-
-
-def measure(tables: int, seconds: float, receiver_delay: float | None,
-            backlog: bool = False) -> dict[str, Any]:
-    """Run the load once; the numbers of the report."""
-    with tempfile.TemporaryDirectory(prefix="fiftyk-bench-webhooks-") as data:
-        config = Config(host="127.0.0.1", port=0, data_dir=Path(data), rate_limits="off",
-                        webhooks=FAST_DELIVERIES).validate()
-        loop = asyncio.new_event_loop()
-        threading.Thread(target=loop.run_forever, daemon=True).start()
-        running: RunningServer = asyncio.run_coroutine_threadsafe(
-            create_server(config, metrics_port=-1), loop).result()
-        target = host_port("127.0.0.1", running.port)
-        receiver = Receiver(receiver_delay or 0.0) if receiver_delay is not None else None
-        try:
-            if receiver is not None:
-                RefereeClient(target, platform_key=DEV_PLATFORM_KEY).register_webhook(
-                    receiver.url)
-                receiver.failing = backlog
-            stop = threading.Event()
-            latencies: list[float] = []
-            measure_from = time.monotonic() + DEFAULT_WARMUP_SECONDS
-            bots = [threading.Thread(target=bot, args=(target, stop, measure_from,
-                                                       latencies, seed))
-                    for seed in range(tables)]
-            for thread in bots:
-                thread.start()
-            time.sleep(DEFAULT_WARMUP_SECONDS + seconds)
-            stop.set()
-            for thread in bots:
-                thread.join()
-            up = time.monotonic()
-            if receiver is not None:
-                receiver.failing = False
-            report: dict[str, Any] = {
-                "tables": tables, "seconds": seconds, "receiver_delay": receiver_delay,
-                "commands": len(latencies),
-                "command_p50_ms": percentile(latencies, PERCENT_P50) * 1000,
-                "command_p99_ms": percentile(latencies, PERCENT_P99) * 1000,
-            }
-            if receiver is not None:
-                report.update(_deliveries(receiver))
-                if backlog and receiver.arrivals:
-                    report["catch_up_events_per_second"] = (
-                        len(receiver.arrivals) / max(receiver.arrivals[-1] - up, 1e-9))
-            return report
-        finally:
-            asyncio.run_coroutine_threadsafe(running.stop(0.5), loop).result()
-            loop.call_soon_threadsafe(loop.stop)
-            if receiver is not None:
-                receiver.server.shutdown()
-
-
-def _deliveries(receiver: Receiver) -> dict[str, Any]:
-    """Wait until the endpoint has gone quiet, then summarise what it received."""
+def _wait_until_quiet(endpoint: Endpoint, *, until_first: bool) -> None:
+    """Wait until the endpoint has received nothing for QUIET_SECONDS (and, with
+    `until_first`, has received something)."""
     deadline = time.monotonic() + DRAIN_SECONDS
     count = -1
-    while time.monotonic() < deadline and count != len(receiver.lags):
-        count = len(receiver.lags)
-        time.sleep(1.0)
-    arrivals = receiver.arrivals
-    span = (arrivals[-1] - arrivals[0]) if len(arrivals) > 1 else 0.0
-    return {
-        "deliveries": len(receiver.lags),
-        "deliveries_per_second": len(arrivals) / span if span else 0.0,
-        "lag_p50_ms": percentile(receiver.lags, PERCENT_P50) * 1000,
-        "lag_p99_ms": percentile(receiver.lags, PERCENT_P99) * 1000,
-        "lag_median_ms": statistics.median(receiver.lags) * 1000 if receiver.lags else 0.0,
+    while time.monotonic() < deadline:
+        now = endpoint.count()
+        if now == count and (now or not until_first):
+            return
+        count = now
+        time.sleep(QUIET_SECONDS)
+
+
+def _deliveries(records: list[tuple[float, float]], window: MeasuredWindow,
+                mode: str, up: float) -> dict[str, Any]:
+    """What the endpoint received, as figures."""
+    (opened, head_opened), (closed, head_closed) = window.opened, window.closed
+    seconds = closed - opened
+    figures: dict[str, Any] = {"deliveries": len(records)}
+    if mode == "fast":
+        lags = [arrived - created for created, arrived in records
+                if opened <= created <= closed]
+        arrived_in_window = sum(1 for _, arrived in records if opened <= arrived <= closed)
+        figures.update({
+            "lag_p50_ms": round(percentile(lags, PERCENT_P50) * MS, 1),
+            "lag_p99_ms": round(percentile(lags, PERCENT_P99) * MS, 1),
+            "deliveries_per_second": round(arrived_in_window / seconds, 1),
+            "feed_positions_per_second": round((head_closed - head_opened) / seconds, 1),
+        })
+    elif mode == "backlog":
+        after = [arrived for _, arrived in records if arrived >= up]
+        figures["catch_up_per_second"] = (round(len(after) / (after[-1] - up), 1)
+                                          if after and after[-1] > up else 0.0)
+    return figures
+
+
+def run_once(target: str, mode: str, settings: RunSettings, seed: int) -> dict[str, Any]:
+    """One run of one mode against a started referee: the figures."""
+    delay = settings.receiver_delay if mode == "slow" else 0.0
+    endpoint = Endpoint(mode, delay) if mode != BASELINE else None
+    with contextlib.ExitStack() as stack:
+        platform = RefereeClient(target, platform_key=DEV_PLATFORM_KEY)
+        stack.callback(platform.close)
+        if endpoint is not None:
+            platform.register_webhook(stack.enter_context(endpoint))
+            if mode == "backlog":
+                endpoint.failing.set()
+        probe = ProbeTable(target, settings.probe_interval, seed)
+        window = MeasuredWindow(probe, platform)
+        try:
+            load = e2e.run_e2e(target, tables=settings.tables, seconds=settings.seconds,
+                               processes=settings.processes, preset=PRESET,
+                               platform_key=DEV_PLATFORM_KEY, seed=seed,
+                               warmup=settings.warmup, probe=window)
+        finally:
+            probe.close()
+        up = time.time()
+        if endpoint is not None:
+            endpoint.failing.clear()
+            if mode in ("fast", "backlog"):
+                _wait_until_quiet(endpoint, until_first=mode == "backlog")
+    figures: dict[str, Any] = {
+        "mode": mode,
+        "probe_plays": len(probe.plays_ms),
+        "probe_failures": probe.failures,
+        "probe_play_p50_ms": round(percentile(probe.plays_ms, PERCENT_P50), 2),
+        "probe_play_p99_ms": round(percentile(probe.plays_ms, PERCENT_P99), 2),
+        "load_commands_per_second": load["commands_per_second"],
+        "load_p99_ms": load["p99_ms"],
+        "load_errors": load["errors"],
     }
+    if endpoint is not None:
+        figures.update(_deliveries(endpoint.records, window, mode, up))
+    return figures
+
+
+class Backends:
+    """Where each run's referee keeps its events: a fresh SQLite directory or PostgreSQL
+    database per run."""
+
+    def __init__(self, scratch: Path, postgres_url: str | None) -> None:
+        self.scratch = scratch
+        self.admin_url = postgres_url
+        self._postgres: ThrowawayPostgres | None = None
+
+    def arguments(self, backend: str, name: str) -> tuple[list[str], str | None]:
+        """`fiftyk serve` arguments for a new store, and the database to drop after."""
+        if backend == "sqlite":
+            return ["--data-dir", str(self.scratch / name)], None
+        if self.admin_url is None:
+            self._postgres = ThrowawayPostgres()
+            self._postgres.start()
+            self.admin_url = self._postgres.url("postgres")
+        database = f"bench_webhooks_{name.replace('-', '_')}"
+        create_database(self.admin_url, database)
+        return ["--database-url", self.admin_url.rsplit("/", 1)[0] + f"/{database}"], database
+
+    def drop(self, database: str | None) -> None:
+        """Drop a run's database (kept on an external server otherwise)."""
+        if database is not None and self.admin_url is not None:
+            drop_database(self.admin_url, database)
+
+    def close(self) -> None:
+        """Stop the throwaway PostgreSQL server, if one was started."""
+        if self._postgres is not None:
+            self._postgres.stop()
+
+
+@contextmanager
+def _referee(backends: Backends, backend: str, settings: RunSettings,
+             logs: Path) -> Iterator[str]:
+    name = f"{backend}-{uuid.uuid4().hex[:8]}"
+    arguments, database = backends.arguments(backend, name)
+    delivery = f"{DELIVERY_SETTINGS},timeout={settings.timeout:g}"
+    try:
+        with machine.ServerProcess([*arguments, "--webhooks", delivery],
+                                   logs / f"server-{name}.log") as serving:
+            yield serving.target
+    finally:
+        backends.drop(database)
+
+
+def measure(backends_used: Sequence[str], modes: Sequence[str], repeats: int,
+            settings: RunSettings, *, postgres_url: str | None = None,
+            logs: Path | None = None) -> dict[str, Any]:
+    """Every mode on every backend, `repeats` times, interleaved: runs and summaries."""
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {
+        backend: {mode: [] for mode in modes} for backend in backends_used}
+    with tempfile.TemporaryDirectory(prefix="fiftyk-bench-webhooks-") as scratch:
+        backends = Backends(Path(scratch), postgres_url)
+        try:
+            for repeat in range(repeats):
+                for backend in backends_used:
+                    for index, mode in enumerate(modes):
+                        with _referee(backends, backend, settings,
+                                      logs or Path(scratch) / "logs") as target:
+                            runs[backend][mode].append(
+                                run_once(target, mode, settings, 1 + 100 * repeat + index))
+        finally:
+            backends.close()
+    return {"settings": vars(settings), "repeats": repeats, "runs": runs,
+            "summary": {backend: summarise(by_mode) for backend, by_mode in runs.items()}}
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float | None:
+    values = [run[key] for run in runs if key in run]
+    return round(statistics.median(values), 2) if values else None
+
+
+SUMMARISED = ("probe_play_p50_ms", "probe_play_p99_ms", "load_commands_per_second",
+              "load_p99_ms", "lag_p50_ms", "lag_p99_ms", "deliveries_per_second",
+              "feed_positions_per_second", "catch_up_per_second")
+
+
+def summarise(by_mode: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Medians over repeats per mode, and each mode's probe p99 against the baseline's."""
+    summary: dict[str, dict[str, Any]] = {}
+    baseline = by_mode.get(BASELINE, [])
+    base_p99 = _median(baseline, "probe_play_p99_ms")
+    for mode, runs in by_mode.items():
+        row = {key: value for key in SUMMARISED if (value := _median(runs, key)) is not None}
+        p99 = row.get("probe_play_p99_ms")
+        if mode != BASELINE and base_p99 and p99 is not None:
+            row["p99_ratio"] = round(p99 / base_p99, 2)
+            paired = [run["probe_play_p99_ms"] / base["probe_play_p99_ms"]
+                      for run, base in zip(runs, baseline, strict=False)
+                      if base["probe_play_p99_ms"]]
+            if paired:
+                row["paired_p99_ratio"] = round(statistics.median(paired), 2)
+        summary[mode] = row
+    return summary
+
+
+def render(report: dict[str, Any]) -> str:
+    """The summaries as a readable table."""
+    columns = ("probe_play_p50_ms", "probe_play_p99_ms", "p99_ratio", "paired_p99_ratio",
+               "load_commands_per_second", "lag_p50_ms", "lag_p99_ms",
+               "deliveries_per_second", "feed_positions_per_second", "catch_up_per_second")
+    lines = []
+    for backend, rows in report["summary"].items():
+        lines.append(f"{backend} (medians of {report['repeats']} runs per mode)")
+        for mode, row in rows.items():
+            cells = ", ".join(f"{key}={row[key]:g}" for key in columns if key in row)
+            lines.append(f"  {mode:>8}: {cells}")
+    return "\n".join(lines)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `bench webhooks`."""
-    parser = sub.add_parser("webhooks", help="command latency with a webhook endpoint, and"
-                            " the endpoint's delivery lag and rate", description=__doc__)
+    parser = sub.add_parser("webhooks", help="a probe table's Play latency with a slow or"
+                            " hung webhook endpoint against none; an endpoint's delivery lag"
+                            " and rate", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help=f"comma-separated, of {', '.join(BACKENDS)} (default: both)")
+    parser.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                        help=f"comma-separated, of {', '.join(MODES)} (default: all)")
+    parser.add_argument("--repeats", type=positive, default=DEFAULT_REPEATS)
     parser.add_argument("--tables", type=positive, default=DEFAULT_TABLES, metavar="N",
-                        help=f"tables played at once (default {DEFAULT_TABLES})")
+                        help=f"load tables (default {DEFAULT_TABLES})")
+    parser.add_argument("--processes", type=positive, default=DEFAULT_PROCESSES,
+                        help=f"load processes (default {DEFAULT_PROCESSES})")
     parser.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
-                        help=f"measured seconds (default {DEFAULT_SECONDS:g})")
-    parser.add_argument("--receiver-delay", type=float, default=0.0, metavar="SECONDS",
-                        help="the endpoint answers each POST after this long (default 0)")
-    parser.add_argument("--no-webhook", action="store_true",
-                        help="no endpoint at all: the baseline")
-    parser.add_argument("--backlog", action="store_true",
-                        help="the endpoint is down during the load, up after it: measures"
-                             " how fast it catches up")
+                        help=f"measured seconds per run (default {DEFAULT_SECONDS:g})")
+    parser.add_argument("--warmup", type=float, default=DEFAULT_WARMUP_SECONDS,
+                        help=f"seconds of load before the window (default"
+                             f" {DEFAULT_WARMUP_SECONDS:g})")
+    parser.add_argument("--receiver-delay", type=float, default=DEFAULT_RECEIVER_DELAY,
+                        metavar="SECONDS", help="`slow`: the endpoint answers after this long"
+                        f" (default {DEFAULT_RECEIVER_DELAY:g})")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                        help="the referee's timeout per POST (FIFTYK_WEBHOOKS timeout;"
+                             f" default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--probe-interval", type=float, default=DEFAULT_PROBE_INTERVAL,
+                        metavar="SECONDS", help="the probe table's pace (default"
+                        f" {DEFAULT_PROBE_INTERVAL:g})")
+    parser.add_argument("--postgres-url", help="a server where the benchmark may create"
+                        " databases (default: a throwaway one)")
+    parser.add_argument("--logs", type=Path, metavar="DIR", help="keep the servers' logs")
     parser.add_argument("--json", type=Path, metavar="FILE",
-                        help="also write the report as JSON to FILE")
+                        help="also write the runs and summaries as JSON to FILE")
     parser.set_defaults(handler=run)
+
+
+def _choices(text: str, allowed: Sequence[str], what: str) -> list[str]:
+    chosen = [item.strip() for item in text.split(",") if item.strip()]
+    unknown = sorted(set(chosen) - set(allowed))
+    if unknown or not chosen:
+        raise SystemExit(f"bench webhooks: {what} must be among {', '.join(allowed)}")
+    return chosen
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `scripts/bench webhooks`."""
-    report = measure(args.tables, args.seconds,
-                     None if args.no_webhook else args.receiver_delay, args.backlog)
-    for name, value in report.items():
-        print(f"{name:>26}: {value:.3g}" if isinstance(value, float) else
-              f"{name:>26}: {value}")
+    settings = RunSettings(tables=args.tables, processes=args.processes, seconds=args.seconds,
+                           warmup=args.warmup, receiver_delay=args.receiver_delay,
+                           timeout=args.timeout, probe_interval=args.probe_interval)
+    report = measure(_choices(args.backends, BACKENDS, "--backends"),
+                     _choices(args.modes, MODES, "--modes"), args.repeats, settings,
+                     postgres_url=args.postgres_url, logs=args.logs)
+    print(render(report))
     if args.json is not None:
         args.json.write_text(json.dumps({"benchmark": "webhooks", **report}, indent=2) + "\n")
     return 0
