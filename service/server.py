@@ -281,7 +281,8 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         executor, lambda: Lobby(app, create=config.create_schema))
     lobby_follower = LobbyFollower(lobby)
     webhooks = await loop.run_in_executor(
-        executor, lambda: WebhookStore(app, create=config.create_schema))
+        executor, lambda: WebhookStore(app, create=config.create_schema,
+                                       private=config.webhook_settings.private))
     dispatcher = WebhookDispatcher(app, webhooks, config.webhook_settings, metrics=metrics)
     hub.add_listener(dispatcher.poke)
     servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)

@@ -8,7 +8,10 @@ The setting is a comma-separated list of `name=value` overrides of the defaults 
 - `max_backoff`: the longest pause between two attempts, in seconds (default 300);
 - `timeout`: seconds an endpoint has to answer one POST (default 10);
 - `lease`: seconds a replica's claim on an endpoint lasts without renewal (default 30);
-- `poll`: seconds between looks for new endpoints and events when idle (default 1).
+- `poll`: seconds between looks for new endpoints and events when idle (default 1);
+- `private`: 1 lets endpoints be on private networks (RFC 1918, unique local IPv6, shared
+  address space: a platform inside the operator's network), 0 refuses them (default 0).
+  Loopback is reached only by a URL that names it; link-local addresses never.
 
 Each pause is drawn uniformly between 0 and its ceiling ("full jitter"), so endpoints that
 failed together do not retry together. The defaults retry for about half an hour.
@@ -21,6 +24,7 @@ from dataclasses import dataclass, fields, replace
 
 MAX_ATTEMPTS = 1_000
 MAX_SECONDS = 86_400.0
+FLAGS = {"0": False, "1": True}
 
 
 class WebhookSettingsError(ValueError):
@@ -38,6 +42,7 @@ class WebhookSettings:
     lease: float = 30.0
     poll: float = 1.0
     batch: int = 100
+    private: bool = False
 
     def pause(self, attempt: int, rng: random.Random) -> float:
         """The pause after failed attempt `attempt` (1, 2, ...): exponential, full jitter."""
@@ -55,7 +60,12 @@ def parse_webhook_settings(text: str) -> WebhookSettings:
         if not sep or name not in known or name == "batch":
             raise WebhookSettingsError(
                 f"{item!r}: expected name=value with a name among attempts, backoff,"
-                " max_backoff, timeout, lease, poll")
+                " max_backoff, timeout, lease, poll, private")
+        if name == "private":
+            if value.strip() not in FLAGS:
+                raise WebhookSettingsError(f"private={value!r}: expected 0 or 1")
+            settings = replace(settings, private=FLAGS[value.strip()])
+            continue
         try:
             number: float = int(value) if name == "attempts" else float(value)
         except ValueError:

@@ -16,6 +16,13 @@ events; after `max_attempts` the event goes to the endpoint's dead letters
 (`webhook_dead_letters`) and the worker moves on. `RedeliverWebhookEvents` marks dead letters
 for another try; the worker sends those before new events.
 
+Bounds. One attempt ends within `timeout` seconds whatever the endpoint does (connecting,
+a trickled or never-ending answer); a redirect is a failure, not followed; at most
+`MAX_ANSWER_BYTES` of an answer are read. The referee connects only to addresses the policy
+allows (`address_allowed`), checked on the address it connects to, each time it looks the
+host up: a name that resolves to a private or loopback address after registration (DNS
+rebinding) gets nothing.
+
 Replicas. A worker runs only while it holds its endpoint's lease (`lease_holder`,
 `lease_until`, renewed on every step and taken over when it runs out): on PostgreSQL the
 replicas share the endpoints and each endpoint is served by one of them at a time; SQLite
@@ -30,6 +37,7 @@ the reference, and docs/integrating.md has a standalone copy.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -38,6 +46,7 @@ import json
 import logging
 import random
 import secrets
+import socket
 import threading
 import time
 import uuid
@@ -87,6 +96,12 @@ SUCCESS = range(200, 300)
 ERROR_TEXT_LENGTH = 200
 USER_AGENT = "fiftyk-referee-webhooks/1"
 ADVANCE_SECONDS = 0.5  # how often a busy endpoint's position is written
+# Read from an answer (and dropped): a small body is drained, so the connection is kept
+# alive; a longer one closes the connection instead of being read to its end.
+MAX_ANSWER_BYTES = 64 * 1024
+NAT64_PREFIX = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052's well-known prefix
+IPV4_BITS = 0xFFFFFFFF
+RESOLVE_SECONDS = 60.0  # how long a checked address is used before the host is looked up again
 log = logging.getLogger(__name__)
 # What a worker survives by starting over later: the store not answering.
 RETRIED_FAILURES: tuple[type[Exception], ...] = (*STORE_ERRORS, ServiceError)
@@ -176,8 +191,29 @@ class DeadLetter:
     redeliver: bool
 
 
-def check_url(url: str) -> str:
-    """An endpoint URL: HTTPS, or plain HTTP to a loopback address; else INVALID_REQUEST."""
+def address_allowed(url_host: str, address: str, *, private: bool = False) -> bool:
+    """Whether a delivery to an endpoint whose URL names `url_host` may connect to `address`.
+
+    Public (global unicast) addresses are allowed; a loopback address only when the URL itself
+    names loopback (development); private networks (RFC 1918, unique local, shared address
+    space) only when the operator allows them (`private`). Link-local addresses (where cloud
+    metadata services answer), multicast, unspecified and reserved ones never."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])  # an IPv6 zone is not an address
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        ip = _embedded_ipv4(ip) or ip
+    if ip.is_loopback:
+        return _is_loopback(url_host)
+    if ip.is_link_local or ip.is_multicast or ip.is_unspecified or ip.is_reserved:
+        return False
+    return ip.is_global or private
+
+
+def check_url(url: str, *, private: bool = False) -> str:
+    """An endpoint URL: HTTPS, or plain HTTP to a loopback address, never naming an address
+    deliveries may not go to; else INVALID_REQUEST."""
     def refuse(problem: str) -> InvalidArgument:
         return InvalidArgument(ServiceReason.INVALID_REQUEST, f"url {problem}",
                                field_violations=[FieldViolation("url", problem)])
@@ -192,11 +228,31 @@ def check_url(url: str) -> str:
         raise refuse("is not a URL") from None
     if not host or parts.username or parts.password:
         raise refuse("needs a host and no user or password")
+    if _is_address(host) and not address_allowed(host, host, private=private):
+        raise refuse("names an address deliveries may not go to (private, link-local or"
+                     " reserved)")
     if parts.scheme == "https":
         return url
     if parts.scheme == "http" and _is_loopback(host):
         return url
     raise refuse("must be https:// (plain http:// only to a loopback address)")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one stands for (mapped, 6to4, NAT64), judged in its place."""
+    if ip.ipv4_mapped is not None or ip.sixtofour is not None:
+        return ip.ipv4_mapped or ip.sixtofour
+    if ip in NAT64_PREFIX:
+        return ipaddress.IPv4Address(int(ip) & IPV4_BITS)
+    return None
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_loopback(host: str) -> bool:
@@ -211,8 +267,9 @@ def _is_loopback(host: str) -> bool:
 class WebhookStore:
     """The endpoints, their positions and leases, and their dead letters."""
 
-    def __init__(self, app: Referee, *, create: bool = True) -> None:
+    def __init__(self, app: Referee, *, create: bool = True, private: bool = False) -> None:
         self.app = app
+        self.private = private
         self.store = ProcessStore(datastore_of(app), create_statements=CREATE_STATEMENTS,
                                   create=create)
 
@@ -220,7 +277,7 @@ class WebhookStore:
                  request_id: str | None = None) -> tuple[Endpoint, bool]:
         """A new endpoint, starting after the feed's head (it receives later events), and
         whether it was registered before under `request_id`."""
-        check_url(url)
+        check_url(url, private=self.private)
         PUBLIC_EVENTS.topics(events)  # refuses an unknown name
         if len(description) > MAX_DESCRIPTION_LENGTH:
             raise InvalidArgument(ServiceReason.INVALID_REQUEST,
@@ -429,6 +486,95 @@ def payload(event: FeedEvent, table_id: str) -> dict[str, Any]:
     }
 
 
+class Refused(Exception):
+    """The endpoint's host resolves to no address deliveries may go to."""
+
+
+class Sender:
+    """Sends one endpoint's POSTs, each attempt bounded as the module says.
+
+    A thread of its own runs it (a worker's); its event loop runs only during an attempt,
+    so that `asyncio.timeout` bounds the whole attempt, which httpx's timeouts (per connect
+    and per read) do not."""
+
+    def __init__(self, url: str, timeout: float, *, private: bool = False) -> None:
+        self.url = httpx.URL(url)
+        self.timeout = timeout
+        self.private = private
+        self._address: tuple[str, float] | None = None  # checked address, used until
+        self._loop = asyncio.new_event_loop()
+        # An explicit transport: no proxy from the environment (it would connect to the
+        # host itself, past the address check); certificates as the environment says.
+        self._client = httpx.AsyncClient(
+            transport=httpx.AsyncHTTPTransport(), follow_redirects=False, timeout=timeout,
+            headers={"User-Agent": USER_AGENT})
+
+    def post(self, body: bytes, headers: dict[str, str]) -> str:
+        """One attempt: "" when the endpoint took it (2xx), else what went wrong."""
+        try:
+            return self._loop.run_until_complete(self._bounded(body, headers))
+        except TimeoutError:
+            self._address = None
+            return f"no answer within {self.timeout:g} s"
+        except Refused as refused:
+            self._address = None
+            return str(refused)
+        except httpx.HTTPError as error:
+            self._address = None  # look the host up again: it may have moved
+            return f"{type(error).__name__}: {error}"
+
+    async def _bounded(self, body: bytes, headers: dict[str, str]) -> str:
+        async with asyncio.timeout(self.timeout):
+            address = await self._resolve()
+            host = self.url.host
+            request = self._client.build_request(
+                "POST", self.url.copy_with(host=address), content=body,
+                headers={**headers, "Host": self.url.netloc.decode("ascii")},
+                # TLS names and verifies the URL's host, not the address connected to.
+                extensions={"sni_hostname": host})
+            response = await self._client.send(request, stream=True)
+            try:
+                read = 0
+                async for chunk in response.aiter_raw():
+                    read += len(chunk)
+                    if read > MAX_ANSWER_BYTES:
+                        break
+            finally:
+                await response.aclose()
+        if response.status_code in SUCCESS:
+            return ""
+        return f"HTTP {response.status_code}"
+
+    async def _resolve(self) -> str:
+        """An address of the URL's host that deliveries may go to (looked up again after
+        RESOLVE_SECONDS or a failure); Refused when it has none."""
+        host = self.url.host
+        if _is_address(host):
+            if not address_allowed(host, host, private=self.private):
+                raise Refused(f"{host} is not an address deliveries may go to")
+            return host
+        now = time.monotonic()
+        if self._address is not None and self._address[1] > now:
+            return self._address[0]
+        port = self.url.port or (443 if self.url.scheme == "https" else 80)
+        try:
+            found = await self._loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as error:
+            raise Refused(f"{host} does not resolve: {error.strerror}") from None
+        addresses = [str(info[4][0]) for info in found]
+        allowed = [a for a in addresses if address_allowed(host, a, private=self.private)]
+        if not allowed:
+            raise Refused(f"{host} resolves only to addresses deliveries may not go to"
+                          f" ({', '.join(sorted(set(addresses)))})")
+        self._address = (allowed[0], now + RESOLVE_SECONDS)
+        return allowed[0]
+
+    def close(self) -> None:
+        """Close the connections and the loop."""
+        self._loop.run_until_complete(self._client.aclose())
+        self._loop.close()
+
+
 class Stopped(Exception):
     """The worker must stop: the server stops, the lease or the endpoint is gone."""
 
@@ -451,8 +597,8 @@ class EndpointWorker:
 
     def _run(self) -> None:
         holder = self.dispatcher.holder
-        client = httpx.Client(timeout=self.settings.timeout, follow_redirects=False,
-                              headers={"User-Agent": USER_AGENT})
+        client = Sender(self.endpoint.url, self.settings.timeout,
+                        private=self.settings.private)
         if self.dispatcher.metrics is not None:
             self.dispatcher.metrics.serve_webhook(self.endpoint.endpoint_id)
         try:
@@ -482,7 +628,7 @@ class EndpointWorker:
                                      self.settings.lease):
             raise Stopped
 
-    def _step(self, client: httpx.Client, position: int) -> int:
+    def _step(self, client: Sender, position: int) -> int:
         """Deliver the next page of events after `position`; the new position."""
         head = self.app.head_position()
         notifications = self.app.recorder.select_notifications(
@@ -544,7 +690,7 @@ class EndpointWorker:
         return json.dumps(payload(event, self._table_of(event)), separators=(",", ":"),
                           ensure_ascii=False, sort_keys=True).encode()
 
-    def _deliver_or_dead_letter(self, client: httpx.Client, event: FeedEvent) -> None:
+    def _deliver_or_dead_letter(self, client: Sender, event: FeedEvent) -> None:
         body = self._body(event)
         attempts, error = self._attempts(client, event, body, self.settings.attempts)
         if error:
@@ -554,7 +700,7 @@ class EndpointWorker:
             log.warning("webhook %s: event %s dead-lettered after %d attempts: %s",
                         self.endpoint.endpoint_id, event_id(event), attempts, error)
 
-    def _attempts(self, client: httpx.Client, event: FeedEvent, body: bytes,
+    def _attempts(self, client: Sender, event: FeedEvent, body: bytes,
                   limit: int) -> tuple[int, str]:
         """POST until taken or `limit` attempts; (attempts, last error or "")."""
         metrics = self.dispatcher.metrics
@@ -579,7 +725,7 @@ class EndpointWorker:
                 self._renew()
         return limit, error
 
-    def _post(self, client: httpx.Client, event: FeedEvent, body: bytes) -> str:
+    def _post(self, client: Sender, event: FeedEvent, body: bytes) -> str:
         """One attempt: "" when the endpoint took it, else what went wrong."""
         headers = {
             "Content-Type": "application/json",
@@ -588,15 +734,9 @@ class EndpointWorker:
             EVENT_ID_HEADER: event_id(event),
             EVENT_NAME_HEADER: event.name,
         }
-        try:
-            response = client.post(self.endpoint.url, content=body, headers=headers)
-        except httpx.HTTPError as error:
-            return f"{type(error).__name__}: {error}"
-        if response.status_code in SUCCESS:
-            return ""
-        return f"HTTP {response.status_code}"
+        return client.post(body, headers)
 
-    def _redeliver(self, client: httpx.Client) -> None:
+    def _redeliver(self, client: Sender) -> None:
         """Send the dead letters marked for redelivery (one attempt cycle each)."""
         for letter in self.store.dead_letters(self.endpoint.endpoint_id, redeliver_only=True):
             notifications = self.app.recorder.select_notifications(
@@ -696,6 +836,7 @@ __all__ = [
     "WebhookDispatcher",
     "WebhookMetrics",
     "WebhookStore",
+    "address_allowed",
     "check_url",
     "event_id",
     "payload",

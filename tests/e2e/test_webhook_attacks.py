@@ -1,0 +1,150 @@
+"""Hostile webhook endpoints cost the referee one bounded attempt each, and reach nothing.
+
+An endpoint that redirects (the redirect is not followed: the attempt fails), one that
+answers with a body that never ends (it is not read to its end), one that trickles its
+headers or never answers (the attempt ends at the timeout, whatever reads do), and a host
+name that resolves to a loopback or private address after it was registered (DNS
+rebinding: nothing is sent, the event becomes a dead letter that says why). The sender is
+driven directly against real sockets, and once through the real referee. Name resolution is
+replaced for the rebinding cases (the resolver is the attacker's), nothing else is.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.webhooks import MAX_ANSWER_BYTES, Sender
+from tests.e2e.harness import LiveServer, server_config
+from tests.support.hostile_endpoint import HostileEndpoint
+from tests.support.webhook_receiver import WebhookReceiver
+
+TIMEOUT = 1.0  # the referee's timeout per attempt in these tests
+LONG_TIMEOUT = 60.0  # longer than the test could wait: what ends the attempt is not it
+WAIT_SECONDS = 60.0  # a deadline for a wait, not a speed assertion
+BODY = b'{"id": "x"}'
+HEADERS = {"Content-Type": "application/json"}
+REBOUND = {"loopback.rebind.test": "127.0.0.1", "private.rebind.test": "10.20.30.40",
+           "metadata.rebind.test": "169.254.169.254", "mapped.rebind.test": "::ffff:127.0.0.1"}
+ATTEMPTS = "backoff=0.02,max_backoff=0.05,attempts=2,poll=0.2,timeout=1,lease=5"
+
+
+@pytest.fixture
+def rebinding_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names under .rebind.test resolve to the addresses an attacker's DNS would answer."""
+    real: Callable[..., Any] = socket.getaddrinfo
+
+    def resolve(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
+        address = REBOUND.get(host)
+        if address is None:
+            return real(host, port, *args, **kwargs)
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        return [(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+
+
+@pytest.fixture
+def hostile() -> Iterator[Callable[..., HostileEndpoint]]:
+    started: list[HostileEndpoint] = []
+
+    def start(behaviour: str, **options: Any) -> HostileEndpoint:
+        endpoint = HostileEndpoint(behaviour, **options)
+        started.append(endpoint)
+        return endpoint
+
+    yield start
+    for endpoint in started:
+        endpoint.close()
+
+
+def _post(url: str, timeout: float = TIMEOUT, *, private: bool = False) -> str:
+    sender = Sender(url, timeout, private=private)
+    try:
+        return sender.post(BODY, HEADERS)
+    finally:
+        sender.close()
+
+
+def test_a_redirect_fails_the_attempt_and_is_not_followed(
+        hostile: Callable[..., HostileEndpoint]) -> None:
+    with WebhookReceiver() as target:
+        redirecting = hostile("redirect", location=target.url)
+        assert _post(redirecting.url) == "HTTP 307"
+        assert target.deliveries == []
+
+
+def test_an_endless_answer_is_not_read_to_its_end(
+        hostile: Callable[..., HostileEndpoint]) -> None:
+    endless = hostile("endless")
+    assert _post(endless.url, LONG_TIMEOUT) == ""  # a 2xx status took the event
+    assert endless.hung_up.wait(WAIT_SECONDS), "the sender read on"
+    assert endless.written > MAX_ANSWER_BYTES
+
+
+@pytest.mark.parametrize("behaviour", ["trickle", "silent"])
+def test_an_answer_that_never_completes_ends_at_the_timeout(
+        hostile: Callable[..., HostileEndpoint], behaviour: str) -> None:
+    slow = hostile(behaviour)
+    outcome = _post(slow.url)
+    # Trickled header bytes each arrive within any read timeout: only a bound on the whole
+    # attempt ends it. A silent one may meet the read timeout first.
+    expected = ("no answer within 1 s",) + (("ReadTimeout",) if behaviour == "silent" else ())
+    assert outcome.startswith(expected), outcome
+    assert slow.hung_up.wait(WAIT_SECONDS), "the connection was left open"
+
+
+@pytest.mark.usefixtures("rebinding_dns")
+@pytest.mark.parametrize("host", sorted(REBOUND))
+def test_a_name_that_resolves_to_a_non_public_address_gets_nothing(
+        hostile: Callable[..., HostileEndpoint], host: str) -> None:
+    listening = hostile("silent")  # where a rebound name on loopback would land
+    outcome = _post(f"https://{host}:{listening.port}/hooks", private=True)
+    if host == "private.rebind.test":
+        # An operator may let endpoints be on private networks (`private=1`), and then the
+        # sender tries that address; nothing listens there.
+        assert "resolves only to" not in outcome
+    else:
+        assert outcome == (f"{host} resolves only to addresses deliveries may not go to"
+                           f" ({REBOUND[host]})")
+    assert _post(f"https://{host}:{listening.port}/hooks").startswith(f"{host} resolves only")
+    assert listening.connections == 0
+
+
+@pytest.mark.usefixtures("rebinding_dns")
+def test_the_referee_dead_letters_what_a_redirect_or_a_rebound_name_would_have_taken(
+        tmp_path: Path, hostile: Callable[..., HostileEndpoint]) -> None:
+    server = LiveServer(server_config(tmp_path, webhooks=ATTEMPTS))
+    with WebhookReceiver() as target:
+        redirecting = hostile("redirect", location=target.url)
+        try:
+            platform = server.platform()
+            rebound = f"https://loopback.rebind.test:{target.server.server_address[1]}/"
+            endpoints = {
+                "HTTP 307": platform.register_webhook(redirecting.url, ["table.opened"]),
+                "resolves only to addresses deliveries may not go to (127.0.0.1)":
+                    platform.register_webhook(rebound, ["table.opened"]),
+            }
+            platform.create_table("classic", 4)
+            for error, registered in endpoints.items():
+                letters = _dead_letters(platform, registered.webhook.webhook_id)
+                assert [(letter.attempts, letter.name) for letter in letters] == [
+                    (2, "table.opened")]
+                assert letters[0].last_error.endswith(error)
+        finally:
+            server.stop()
+        assert target.deliveries == []
+
+
+def _dead_letters(platform: Any, webhook_id: str) -> list[pb.WebhookDeadLetter]:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not (letters := platform.webhook_dead_letters(webhook_id)):
+        assert time.monotonic() < deadline, "no dead letter"
+        time.sleep(0.05)
+    return list(letters)
