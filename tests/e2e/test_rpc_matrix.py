@@ -6,12 +6,14 @@ ended; every read RPC with each kind of credential (the table's seat token, anot
 table's seat token, the table's spectator token, the audit key, the platform key, none). No
 answer is UNKNOWN or INTERNAL, every refusal carries its reason, and no view or event shows
 a card its viewer may not see. A new RPC adds its row to `READS` (or to the command tests of
-its own).
+its own). The webhook RPCs answer the platform key alone, and the endpoint registered
+before a game's tables were made receives their events.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,9 +28,12 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out
 from tests.e2e.test_shengji import play_out as play_out_shengji
 from tests.e2e.test_shengji import step as shengji_step
+from tests.support.webhook_receiver import WebhookReceiver
 
 WATCH_SECONDS = 1.5
 MID_HAND_ACTIONS = 3
+ARRIVAL_TIMEOUT_SECONDS = 120  # a deadline for deliveries, not a speed assertion
+UNKNOWN_WEBHOOK = "6f1c1bbf-7d0e-4c1e-9d1a-3d2b8f1f0a11"
 # The refusals a read may answer (a credential without access, a phase without a hand).
 REFUSALS = {grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED,
             grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION,
@@ -56,6 +61,8 @@ class Phase:
     game: str
     table: Seated
     hand_id: str
+    webhook_id: str = ""
+    receiver: WebhookReceiver | None = None  # the endpoint registered before the tables
 
 
 def _seated(server: LiveServer, game: str, preset: str, players: int, hands: int,
@@ -95,23 +102,28 @@ def phases(request: pytest.FixtureRequest, server: LiveServer) -> Iterator[dict[
     """The four phases of a game's table, each a table of its own left at that phase."""
     game, preset, players = request.param
     rng = random.Random(players)
+    receiver = WebhookReceiver()
+    webhook_id = server.platform().register_webhook(
+        receiver.url, description=f"matrix {game} {players}").webhook.webhook_id
     found: dict[str, Phase] = {}
     fresh = _seated(server, game, preset, players, 2, f"m0-{game}-{players}")
-    found["before_deal"] = Phase(game, fresh, "")
+    found["before_deal"] = Phase(game, fresh, "", webhook_id, receiver)
     mid = _seated(server, game, preset, players, 2, f"mm-{game}-{players}")
     hand = _advance(game, mid, mid.platform.start_hand(mid.table_id).hand, MID_HAND_ACTIONS,
                     rng)
     assert hand.status != COMPLETED
-    found["mid_hand"] = Phase(game, mid, hand.hand_id)
+    found["mid_hand"] = Phase(game, mid, hand.hand_id, webhook_id, receiver)
     two = _seated(server, game, preset, players, 2, f"m2-{game}-{players}")
     hand = _advance(game, two, two.platform.start_hand(two.table_id).hand, None, rng)
     assert not two.platform.get_table(two.table_id).match_over
-    found["finished_hand"] = Phase(game, two, hand.hand_id)
+    found["finished_hand"] = Phase(game, two, hand.hand_id, webhook_id, receiver)
     one = _seated(server, game, preset, players, 1, f"m1-{game}-{players}")
     last = _advance(game, one, one.platform.start_hand(one.table_id).hand, None, rng)
     assert one.platform.get_table(one.table_id).match_over
-    found["match_over"] = Phase(game, one, last.hand_id)
+    found["match_over"] = Phase(game, one, last.hand_id, webhook_id, receiver)
     yield found
+    server.platform().delete_webhook(webhook_id)
+    receiver.close()
 
 
 def _client(server: LiveServer, phase: Phase, other: Phase, credential: str) -> RefereeClient:
@@ -155,7 +167,10 @@ READS: dict[str, Read] = {
     "ExportTranscript": lambda c, p: c.export_transcript(p.hand_id or p.table.table_id),
     # Not a read of the table's state, but it changes nothing: the platform's spectator token.
     "IssueSpectatorToken": lambda c, p: c.issue_spectator_token(p.table.table_id),
+    "ListWebhooks": lambda c, p: c.list_webhooks(),
+    "ListWebhookDeadLetters": lambda c, p: c.webhook_dead_letters(p.webhook_id),
 }
+PLATFORM_ONLY = ("IssueSpectatorToken", "ListTables", "ListWebhooks", "ListWebhookDeadLetters")
 
 
 def _check_view(view: pb.HandView, credential: str) -> None:
@@ -234,8 +249,9 @@ def test_every_read_rpc_answers_every_credential_with_a_status_and_no_hidden_car
     assert all(outcomes[rpc, "spectator"] != "OK" for rpc in (
         "GetHandHistory", "GetHandAt", "ExportTranscript", "ListLegalPlays", "ReadEvents",
         "IssueSpectatorToken", "GetFeedHead", "ListTables"))
-    assert {credential for credential in CREDENTIALS
-            if outcomes["IssueSpectatorToken", credential] == "OK"} == {"platform"}
+    for rpc in PLATFORM_ONLY:
+        assert {credential for credential in CREDENTIALS
+                if outcomes[rpc, credential] == "OK"} == {"platform"}, (rpc, outcomes)
     # The lobby is the platform's: a seat or an auditor lists no tables.
     assert outcomes["ListTables", "platform"] == "OK"
     assert outcomes["ListTables", "seat"] == outcomes["ListTables", "audit"] != "OK"
@@ -303,3 +319,60 @@ def test_contribute_entropy_answers_every_credential_at_every_phase(server: Live
     assert dealt.HasField("hand")
     _check_view(dealt.hand, "seat")
     assert outcomes() == {"seat": "NO_DRAW_OPEN", **refused_always}  # the hand is dealt
+
+
+Command = Callable[[RefereeClient, Phase], Any]
+WEBHOOK_COMMANDS: dict[str, Command] = {
+    "RegisterWebhook": lambda c, p: c.delete_webhook(
+        c.register_webhook("https://hooks.example.com/matrix", ["table.closed"])
+        .webhook.webhook_id),
+    "RedeliverWebhookEvents": lambda c, p: c.redeliver_webhook_events(p.webhook_id),
+    "DeleteWebhook": lambda c, p: c.delete_webhook(UNKNOWN_WEBHOOK),
+}
+
+
+def test_webhook_commands_answer_only_the_platform(server: LiveServer,
+                                                   phases: dict[str, Phase]) -> None:
+    phase = phases["mid_hand"]
+    outcomes: dict[tuple[str, str], str] = {}
+    for rpc, command in WEBHOOK_COMMANDS.items():
+        for credential in CREDENTIALS:
+            client = _client(server, phase, phases["match_over"], credential)
+            try:
+                command(client, phase)
+            except grpc.RpcError as error:
+                details = error_details(error)
+                assert details.code in REFUSALS and details.reason, (rpc, credential, details)
+                outcomes[rpc, credential] = str(details.reason)
+                continue
+            outcomes[rpc, credential] = "OK"
+    platform = {rpc: outcomes[rpc, "platform"] for rpc in WEBHOOK_COMMANDS}
+    assert platform == {"RegisterWebhook": "OK", "RedeliverWebhookEvents": "OK",
+                        "DeleteWebhook": "WEBHOOK_NOT_FOUND"}
+    # Anyone else is refused for the credential, before the webhook is looked up.
+    assert all(outcome not in ("OK", "WEBHOOK_NOT_FOUND")
+               for (_, credential), outcome in outcomes.items() if credential != "platform")
+
+
+def test_the_webhook_receives_every_tables_events_of_the_game(
+        phases: dict[str, Phase]) -> None:
+    """Each phase's table opened, was sat at and (but the first) dealt: the endpoint got it
+    all, with the table's id on the table's and on its hands' events."""
+    receiver = phases["before_deal"].receiver
+    assert receiver is not None
+    tables = {phase.table.table_id: phase for phase in phases.values()}
+    deadline = time.monotonic() + ARRIVAL_TIMEOUT_SECONDS
+    while True:
+        names: dict[str, set[str]] = {table_id: set() for table_id in tables}
+        for delivery in receiver.accepted():
+            names.get(delivery.json["table_id"], set()).add(delivery.json["name"])
+        if all(_dealt(names[t]) == bool(phase.hand_id) for t, phase in tables.items()):
+            break
+        assert time.monotonic() < deadline, names
+        time.sleep(0.05)
+    for table_id in tables:
+        assert {"table.opened", "table.seat_taken"} <= names[table_id], names[table_id]
+
+
+def _dealt(names: set[str]) -> bool:
+    return any(name.endswith("hand_dealt") or name.endswith("round_dealt") for name in names)
