@@ -45,6 +45,9 @@ def _check(report: dict[str, Any], backend: str) -> None:
     base = summary["none"]["probe_play_p99_ms"]
     for mode in ("slow", "hang", "fast", "backlog"):
         assert summary[mode]["p99_ratio"] == round(summary[mode]["probe_play_p99_ms"] / base, 2)
+        assert summary[mode]["pooled_p99_ratio"] == round(
+            summary[mode]["probe_play_p99_pooled_ms"]
+            / summary["none"]["probe_play_p99_pooled_ms"], 2)
 
 
 def test_bench_webhooks_runs_every_mode_on_sqlite(tmp_path: Path) -> None:
