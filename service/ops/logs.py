@@ -46,6 +46,10 @@ _RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, No
     "message", "asctime", "taskName",
 }
 _HANDLER_MARK = "_fiftyk_json_handler"
+# The HTTP client logs each webhook POST, URL included, at INFO: a line per event per
+# endpoint, and a URL may carry the platform's token. Deliveries are told by the webhook
+# metrics and dead letters instead; these loggers speak at DEBUG only.
+QUIET_BELOW_DEBUG = ("httpx", "httpcore")
 
 
 def redact_cards(text: str) -> str:
@@ -107,6 +111,8 @@ def configure_logging(level: str, stream: TextIO | None = None) -> logging.Handl
     setattr(handler, _HANDLER_MARK, True)
     root.addHandler(handler)
     root.setLevel(name)
+    for quiet in QUIET_BELOW_DEBUG:
+        logging.getLogger(quiet).setLevel(logging.DEBUG if name == "DEBUG" else logging.WARNING)
     return handler
 
 

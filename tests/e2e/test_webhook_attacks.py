@@ -12,8 +12,11 @@ replaced for the rebinding cases (the resolver is the attacker's), nothing else 
 from __future__ import annotations
 
 import socket
+import ssl
+import threading
 import time
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ import pytest
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.webhooks import MAX_ANSWER_BYTES, Sender
 from tests.e2e.harness import LiveServer, server_config
+from tests.support.certs import TestCA
 from tests.support.hostile_endpoint import HostileEndpoint
 from tests.support.webhook_receiver import WebhookReceiver
 
@@ -70,6 +74,62 @@ def _post(url: str, timeout: float = TIMEOUT, *, private: bool = False) -> str:
         return sender.post(BODY, HEADERS)
     finally:
         sender.close()
+
+
+class TlsEndpoint:
+    """An HTTPS endpoint on 127.0.0.1 whose certificate names only `hosts` (no address)."""
+
+    def __init__(self, tmp_path: Path, ca: TestCA, hosts: tuple[str, ...]) -> None:
+        cert, key = ca.issue(hosts[0], hosts=hosts).write(tmp_path / f"{hosts[0]}.pem",
+                                                          tmp_path / f"{hosts[0]}.key")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self.hosts_seen: list[str] = []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                endpoint.hosts_seen.append(self.headers.get("Host", ""))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet."""
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = int(self.server.server_address[1])
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_tls_names_and_verifies_the_urls_host_not_the_address_connected_to(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ca = TestCA()
+    (tmp_path / "ca.pem").write_bytes(ca.pem)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+    named = TlsEndpoint(tmp_path, ca, ("localhost",))
+    other = TlsEndpoint(tmp_path, ca, ("hooks.example.com",))
+    try:
+        # The sender connects to 127.0.0.1, which the certificate does not name: it is
+        # verified as "localhost", the URL's host, and the Host header says so too.
+        assert _post(f"https://localhost:{named.port}/hooks") == ""
+        assert named.hosts_seen == [f"localhost:{named.port}"]
+        outcome = _post(f"https://localhost:{other.port}/hooks")
+        assert outcome.startswith("ConnectError") and "certificate" in outcome, outcome
+        assert other.hosts_seen == []
+    finally:
+        named.close()
+        other.close()
 
 
 def test_a_redirect_fails_the_attempt_and_is_not_followed(

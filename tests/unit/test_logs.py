@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.cards import parse_cards
-from fiftyk_referee.service.ops.logs import bind, configure_logging
+from fiftyk_referee.service.ops.logs import QUIET_BELOW_DEBUG, bind, configure_logging
 
 HIDDEN = "3S 10H QC BJ"
 
@@ -69,6 +69,19 @@ def test_level_from_configuration_filters_records_and_a_second_call_replaces_the
     log.info("hidden")
     log.warning("shown")
     assert [entry["message"] for entry in lines(output)] == ["shown"]
+
+
+def test_the_http_clients_line_per_request_shows_only_at_debug(
+        output: io.StringIO, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in QUIET_BELOW_DEBUG:  # put back as they were after the test
+        monkeypatch.setattr(logging.getLogger(name), "level", logging.getLogger(name).level)
+    configure_logging("INFO", output)
+    logging.getLogger("httpx").info("HTTP Request: POST https://hooks.example.com/?token=t")
+    logging.getLogger("httpx").warning("a warning still shows")
+    assert [entry["message"] for entry in lines(output)] == ["a warning still shows"]
+    configure_logging("DEBUG", output)
+    logging.getLogger("httpx").info("HTTP Request: POST https://hooks.example.com/")
+    assert lines(output)[-1]["message"] == "HTTP Request: POST https://hooks.example.com/"
 
 
 def test_unknown_level_is_refused() -> None:
