@@ -19,8 +19,8 @@ for another try; the worker sends those before new events.
 Bounds. One attempt ends within `timeout` seconds whatever the endpoint does (connecting,
 a trickled or never-ending answer); a redirect is a failure, not followed; at most
 `MAX_ANSWER_BYTES` of an answer are read. The referee connects only to addresses the policy
-allows (`address_allowed`), checked on the address it connects to, each time it looks the
-host up: a name that resolves to a private or loopback address after registration (DNS
+allows (`address_allowed`), looked up and checked for each new connection, on the address it
+connects to: a name that resolves to a private or loopback address after registration (DNS
 rebinding) gets nothing.
 
 Replicas. A worker runs only while it holds its endpoint's lease (`lease_holder`,
@@ -37,7 +37,6 @@ the reference, and docs/integrating.md has a standalone copy.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -47,6 +46,7 @@ import logging
 import random
 import secrets
 import socket
+import ssl
 import threading
 import time
 import uuid
@@ -56,6 +56,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 from google.protobuf.json_format import MessageToDict
 
@@ -101,7 +102,6 @@ ADVANCE_SECONDS = 0.5  # how often a busy endpoint's position is written
 MAX_ANSWER_BYTES = 64 * 1024
 NAT64_PREFIX = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052's well-known prefix
 IPV4_BITS = 0xFFFFFFFF
-RESOLVE_SECONDS = 60.0  # how long a checked address is used before the host is looked up again
 log = logging.getLogger(__name__)
 # What a worker survives by starting over later: the store not answering.
 RETRIED_FAILURES: tuple[type[Exception], ...] = (*STORE_ERRORS, ServiceError)
@@ -486,93 +486,129 @@ def payload(event: FeedEvent, table_id: str) -> dict[str, Any]:
     }
 
 
-class Refused(Exception):
-    """The endpoint's host resolves to no address deliveries may go to."""
+class Deadline:
+    """When the attempt under way must end (monotonic seconds)."""
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+    def left(self, timeout: float | None) -> float:
+        """The time an I/O step may take: the smaller of its timeout and what is left."""
+        left = self.until - time.monotonic()
+        if left <= 0:
+            raise httpcore.ReadTimeout("the attempt's time is up")
+        return left if timeout is None else min(timeout, left)
+
+
+class _BoundedStream(httpcore.NetworkStream):
+    """A connection whose every read and write ends by the attempt's deadline."""
+
+    def __init__(self, stream: httpcore.NetworkStream, deadline: Deadline) -> None:
+        self._stream = stream
+        self._deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._deadline.left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._deadline.left(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _BoundedStream(self._stream.start_tls(ssl_context, server_hostname,
+                                                     self._deadline.left(timeout)),
+                              self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _CheckedBackend(httpcore.NetworkBackend):
+    """Opens connections only to addresses the policy allows, looked up and checked at each
+    connection (so a name cannot be rebound between the check and the connection), and
+    bounds each connection's I/O by the attempt's deadline."""
+
+    def __init__(self, deadline: Deadline, private: bool) -> None:
+        self._deadline = deadline
+        self._private = private
+        self._backend = httpcore.SyncBackend()
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        if _is_address(host):
+            addresses = [host]
+        else:
+            try:
+                found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except socket.gaierror as error:
+                raise httpcore.ConnectError(f"{host} does not resolve: {error.strerror}"
+                                            ) from None
+            addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+        allowed = [a for a in addresses if address_allowed(host, a, private=self._private)]
+        if not allowed:
+            raise httpcore.ConnectError(f"{host} resolves only to addresses deliveries may"
+                                        f" not go to ({', '.join(addresses)})")
+        stream = self._backend.connect_tcp(allowed[0], port, self._deadline.left(timeout),
+                                           local_address, socket_options)
+        return _BoundedStream(stream, self._deadline)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[Any] | None = None
+                            ) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("webhooks are delivered over TCP only")
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+class _CheckedTransport(httpx.HTTPTransport):
+    """httpx's transport over the checked backend. No proxy: one from the environment would
+    connect to the host itself, past the address check."""
+
+    def __init__(self, deadline: Deadline, private: bool) -> None:
+        super().__init__()
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            network_backend=_CheckedBackend(deadline, private))
 
 
 class Sender:
-    """Sends one endpoint's POSTs, each attempt bounded as the module says.
-
-    A thread of its own runs it (a worker's); its event loop runs only during an attempt,
-    so that `asyncio.timeout` bounds the whole attempt, which httpx's timeouts (per connect
-    and per read) do not."""
+    """Sends one endpoint's POSTs, each attempt bounded as the module says."""
 
     def __init__(self, url: str, timeout: float, *, private: bool = False) -> None:
-        self.url = httpx.URL(url)
+        self.url = url
         self.timeout = timeout
-        self.private = private
-        self._address: tuple[str, float] | None = None  # checked address, used until
-        self._loop = asyncio.new_event_loop()
-        # An explicit transport: no proxy from the environment (it would connect to the
-        # host itself, past the address check); certificates as the environment says.
-        self._client = httpx.AsyncClient(
-            transport=httpx.AsyncHTTPTransport(), follow_redirects=False, timeout=timeout,
-            headers={"User-Agent": USER_AGENT})
+        self._deadline = Deadline()
+        self._client = httpx.Client(
+            transport=_CheckedTransport(self._deadline, private), follow_redirects=False,
+            timeout=timeout, headers={"User-Agent": USER_AGENT})
 
     def post(self, body: bytes, headers: dict[str, str]) -> str:
         """One attempt: "" when the endpoint took it (2xx), else what went wrong."""
+        self._deadline.until = time.monotonic() + self.timeout
         try:
-            return self._loop.run_until_complete(self._bounded(body, headers))
-        except TimeoutError:
-            self._address = None
-            return f"no answer within {self.timeout:g} s"
-        except Refused as refused:
-            self._address = None
-            return str(refused)
-        except httpx.HTTPError as error:
-            self._address = None  # look the host up again: it may have moved
-            return f"{type(error).__name__}: {error}"
-
-    async def _bounded(self, body: bytes, headers: dict[str, str]) -> str:
-        async with asyncio.timeout(self.timeout):
-            address = await self._resolve()
-            host = self.url.host
-            request = self._client.build_request(
-                "POST", self.url.copy_with(host=address), content=body,
-                headers={**headers, "Host": self.url.netloc.decode("ascii")},
-                # TLS names and verifies the URL's host, not the address connected to.
-                extensions={"sni_hostname": host})
-            response = await self._client.send(request, stream=True)
-            try:
+            with self._client.stream("POST", self.url, content=body,
+                                     headers=headers) as response:
                 read = 0
-                async for chunk in response.aiter_raw():
+                for chunk in response.iter_raw():
                     read += len(chunk)
                     if read > MAX_ANSWER_BYTES:
-                        break
-            finally:
-                await response.aclose()
+                        break  # the rest is not read: closing drops the connection
+        except httpx.TimeoutException:
+            return f"no answer within {self.timeout:g} s"
+        except httpx.HTTPError as error:
+            return f"{type(error).__name__}: {error}"
         if response.status_code in SUCCESS:
             return ""
         return f"HTTP {response.status_code}"
 
-    async def _resolve(self) -> str:
-        """An address of the URL's host that deliveries may go to (looked up again after
-        RESOLVE_SECONDS or a failure); Refused when it has none."""
-        host = self.url.host
-        if _is_address(host):
-            if not address_allowed(host, host, private=self.private):
-                raise Refused(f"{host} is not an address deliveries may go to")
-            return host
-        now = time.monotonic()
-        if self._address is not None and self._address[1] > now:
-            return self._address[0]
-        port = self.url.port or (443 if self.url.scheme == "https" else 80)
-        try:
-            found = await self._loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror as error:
-            raise Refused(f"{host} does not resolve: {error.strerror}") from None
-        addresses = [str(info[4][0]) for info in found]
-        allowed = [a for a in addresses if address_allowed(host, a, private=self.private)]
-        if not allowed:
-            raise Refused(f"{host} resolves only to addresses deliveries may not go to"
-                          f" ({', '.join(sorted(set(addresses)))})")
-        self._address = (allowed[0], now + RESOLVE_SECONDS)
-        return allowed[0]
-
     def close(self) -> None:
-        """Close the connections and the loop."""
-        self._loop.run_until_complete(self._client.aclose())
-        self._loop.close()
+        """Close the connections."""
+        self._client.close()
 
 
 class Stopped(Exception):
