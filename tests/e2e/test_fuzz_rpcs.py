@@ -44,7 +44,11 @@ WITHOUT_INFO = {grpc.StatusCode.DEADLINE_EXCEEDED}
 CALL_TIMEOUT = 5.0
 STREAM_MESSAGES = 3
 MAX_DEPTH = 3
-MEMORY_GROWTH_BYTES = 64 * 1024 * 1024
+# The server runs in this process beside the fuzzer (hypothesis), and on a parallel worker the
+# process is fresh: the first use of each RPC's strategies and code paths costs memory that a
+# serial run had paid earlier (66 MiB seen once). Some 10,000 requests are sent: a leak of
+# 10 KB per request still exceeds this.
+MEMORY_GROWTH_BYTES = 96 * 1024 * 1024
 CARDS = ["3S", "10H", "QS", "SJ", "BJ", "2D", "AH", "ZZ", "", "10", "3S3S"]
 # Values a refusal might echo: longer than any trailer a client accepts, if echoed whole.
 LONG_TEXTS = ["x" * 5_000, "é" * 200_000]
