@@ -45,6 +45,7 @@ POLL_SECONDS = 0.2
 DROP_WAIT_SECONDS = 10
 DEADLOCK_ATTEMPTS = 5
 COMMAND_TIMEOUT_SECONDS = 120.0
+CONFIG_RETRY_SECONDS = 30.0
 # Monitor settings (milliseconds): how fast a dead primary is noticed and replaced.
 MONITOR_SETTINGS = {
     "pgautofailover.health_check_period": 1000,
@@ -193,8 +194,23 @@ class AutoFailoverCluster:
         self._wait(lambda: self.state(name) in {"primary", "secondary", "single"},
                    f"node {name} to join the formation")
         for key, value in KEEPER_SETTINGS.items():
-            self._run("config", "set", "--pgdata", str(node.pgdata), key, value)
+            self._set_keeper_setting(node, key, value)
         return node
+
+    def _set_keeper_setting(self, node: Node, key: str, value: str) -> None:
+        """`pg_autoctl config set` on a running node. The node's keeper rewrites its
+        configuration file in place (truncate, then write) as it moves through its first
+        states, and a `config set` that reads it in between finds no `[pg_autoctl]` section
+        (CI met this once): read again until the file is whole."""
+        deadline = time.monotonic() + CONFIG_RETRY_SECONDS
+        while True:
+            try:
+                self._run("config", "set", "--pgdata", str(node.pgdata), key, value)
+                return
+            except ClusterError as error:
+                if "configuration file" not in str(error) or time.monotonic() > deadline:
+                    raise
+            time.sleep(POLL_SECONDS)
 
     def states(self) -> dict[str, tuple[str, str]]:
         """Every node's reported and assigned state, as the monitor has them."""
