@@ -395,9 +395,11 @@ class Referee(Application[UUID]):
         return self._hand_decision(command, hand, seen, detail=taken.kind)
 
     def _table_now(self, command: HandCommand) -> Table:
-        """The command's table as it is now, read through to the store even on a first
-        attempt: a seat token reissued or a hand voided on another replica counts at once."""
-        return self._fresh_table(parse_id(command.table_id, "table id"))
+        """The command's table: on a first attempt the cached copy, which the decision names
+        as a guard (`_hand_decision`), so a seat token reissued or a hand voided on another
+        replica since still counts at once: the append is refused and the retry reads the
+        table from the store."""
+        return self.get_table(parse_id(command.table_id, "table id"))
 
     def _acting_hand(self, command: HandCommand, seen: Table) -> GameHand:
         if command.hand_id is not None and command.hand_id in seen.voided_hands:
@@ -414,7 +416,8 @@ class Referee(Application[UUID]):
             table.record_hand(hand)
             changed.append(table)
         decision = Decision(Outcome(command.kind, table, hand, seat=command.seat,
-                                    detail=detail, table_version=seen.version), changed)
+                                    detail=detail, table_version=seen.version), changed,
+                            guards={seen.id: seen.version})
         if self.metrics is not None:
             decision.on_saved.append(game_event_metrics(self.metrics, hand))
         return decision

@@ -12,6 +12,13 @@ with `Conflict` (`CONCURRENT_UPDATE`, gRPC `ABORTED`). No event is lost or appli
 and versions stay gapless, because nothing is ever appended except on top of the version
 the command was decided on.
 
+A command may also depend on a stream it does not change: a hand command reads its table
+(the seat's token generation, whether the hand was voided). The first attempt takes the
+table from the cache and names it as a guard with the version it read; the store refuses the
+append, as a conflict, if the table moved on since (another replica reissued a token or
+aborted the table), and the retry reads it fresh. So the common case costs no read of the
+store at all, and a stale cache can never let a revoked token act.
+
 Idempotency. Every command takes an optional `request_id`. An accepted command with a
 request id also saves a `CommandReceipt` (`service/receipts.py`) in the same transaction as
 its events. A retry with the same id writes nothing and returns the original outcome,
@@ -124,6 +131,17 @@ class Decision:
     outcome: Outcome
     changed: list[Aggregate] = field(default_factory=list)
     on_saved: list[Callable[[], None]] = field(default_factory=list)
+    # Streams the decision read but does not change, with the version it read: the append
+    # is refused as a conflict (and the command decided again on fresh state) if one of
+    # them moved on in the meantime, e.g. the table of a hand command.
+    guards: dict[UUID, int] = field(default_factory=dict)
+
+    def unchanged_guards(self) -> dict[UUID, int]:
+        """The guards on streams this decision does not write (a written stream is already
+        guarded by its own next version)."""
+        written = {aggregate.id for aggregate in self.changed}
+        return {stream: version for stream, version in self.guards.items()
+                if stream not in written}
 
 
 # Rebuilds an outcome from a receipt: (kind, recorded result) -> Outcome.
@@ -170,8 +188,12 @@ class CommandRunner:
                                          fingerprint=fingerprint,
                                          result=decision.outcome.receipt_result())
             started = perf_counter()
+            guards = decision.unchanged_guards()
             try:
-                self._save(*decision.changed, receipt)
+                if guards:
+                    self._save(*decision.changed, receipt, guards=guards)
+                else:
+                    self._save(*decision.changed, receipt)
             except IntegrityError:
                 self._conflicted(kind, attempt)
                 continue

@@ -43,7 +43,7 @@ import math
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from uuid import UUID
@@ -51,6 +51,7 @@ from uuid import UUID
 import psycopg
 import psycopg.errors
 from eventsourcing.persistence import (
+    IntegrityError,
     InterfaceError,
     InternalError,
     Notification,
@@ -64,6 +65,7 @@ from eventsourcing.postgres import (
     PostgresDatastore,
     PostgresFactory,
 )
+from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from eventsourcing.utils import get_topic
 from psycopg import Connection
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -306,6 +308,13 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
     order and the feed stays gapless (unlike the library's optional `es_insert_events_*`
     function, which does not lock the table). Duplicate versions still fail with
     `IntegrityError`. Reads of one stream use statements composed once, not per call.
+
+    Guards: an append may name streams it read but does not change, each with the version
+    it read (`insert_events(..., guards={id: version})`). Under the same table lock the
+    function checks that none of them moved on, and refuses the append as a conflict
+    (`IntegrityError`, SQLSTATE 23505) if one did: a hand command decided on a cached table
+    then costs no read of the table, and still never acts on a seat token reissued, or a
+    table closed, by another replica in the meantime.
     """
 
     def __init__(self, datastore: PostgresDatastore, *,
@@ -336,6 +345,35 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
         ))
         self.append_statement = SQL("SELECT * FROM {}.{}(%s, %s, %s, %s)").format(
             schema, function)
+        self.guarded_append_function = f"fiftyk_append_guarded_{id_type}"
+        guarded = Identifier(self.guarded_append_function)
+        self.sql_create_statements.append(SQL(
+            "CREATE OR REPLACE FUNCTION {schema}.{function}(ids {id_type}[], versions bigint[],"
+            " topics text[], states bytea[], guard_ids {id_type}[], guard_versions bigint[])"
+            " RETURNS SETOF bigint LANGUAGE plpgsql AS $BODY$"
+            " BEGIN"
+            " SET LOCAL lock_timeout = '{lock_timeout}s';"
+            " LOCK TABLE {table} IN EXCLUSIVE MODE;"
+            # One primary-key probe per guard (a join on unnest() may scan the table).
+            " FOR i IN 1 .. coalesce(array_length(guard_ids, 1), 0) LOOP"
+            " IF EXISTS (SELECT 1 FROM {table} WHERE originator_id = guard_ids[i]"
+            " AND originator_version > guard_versions[i]) THEN"
+            " RAISE unique_violation USING MESSAGE ="
+            " 'a stream this append was decided on has moved on';"
+            " END IF;"
+            " END LOOP;"
+            " NOTIFY {channel};"
+            " RETURN QUERY INSERT INTO {table} AS t"
+            " (originator_id, originator_version, topic, state)"
+            " SELECT * FROM unnest(ids, versions, topics, states)"
+            " RETURNING notification_id;"
+            " END; $BODY$"
+        ).format(
+            schema=schema, function=guarded, id_type=Identifier(id_type), table=table,
+            lock_timeout=self.datastore.lock_timeout, channel=Identifier(self.channel_name),
+        ))
+        self.guarded_append_statement = SQL(
+            "SELECT * FROM {}.{}(%s, %s, %s, %s, %s, %s)").format(schema, guarded)
         select = SQL("SELECT * FROM {} WHERE originator_id = %s").format(table)
         self._selects = {
             (gt, lte, desc, limit): select
@@ -349,20 +387,26 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
         }
 
     @_bounded
-    def insert_events(self, /, stored_events: Sequence[StoredEvent],
+    def insert_events(self, /, stored_events: Sequence[StoredEvent], *,
+                      guards: Mapping[UUID, int] | None = None,
                       **kwargs: Any) -> Sequence[int] | None:
-        """Append the events in one statement; return their feed positions."""
+        """Append the events in one statement, unless a guarded stream moved past the
+        version it was read at; return their feed positions."""
         if not stored_events:
             return []
-        params = (
+        params: tuple[list[Any], ...] = (
             [e.originator_id for e in stored_events],
             [e.originator_version for e in stored_events],
             [e.topic for e in stored_events],
             [e.state for e in stored_events],
         )
+        statement, function = self.append_statement, self.append_function
+        if guards:
+            params += (list(guards), list(guards.values()))
+            statement, function = self.guarded_append_statement, self.guarded_append_function
         with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(self.append_statement, params, prepare=True)
-            return [row[self.append_function] for row in curs.fetchall()]
+            curs.execute(statement, params, prepare=True)
+            return [row[function] for row in curs.fetchall()]
 
     @_bounded
     def select_events(self, /, originator_id: UUID | str, *, gt: int | None = None,
@@ -467,6 +511,28 @@ class RefereePostgresFactory(PostgresFactory):
             max_lifetime=stock.max_lifetime,
             reconnect_seconds=reconnect,
         )
+
+
+class GuardedSQLiteRecorder(SQLiteApplicationRecorder):
+    """The library's SQLite recorder, with the PostgreSQL recorder's guards: the append is
+    refused as a conflict when a guarded stream moved past the version it was read at.
+
+    The check runs after the inserts, in the same transaction, so the database's write lock
+    is held; a guarded stream is never one the append itself writes (the runner leaves
+    those out), so the append cannot trip its own guard.
+    """
+
+    def _insert_events(self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], *,
+                       guards: Mapping[UUID, int] | None = None,
+                       **kwargs: Any) -> Sequence[int] | None:
+        positions = super()._insert_events(c, stored_events, **kwargs)
+        for stream, version in (guards or {}).items():
+            c.execute(f"SELECT 1 FROM {self.events_table_name}"
+                      " WHERE originator_id = ? AND originator_version > ? LIMIT 1",
+                      (stream.hex, version))
+            if c.fetchone() is not None:
+                raise IntegrityError(f"stream {stream} moved on past version {version}")
+        return positions
 
 
 class DatabaseUnreachable(RuntimeError):
@@ -598,6 +664,7 @@ def persistence_env(
         path.parent.mkdir(parents=True, exist_ok=True)
     env.update({
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "APPLICATION_RECORDER_TOPIC": get_topic(GuardedSQLiteRecorder),
         "SQLITE_DBNAME": str(path),
         "SQLITE_LOCK_TIMEOUT": str(lock_seconds),
     })
@@ -612,6 +679,7 @@ __all__ = [
     "BoundedAggregateRecorder",
     "DatabaseUnreachable",
     "FailoverPool",
+    "GuardedSQLiteRecorder",
     "OneCallPostgresRecorder",
     "RefereePostgresFactory",
     "StoreAvailability",

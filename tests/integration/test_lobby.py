@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.table import CLOSED, PLAYING, WAITING
 from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.errors import ServiceError
+from fiftyk_referee.service.errors import ServiceError, ServiceReason, Unauthenticated
 from fiftyk_referee.service.lobby import Lobby, TableQuery
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
@@ -94,6 +95,41 @@ class LobbyCases:
         with pytest.raises(RuleError) as refused:
             app.start_hand(shengji)
         assert refused.value.reason == Reason.TABLE_CLOSED
+
+    # A seat's action that reaches the game after the table checks: 五十K's resign (any
+    # seat, any time) is accepted; Shengji has no pass, so the game itself refuses it.
+    @pytest.mark.parametrize(("game", "preset", "kind", "game_says"), [
+        ("fiftyk", "classic", "resign", None),
+        ("shengji", "tractor", "pass", Reason.PASS_NOT_ALLOWED),
+    ])
+    def test_what_another_replica_changed_on_the_table_counts_at_once(
+            self, open_app: Callable[[], Referee], game: str, preset: str, kind: str,
+            game_says: Reason | None) -> None:
+        """A hand command decides on the replica's cached table (no read of the store) and
+        names it as a guard: a token reissued, or the table aborted, through another replica
+        since is still honoured — the append is refused and the retry reads the table."""
+        first, second = open_app(), open_app()
+        table_id = seated(first, game, preset, f"guard-{game}")
+        hand_id = first.start_hand(table_id).hand_id
+        generation = first.get_table(table_id).token_generation(1)  # cached by `first`
+
+        def act(seat: int, token_generation: int | None = None) -> None:
+            try:
+                first.act(table_id, hand_id, seat, Action(kind), names_cards=False,
+                          token_generation=token_generation)
+            except RuleError as refused:
+                if refused.reason != game_says:
+                    raise
+
+        second.reissue_seat_token(table_id, 1)
+        with pytest.raises(Unauthenticated) as revoked:
+            act(1, generation)
+        assert revoked.value.reason == ServiceReason.TOKEN_REVOKED
+        act(1, generation + 1)  # the new token passes the table's checks
+        second.abort_table(table_id, "maintenance")
+        with pytest.raises(RuleError) as voided:
+            act(2)
+        assert voided.value.reason == Reason.HAND_VOIDED
 
     def test_racing_lobbies_apply_every_event_once(self, open_app: Callable[[], Referee]
                                                    ) -> None:
