@@ -32,7 +32,10 @@ library's `PostgresFactory` / `SQLiteFactory`); it reads no environment itself.
 - Aggregate cache: `AGGREGATE_CACHE_MAXSIZE` hot aggregates per process, always with
   `AGGREGATE_CACHE_FASTFORWARD` on: every read of a cached aggregate first selects the events
   stored after its cached version, so processes sharing one database never act on stale state
-  (the library then deep-copies the cached aggregate before a command mutates it).
+  (the library then deep-copies the cached aggregate before a command mutates it). A
+  command's first attempt decides on cached state without that read; its append then fails
+  as a conflict if anything it used moved on (the streams it writes by their next version,
+  the streams it only read by the append's guards), and the retry fast-forwards.
 """
 
 from __future__ import annotations
