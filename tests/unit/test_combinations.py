@@ -135,6 +135,9 @@ CLASSIFY: list[tuple[str, Opts, str, str | None]] = [
     ("jiaodong", NO, "4S 4H 4C 5S 5H 5C 6S 6H 6C 3S SJ BJ", "triple_straight_with_singles"),
     ("jiaodong", NO, "4S 4H 4C 5S 5H 5C 6S 6H 6C 7S 7H 8S 8H 9S 9H",
      "triple_straight_with_pairs"),
+    # two triples are no plane where triple straights need three (min_triple_straight)
+    ("jiaodong", NO, "4S 4H 4C 5S 5H 5C 9S JS", INVALID),
+    ("jiaodong", NO, "4S 4H 4C 5S 5H 5C 9S 9H JS JH", INVALID),
     # kicker ranks must differ from each other and from the triples
     ("jiaodong", NO, "4S 4H 4C 5S 5H 5C 6S 6H 6C 7S 7H 8S", INVALID),
     ("jiaodong", NO, "4S 4H 4C 5S 5H 5C 6S 6H 6C 4D 7S 8S", INVALID),

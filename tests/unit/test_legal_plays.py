@@ -360,3 +360,47 @@ def test_following_a_plane_with_singles_lists_only_same_length_planes() -> None:
     plays = legal_plays(hand, top, qq4)
     assert plays
     assert {(p.type, len(p.cards)) for p in plays} == {(TRIPLE_STRAIGHT_WITH_SINGLES, 8)}
+
+
+# -- following: equal is not higher, and low sequences rank by their low-order top ---------------
+
+
+def test_an_a_2_3_4_5_does_not_follow_an_a_2_3_4_5_under_ace_two_low() -> None:
+    ruleset = ruleset_of("classic", {"sequence_order": "ace_two_low"})
+    top = classify(parse_cards("AS 2S 3S 4S 5S"), ruleset)
+    hand = parse_cards("AH 2H 3H 4H 5H 6H")
+    assert names(legal_plays(hand, top, ruleset)) == ["straight(3H 4H 5H 6H 2H)"]
+
+
+def test_a_a_2_2_is_the_lowest_pair_straight_of_two_pairs_under_ace_two_low() -> None:
+    ruleset = ruleset_of("qq4", {"sequence_order": "ace_two_low"})
+    top = classify(parse_cards("3S 3H 4S 4H"), ruleset)
+    hand = parse_cards("AS AH 2S 2H")
+    assert legal_plays(hand, top, ruleset) == []
+    assert not can_beat(hand, top, ruleset)
+    low = classify(hand, ruleset)
+    assert beats(top, low, ruleset) and not beats(low, top, ruleset)
+
+
+def test_a_low_pair_straight_is_listed_with_its_cards_in_canonical_order() -> None:
+    ruleset = ruleset_of("classic", {"sequence_order": "ace_two_low"})
+    hand = parse_cards("AS AH 2S 2H 3S 3H")
+    pair_straights = [p for p in legal_plays(hand, None, ruleset) if p.type == "pair_straight"]
+    assert names(pair_straights) == ["pair_straight(3S 3H AS AH 2S 2H)"]
+    assert pair_straights[0] == classify(hand, ruleset)
+
+
+def test_a_plane_follows_a_plane_only_with_a_higher_top_triple() -> None:
+    ruleset = ruleset_of("classic", {"kickers": True, "min_triple_straight": 2})
+    top = classify(parse_cards("3S 3H 3C 4S 4H 4C 9S JS"), ruleset)
+    # 333 444 ties the top (not higher); 444 555, found after it, beats it.
+    hand = parse_cards("3S 3H 3D 4S 4H 4D 5S 5H 5D 9H")
+    assert names(legal_plays(hand, top, ruleset)) == [
+        "triple_straight_with_singles(3S 4S 4H 4D 5S 5H 5D 9H)"]
+
+
+def test_four_with_two_follows_only_with_a_higher_four() -> None:
+    ruleset = ruleset_of("classic", {"four_with_two": True})
+    top = classify(parse_cards("3S 3H 3C 3D 5S 6S"), ruleset)
+    hand = parse_cards("3S 3H 3C 3D 7S 8S")
+    assert names(legal_plays(hand, top, ruleset)) == ["bomb(3S 3H 3C 3D)"]
