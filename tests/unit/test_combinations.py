@@ -270,8 +270,15 @@ def test_every_preset_has_classification_cases() -> None:
 
 
 def test_empty_play_is_not_a_combination() -> None:
-    with pytest.raises(InvalidCombination):
+    with pytest.raises(InvalidCombination) as refused:
         classify([], rules("classic"))
+    assert refused.value.message == "a play needs at least one card"
+
+
+def test_cards_that_form_nothing_are_refused_naming_them_and_the_preset() -> None:
+    with pytest.raises(InvalidCombination) as refused:
+        classify(parse_cards("4H 3S"), rules("classic"))
+    assert refused.value.message == "3S 4H is not a combination of preset 'classic'"
 
 
 def test_classification_is_canonical_whatever_the_order_of_the_cards() -> None:
