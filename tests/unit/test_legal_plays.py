@@ -404,3 +404,18 @@ def test_four_with_two_follows_only_with_a_higher_four() -> None:
     top = classify(parse_cards("3S 3H 3C 3D 5S 6S"), ruleset)
     hand = parse_cards("3S 3H 3C 3D 7S 8S")
     assert names(legal_plays(hand, top, ruleset)) == ["bomb(3S 3H 3C 3D)"]
+
+
+def test_a_double_fifty_k_and_a_pure_double_fifty_k_follow_a_four_bomb() -> None:
+    ruleset = ruleset_of("six_card_two_packs", {})
+    top = classify(parse_cards("2S 2H 2C 2D"), ruleset)
+    hand = parse_cards("5S 5S 5H 10S 10S KS KS")
+    assert sorted(names(legal_plays(hand, top, ruleset))) == [
+        "double_fifty_k(5S 5H 10S 10S KS KS)", "pure_double_fifty_k(5S 5S 10S 10S KS KS)"]
+
+
+def test_an_empty_hand_has_no_legal_plays() -> None:
+    # A seat of a 5/6-card game that waits to draw holds no cards.
+    ruleset = ruleset_of("six_card", {})
+    assert legal_plays([], None, ruleset) == []
+    assert not can_beat([], classify(parse_cards("3S"), ruleset), ruleset)
