@@ -329,35 +329,9 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
         table = SQL("{}.{}").format(schema, Identifier(self.events_table_name))
         id_type = self.datastore.originator_id_type
         self.append_function = f"fiftyk_append_{id_type}"
-        function = Identifier(self.append_function)
-        self.sql_create_statements.append(SQL(
-            "CREATE OR REPLACE FUNCTION {schema}.{function}(ids {id_type}[], versions bigint[],"
-            " topics text[], states bytea[]) RETURNS SETOF bigint LANGUAGE plpgsql AS $BODY$"
-            " BEGIN"
-            " SET LOCAL lock_timeout = '{lock_timeout}s';"
-            " LOCK TABLE {table} IN EXCLUSIVE MODE;"
-            " NOTIFY {channel};"
-            " RETURN QUERY INSERT INTO {table} AS t"
-            " (originator_id, originator_version, topic, state)"
-            " SELECT * FROM unnest(ids, versions, topics, states)"
-            " RETURNING notification_id;"
-            " END; $BODY$"
-        ).format(
-            schema=schema, function=function, id_type=Identifier(id_type), table=table,
-            lock_timeout=self.datastore.lock_timeout, channel=Identifier(self.channel_name),
-        ))
-        self.append_statement = SQL("SELECT * FROM {}.{}(%s, %s, %s, %s)").format(
-            schema, function)
         self.guarded_append_function = f"fiftyk_append_guarded_{id_type}"
-        guarded = Identifier(self.guarded_append_function)
-        self.sql_create_statements.append(SQL(
-            "CREATE OR REPLACE FUNCTION {schema}.{function}(ids {id_type}[], versions bigint[],"
-            " topics text[], states bytea[], guard_ids {id_type}[], guard_versions bigint[])"
-            " RETURNS SETOF bigint LANGUAGE plpgsql AS $BODY$"
-            " BEGIN"
-            " SET LOCAL lock_timeout = '{lock_timeout}s';"
-            " LOCK TABLE {table} IN EXCLUSIVE MODE;"
-            # One primary-key probe per guard (a join on unnest() may scan the table).
+        # One primary-key probe per guard (a join on unnest() may scan the table).
+        guard_check = (
             " FOR i IN 1 .. coalesce(array_length(guard_ids, 1), 0) LOOP"
             " IF EXISTS (SELECT 1 FROM {table} WHERE originator_id = guard_ids[i]"
             " AND originator_version > guard_versions[i]) THEN"
@@ -365,18 +339,35 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
             " 'a stream this append was decided on has moved on';"
             " END IF;"
             " END LOOP;"
-            " NOTIFY {channel};"
-            " RETURN QUERY INSERT INTO {table} AS t"
-            " (originator_id, originator_version, topic, state)"
-            " SELECT * FROM unnest(ids, versions, topics, states)"
-            " RETURNING notification_id;"
-            " END; $BODY$"
-        ).format(
-            schema=schema, function=guarded, id_type=Identifier(id_type), table=table,
-            lock_timeout=self.datastore.lock_timeout, channel=Identifier(self.channel_name),
-        ))
-        self.guarded_append_statement = SQL(
-            "SELECT * FROM {}.{}(%s, %s, %s, %s, %s, %s)").format(schema, guarded)
+        )
+        statements = []
+        for name, guard_params, check in (
+                (self.append_function, "", ""),
+                (self.guarded_append_function,
+                 ", guard_ids {id_type}[], guard_versions bigint[]", guard_check)):
+            function = Identifier(name)
+            self.sql_create_statements.append(SQL(
+                "CREATE OR REPLACE FUNCTION {schema}.{function}(ids {id_type}[],"
+                " versions bigint[], topics text[], states bytea[]" + guard_params + ")"
+                " RETURNS SETOF bigint LANGUAGE plpgsql AS $BODY$"
+                " BEGIN"
+                " SET LOCAL lock_timeout = '{lock_timeout}s';"
+                " LOCK TABLE {table} IN EXCLUSIVE MODE;"
+                + check +
+                " NOTIFY {channel};"
+                " RETURN QUERY INSERT INTO {table} AS t"
+                " (originator_id, originator_version, topic, state)"
+                " SELECT * FROM unnest(ids, versions, topics, states)"
+                " RETURNING notification_id;"
+                " END; $BODY$"
+            ).format(
+                schema=schema, function=function, id_type=Identifier(id_type), table=table,
+                lock_timeout=self.datastore.lock_timeout,
+                channel=Identifier(self.channel_name),
+            ))
+            arguments = SQL(", ").join([SQL("%s")] * (6 if check else 4))
+            statements.append(SQL("SELECT * FROM {}.{}({})").format(schema, function, arguments))
+        self.append_statement, self.guarded_append_statement = statements
         select = SQL("SELECT * FROM {} WHERE originator_id = %s").format(table)
         self._selects = {
             (gt, lte, desc, limit): select
