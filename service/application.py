@@ -36,6 +36,7 @@ from fiftyk_referee.domain.chain import check_stream
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import (
     PASS,
+    PLAY,
     RESIGN,
     Action,
     GameHand,
@@ -814,9 +815,11 @@ def check_token_generation(table: Table, seat: int, generation: int) -> None:
 
 def _check_kind(game: str, kind: str) -> None:
     """INVALID_ACTION, naming the game's kinds (message and `kinds` metadata), unless
-    `kind` is one of them: kinds are lower-case words, compared exactly."""
+    `kind` is one of them (kinds are lower-case words, compared exactly) or a kind most
+    trick games share, which a game without it refuses with its own reason (Shengji's
+    "pass": `PASS_NOT_ALLOWED`)."""
     kinds = [spec.kind for spec in game_named(game).action_kinds]
-    if kind not in kinds:
+    if kind not in kinds and kind not in (PLAY, PASS, RESIGN):
         listed = ", ".join(kinds)
         hint = " (kinds are written in lower case)" if kind.lower() in kinds else ""
         raise InvalidArgument(Reason.INVALID_ACTION,

@@ -541,10 +541,9 @@ class ShengjiHand(Aggregate):
 
     def play(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
         """Lead or follow; a failed throw plays its forced component."""
-        read = self._checked_play(seat, cards)
+        lead, leads = self._checked_play(seat, cards)
         order = self.order
-        if read is not None:  # a lead: a throw stands or fails on the other seats' cards
-            lead = read
+        if leads:  # a throw stands or fails on the other seats' cards
             others = [self.hands[(seat + k) % PLAYERS] for k in range(1, PLAYERS)]
             forced = self.tricks.forced(lead, others, order)
             if forced is not None:
@@ -556,8 +555,6 @@ class ShengjiHand(Aggregate):
             key = play_key(cards, lead, order)
             winning = True
         else:
-            lead = self.lead
-            assert lead is not None  # _checked_play read no lead: the trick has one
             key = play_key(cards, lead, order)
             if self.tricks.throw_evaluation == KEY_COMPONENT:
                 winning = key is not None and key > self.best_key
@@ -575,9 +572,10 @@ class ShengjiHand(Aggregate):
             if over:
                 self._finish()
 
-    def _checked_play(self, seat: int, cards: Sequence[Card]) -> Lead | None:
-        """A lead as read from its cards (None for a follow), or the play's refusal: judged
-        on the seat's own cards and the trick so far, never on another seat's cards."""
+    def _checked_play(self, seat: int, cards: Sequence[Card]) -> tuple[Lead, bool]:
+        """The lead the play answers (read from its cards when it leads) and whether it
+        leads, or the play's refusal: judged on the seat's own cards and the trick so far,
+        never on another seat's cards."""
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
@@ -595,11 +593,11 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.CARDS_NOT_IN_HAND,
                             f"seat {seat} does not hold {' '.join(map(str, missing))}")
         if self.lead is None:
-            return self.tricks.read(cards, self.order)
+            return self.tricks.read(cards, self.order), True
         problem = self.tricks.follow_error(hand, cards, self.lead, self.order)
         if problem is not None:
             raise RuleError(*problem)
-        return None
+        return self.lead, False
 
     def _finish(self) -> None:
         dealer_team = team_of(self.dealer)

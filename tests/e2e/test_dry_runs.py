@@ -196,9 +196,9 @@ def test_probe_a_dry_run_resign_does_not_open_the_deal_commitment(
     client = table.seats[prober]
     answer = client.act(table.table_id, dealt.hand_id, "resign", validate_only=True)
     assert answer.validated
+    assert not opens_commitment("fiftyk", preset, answer.hand, wire(answer))
     assert not answer.hand.HasField("deal_seed") and not answer.hand.HasField("result")
     assert answer.hand.status != COMPLETED
-    assert not opens_commitment("fiftyk", preset, answer.hand, wire(answer))
     assert wire(answer.hand) == wire(client.hand_view(table.table_id, dealt.hand_id))
     # The real resign ends the hand, and only then does the seed open the commitment.
     ended = client.resign(table.table_id, dealt.hand_id).hand

@@ -33,7 +33,7 @@ def dealt(game: Game, preset: str, players: int, seed: int) -> GameHand:
 def candidates(game: Game, hand: GameHand, seat: int) -> Iterator[Action]:
     """Actions of every kind the game has for `seat`: legal ones and refused ones."""
     legal = hand.legal_actions(seat, limit=3)
-    own = list(getattr(hand, "hands")[seat])
+    own = list(vars(hand)["hands"][seat])
     texts = [str(card) for card in own]
     for spec in game.action_kinds:
         if not spec.takes_cards:
@@ -152,7 +152,7 @@ def test_a_shengji_play_while_the_windows_are_open_names_the_phase() -> None:
     hand = dealt(GAMES["shengji"], "tractor", 4, seed=5)
     seat = hand.to_act
     assert seat is not None
-    card = str(getattr(hand, "hands")[seat][0])
+    card = str(vars(hand)["hands"][seat][0])
     for run in (hand.check, hand.act):
         with pytest.raises(RuleError) as refused:
             run(seat, Action("play", (card,)))
