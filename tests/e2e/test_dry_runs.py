@@ -109,7 +109,7 @@ class DryRuns:
 def choices(game: str, client: RefereeClient, view: pb.HandView
             ) -> Iterator[tuple[str, tuple[str, ...]]]:
     """Every kind of the game, with cards the seat holds or may play (and none)."""
-    legal = client.legal_plays(view.table_id, view.hand_id, max_plays=2)
+    legal = client.legal_plays(view.table_id, view.hand_id, max_plays=1)
     own = list(view.own_cards)
     for spec in GAMES[game].action_kinds:
         if not spec.takes_cards:
