@@ -45,6 +45,9 @@ class Reason(StrEnum):
     INVALID_ENTROPY = "INVALID_ENTROPY"
     # Shengji (docs/shengji.md#reason-codes).
     NOT_DECLARATION_PHASE = "NOT_DECLARATION_PHASE"
+    # A play while the declaration windows are still open (live tables: a transcript
+    # closes them at its first action that is not a declaration).
+    DECLARATIONS_OPEN = "DECLARATIONS_OPEN"
     MUST_BURY = "MUST_BURY"
     PASS_NOT_ALLOWED = "PASS_NOT_ALLOWED"
     INVALID_DECLARATION = "INVALID_DECLARATION"

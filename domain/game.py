@@ -266,6 +266,12 @@ class GameHand(Protocol):
     def act(self, seat: int, action: Action) -> None:
         """Validate and apply one seat's action (a `RuleError` with a reason if refused)."""
 
+    def check(self, seat: int, action: Action) -> None:
+        """Refuse `action` as `act` would (the same `RuleError`), changing nothing: a dry
+        run. It judges only on what `seat` may see (its own cards, the public state), never
+        on another seat's cards, the stock or a hidden kitty; a rule that depends on them
+        (Shengji: whether a throw stands) is left to `act`."""
+
     def time_out(self, seat: int, now: datetime) -> Action:
         """Act for a seat whose turn clock ran out; returns what the referee did."""
 

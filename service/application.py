@@ -36,6 +36,7 @@ from fiftyk_referee.domain.chain import check_stream
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import (
     PASS,
+    PLAY,
     RESIGN,
     Action,
     GameHand,
@@ -279,11 +280,12 @@ class Referee(Application[UUID]):
                                command.arguments(), lambda: handler(command))
 
     def check(self, command: Act) -> Outcome:
-        """What `command` would get now, recording nothing: its refusal, or the outcome
-        (on a private copy of the hand) it would have."""
+        """A dry run of `command`, recording nothing: its refusal, or the hand as it stands
+        now (never what the action would leave: that can hold what the seat may not see,
+        such as the result and the seed of a hand the action would end). The game judges
+        the action only on what the seat may see (`GameHand.check`)."""
         command = _normalized(command)
-        decision = self.cache.decide(lambda: self._act(command), optimistic=False)
-        return decision.outcome
+        return self.cache.decide(lambda: self._check_act(command), optimistic=False)
 
     @property
     def _handlers(self) -> dict[type[Command], Callable[[Any], Decision]]:
@@ -375,9 +377,22 @@ class Referee(Application[UUID]):
         return Decision(Outcome(command.kind, table, seat=command.seat), [table])
 
     def _act(self, command: Act) -> Decision:
+        seen, hand = self._acting(command)
+        hand.act(command.seat, command.action)
+        return self._hand_decision(command, hand, seen)
+
+    def _check_act(self, command: Act) -> Outcome:
+        seen, hand = self._acting(command)
+        hand.check(command.seat, command.action)
+        return Outcome(command.kind, None, hand, seat=command.seat, table_version=seen.version)
+
+    def _acting(self, command: Act) -> tuple[Table, GameHand]:
+        """The table and hand `command` acts on, once the seat, the version it names and
+        the kind of its action are checked."""
         seen = self._table_now(command)
         if command.token_generation is not None:
             check_token_generation(seen, command.seat, command.token_generation)
+        _check_kind(seen.game_name, command.action.kind)
         hand = self._acting_hand(command, seen)
         if command.player_id is not None:
             _check_seat_holder(hand, command.seat, command.player_id)
@@ -385,8 +400,7 @@ class Referee(Application[UUID]):
             raise Conflict(ServiceReason.STALE_VERSION,
                            f"the hand is at version {hand.version}, not"
                            f" {command.expected_version}: read it again and decide anew")
-        hand.act(command.seat, command.action)  # the game validates the kind
-        return self._hand_decision(command, hand, seen)
+        return seen, hand
 
     def _time_out(self, command: TimeOut) -> Decision:
         seen = self._table_now(command)
@@ -797,6 +811,20 @@ def check_token_generation(table: Table, seat: int, generation: int) -> None:
         raise Unauthenticated(ServiceReason.TOKEN_REVOKED,
                               "this seat token was replaced by a newer one"
                               " (ReissueSeatToken or ReplaceSeat)")
+
+
+def _check_kind(game: str, kind: str) -> None:
+    """INVALID_ACTION, naming the game's kinds (message and `kinds` metadata), unless
+    `kind` is one of them (kinds are lower-case words, compared exactly) or a kind most
+    trick games share, which a game without it refuses with its own reason (Shengji's
+    "pass": `PASS_NOT_ALLOWED`)."""
+    kinds = [spec.kind for spec in game_named(game).action_kinds]
+    if kind not in kinds and kind not in (PLAY, PASS, RESIGN):
+        listed = ", ".join(kinds)
+        hint = " (kinds are written in lower case)" if kind.lower() in kinds else ""
+        raise InvalidArgument(Reason.INVALID_ACTION,
+                              f"{game} has no {shown(kind)} action: its kinds are {listed}"
+                              f"{hint}", metadata={"game": game, "kind": kind, "kinds": listed})
 
 
 def _check_seat_holder(hand: GameHand, seat: int, player_id: str) -> None:

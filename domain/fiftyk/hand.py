@@ -358,6 +358,19 @@ class Hand(Aggregate):
 
     def play(self, seat: int, cards: Iterable[str | Card], *, timeout: bool = False) -> Combination:
         """Play cards that form a combination beating the trick's top play (or any, leading)."""
+        combo = self._checked_play(seat, cards)
+        points = _POINTS_WITH_JOKERS if self.rules.joker_points else _POINTS
+        self.trigger_event(
+            self.CardsPlayed, seat=seat, cards=[_TEXT[c] for c in combo.cards],
+            type=combo.type, rank=combo.rank, rung=combo.rung,
+            points=sum(points[c] for c in combo.cards), timeout=timeout,
+        )
+        self._after_hand_change(seat)
+        self._advance()
+        return combo
+
+    def _checked_play(self, seat: int, cards: Iterable[str | Card]) -> Combination:
+        """The combination `seat` would play, or the play's refusal."""
         self._check_turn(seat)
         parsed = [c if isinstance(c, Card) else parse_card(c) for c in cards]
         if not parsed:
@@ -375,49 +388,64 @@ class Hand(Aggregate):
                 f"{combo.type} {' '.join(combo.card_strings())} does not beat"
                 f" {self.top.type} {' '.join(self.top.card_strings())}",
             )
-        points = _POINTS_WITH_JOKERS if self.rules.joker_points else _POINTS
-        self.trigger_event(
-            self.CardsPlayed, seat=seat, cards=[_TEXT[c] for c in combo.cards],
-            type=combo.type, rank=combo.rank, rung=combo.rung,
-            points=sum(points[c] for c in combo.cards), timeout=timeout,
-        )
-        self._after_hand_change(seat)
-        self._advance()
         return combo
 
     def pass_turn(self, seat: int, *, timeout: bool = False) -> None:
         """Pass (过): allowed for everyone but the player who must lead."""
-        self._check_turn(seat)
-        if self.top is None:
-            raise RuleError(Reason.MUST_LEAD, f"seat {seat} leads this trick and cannot pass")
+        self._check_pass(seat)
         self.trigger_event(self.Passed, seat=seat, why=PASS_TIMEOUT if timeout else PASS_BY_PLAYER)
         self._advance()
 
+    def _check_pass(self, seat: int) -> None:
+        self._check_turn(seat)
+        if self.top is None:
+            raise RuleError(Reason.MUST_LEAD, f"seat {seat} leads this trick and cannot pass")
+
     def resign(self, seat: int) -> None:
         """Resign: the seat stops playing, keeps its cards (leftover) and is placed last."""
+        self._check_resign(seat)
+        self._resigned(seat=seat)
+        self._advance()
+
+    def _check_resign(self, seat: int) -> None:
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
             raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{self.players - 1}")
         if not self.is_active(seat):
             raise RuleError(Reason.PLAYER_OUT, f"seat {seat} no longer plays")
-        self._resigned(seat=seat)
-        self._advance()
 
     def act(self, seat: int, action: Action) -> None:
         """Apply one seat's action: play, pass or resign (the game protocol's entry point)."""
-        if action.value is not None:
-            raise RuleError(Reason.INVALID_ACTION, f"a 五十K {action.kind} takes no value")
+        self._check_action(action)
         if action.kind == PLAY:
             self.play(seat, action.cards)
-        elif action.kind in (PASS, RESIGN) and action.cards:
-            raise RuleError(Reason.INVALID_ACTION, f"a 五十K {action.kind} names no cards")
         elif action.kind == PASS:
             self.pass_turn(seat)
-        elif action.kind == RESIGN:
-            self.resign(seat)
         else:
+            self.resign(seat)
+
+    def check(self, seat: int, action: Action) -> None:
+        """Refuse `action` as `act` would, changing nothing: every rule it checks reads only
+        the seat's own cards and the table's public state (the trick's top play, who still
+        plays), never another seat's cards or the stock."""
+        self._check_action(action)
+        if action.kind == PLAY:
+            self._checked_play(seat, action.cards)
+        elif action.kind == PASS:
+            self._check_pass(seat)
+        else:
+            self._check_resign(seat)
+
+    @staticmethod
+    def _check_action(action: Action) -> None:
+        """The action's own form: a kind of 五十K's, cards and value as that kind takes them."""
+        if action.value is not None:
+            raise RuleError(Reason.INVALID_ACTION, f"a 五十K {action.kind} takes no value")
+        if action.kind not in (PLAY, PASS, RESIGN):
             raise RuleError(Reason.INVALID_ACTION, f"五十K has no {action.kind!r} action")
+        if action.kind != PLAY and action.cards:
+            raise RuleError(Reason.INVALID_ACTION, f"a 五十K {action.kind} names no cards")
 
     def time_out(self, seat: int, now: datetime) -> Action:
         """Apply the referee's decision for an expired turn: pass if allowed, else lowest single."""

@@ -46,6 +46,7 @@ from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import (
     PASS,
     PLAY,
+    RESIGN,
     Action,
     Constraint,
     HandRecord,
@@ -395,22 +396,44 @@ class ShengjiHand(Aggregate):
 
     def act(self, seat: int, action: Action) -> None:
         """Validate and apply one seat's action (a `RuleError` with a reason if refused)."""
+        cards = self._checked_action(seat, action)
+        if action.kind == DECLARE:
+            self.declare(seat, cards, window=_window_of(action.value))
+        elif action.kind == BURY:
+            self.bury(seat, cards)
+        else:
+            self.play(seat, cards)
+
+    def check(self, seat: int, action: Action) -> None:
+        """Refuse `action` as `act` would, changing nothing and reading only what the seat
+        sees: its own cards (the kitty too, for the dealer about to bury), the open window,
+        the standing declaration and the trick so far. A lead is checked for its form alone
+        (one suit group): whether a throw stands depends on the other seats' cards, so only
+        the real play decides it."""
+        cards = self._checked_action(seat, action)
+        if action.kind == DECLARE:
+            self._checked_declaration(seat, cards, _window_of(action.value))
+        elif action.kind == BURY:
+            self._check_bury(seat, cards)
+        else:
+            self._checked_play(seat, cards)
+
+    def _checked_action(self, seat: int, action: Action) -> list[Card]:
+        """The action's cards, if its form and the hand's state allow a kind of Shengji's."""
         cards = self._parse(action.cards)
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
         if action.value is not None and action.kind != DECLARE:
             raise RuleError(Reason.INVALID_ACTION, f"a Shengji {action.kind} takes no value")
-        if action.kind == DECLARE:
-            self.declare(seat, cards, window=_window_of(action.value))
-        elif action.kind == BURY:
-            self.bury(seat, cards)
-        elif action.kind == PLAY:
-            self.play(seat, cards)
-        elif action.kind == PASS:
+        if action.kind == PASS:
             raise RuleError(Reason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
-        else:
+        if action.kind == RESIGN:
+            raise RuleError(Reason.INVALID_ACTION, "nobody resigns in Shengji: the hand is"
+                            " played to its last trick")
+        if action.kind not in (DECLARE, BURY, PLAY):
             raise RuleError(Reason.INVALID_ACTION, f"Shengji has no {action.kind!r} action")
+        return cards
 
     def declare(self, seat: int, cards: Sequence[Card], round: int | None = None, *,
                 window: int | None = None) -> None:
@@ -419,13 +442,30 @@ class ShengjiHand(Aggregate):
         `round` (transcripts) first closes windows until the one after that round is open;
         `window` (clients) names the window the seat saw open, and is refused
         `WRONG_WINDOW` when another one is open now."""
+        self._check_declaring(seat)
+        if round is not None:
+            self._advance_to_round(round)
+        rung_suit = self._checked_declaration(seat, cards, window)
+        if rung_suit is None:
+            self._spoke(seat=seat)
+            if len(self.spoken) == PLAYERS:
+                self._close_window(BY_PASSES)
+            return
+        rung, suit = rung_suit
+        self._declared(seat=seat, cards=[str(c) for c in cards], round=self.round, rung=rung,
+                       suit=suit)
+
+    def _check_declaring(self, seat: int) -> None:
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
         if self.phase != DECLARING:
             raise RuleError(Reason.NOT_DECLARATION_PHASE, "the declaration windows are closed")
-        if round is not None:
-            self._advance_to_round(round)
+
+    def _checked_declaration(self, seat: int, cards: Sequence[Card], window: int | None
+                             ) -> tuple[int, str | None] | None:
+        """The declaration's rung and suit (None: it declares nothing), or its refusal."""
+        self._check_declaring(seat)
         if window is not None and window != self.round:
             raise RuleError(Reason.WRONG_WINDOW,
                             f"the window after round {window} is not open (now: after round"
@@ -434,18 +474,13 @@ class ShengjiHand(Aggregate):
             if seat in self.spoken:
                 raise RuleError(Reason.NOT_YOUR_TURN,
                                 f"seat {seat} already declared nothing in this window")
-            self._spoke(seat=seat)
-            if len(self.spoken) == PLAYERS:
-                self._close_window(BY_PASSES)
-            return
+            return None
         missing = self._missing(self.hands[seat], cards)
         if missing:
             raise RuleError(Reason.CARDS_NOT_IN_HAND,
                             f"seat {seat} does not hold {' '.join(map(str, missing))}"
                             f" after round {self.round}")
-        rung, suit = overcall(cards, self.rank, self.rules.packs, self.declaration)
-        self._declared(seat=seat, cards=[str(c) for c in cards], round=self.round, rung=rung,
-                       suit=suit)
+        return overcall(cards, self.rank, self.rules.packs, self.declaration)
 
     def _advance_to_round(self, round: int) -> None:
         """Transcripts: close windows until the one after `round` is open."""
@@ -489,6 +524,10 @@ class ShengjiHand(Aggregate):
 
     def bury(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
         """The dealer buries exactly `kitty_size` cards face down."""
+        self._check_bury(seat, cards)
+        self._buried(seat=seat, cards=[str(c) for c in cards], timeout=timeout)
+
+    def _check_bury(self, seat: int, cards: Sequence[Card]) -> None:
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
@@ -499,26 +538,12 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.CARDS_NOT_IN_HAND,
                             f"seat {seat} does not hold {' '.join(map(str, missing))}")
         check_bury(cards, self.rules.kitty_size, self.rules.bury_points)
-        self._buried(seat=seat, cards=[str(c) for c in cards], timeout=timeout)
 
     def play(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
         """Lead or follow; a failed throw plays its forced component."""
-        if self.is_over:
-            raise RuleError(Reason.HAND_OVER, "the hand is over")
-        self._check_seat(seat)
-        if self.phase == BURYING and seat == self.dealer:
-            raise RuleError(Reason.MUST_BURY, f"bury {self.rules.kitty_size} cards first")
-        if self.phase != PLAYING or seat != self.turn:
-            raise RuleError(Reason.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to play")
-        hand = self.hands[seat]
-        missing = self._missing(hand, cards)
-        if missing:
-            raise RuleError(Reason.CARDS_NOT_IN_HAND,
-                            f"seat {seat} does not hold {' '.join(map(str, missing))}")
+        lead, leads = self._checked_play(seat, cards)
         order = self.order
-        lead = self.lead
-        if lead is None:
-            lead = self.tricks.read(cards, order)
+        if leads:  # a throw stands or fails on the other seats' cards
             others = [self.hands[(seat + k) % PLAYERS] for k in range(1, PLAYERS)]
             forced = self.tricks.forced(lead, others, order)
             if forced is not None:
@@ -530,9 +555,6 @@ class ShengjiHand(Aggregate):
             key = play_key(cards, lead, order)
             winning = True
         else:
-            problem = self.tricks.follow_error(hand, cards, lead, order)
-            if problem is not None:
-                raise RuleError(*problem)
             key = play_key(cards, lead, order)
             if self.tricks.throw_evaluation == KEY_COMPONENT:
                 winning = key is not None and key > self.best_key
@@ -549,6 +571,33 @@ class ShengjiHand(Aggregate):
             self._trick_won(seat=winner, points=points, leader=None if over else winner)
             if over:
                 self._finish()
+
+    def _checked_play(self, seat: int, cards: Sequence[Card]) -> tuple[Lead, bool]:
+        """The lead the play answers (read from its cards when it leads) and whether it
+        leads, or the play's refusal: judged on the seat's own cards and the trick so far,
+        never on another seat's cards."""
+        if self.is_over:
+            raise RuleError(Reason.HAND_OVER, "the hand is over")
+        self._check_seat(seat)
+        if self.phase == DECLARING:
+            raise RuleError(Reason.DECLARATIONS_OPEN,
+                            "the declaration windows are still open: declare, or declare"
+                            " nothing; play starts once the dealer has buried")
+        if self.phase == BURYING and seat == self.dealer:
+            raise RuleError(Reason.MUST_BURY, f"bury {self.rules.kitty_size} cards first")
+        if self.phase != PLAYING or seat != self.turn:
+            raise RuleError(Reason.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to play")
+        hand = self.hands[seat]
+        missing = self._missing(hand, cards)
+        if missing:
+            raise RuleError(Reason.CARDS_NOT_IN_HAND,
+                            f"seat {seat} does not hold {' '.join(map(str, missing))}")
+        if self.lead is None:
+            return self.tricks.read(cards, self.order), True
+        problem = self.tricks.follow_error(hand, cards, self.lead, self.order)
+        if problem is not None:
+            raise RuleError(*problem)
+        return self.lead, False
 
     def _finish(self) -> None:
         dealer_team = team_of(self.dealer)

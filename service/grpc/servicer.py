@@ -442,6 +442,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             names_cards=names_cards,
             token_generation=claim.generation if claim is not None else None,
             request_id=_request_id(request))
+        # A dry run's outcome is the hand as it stands: its view shows nothing new.
         run = self._app.check if validate_only else self._app.execute
 
         def act_and_view() -> ActAnswer:

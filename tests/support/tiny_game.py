@@ -168,6 +168,14 @@ class TinyHand(Aggregate):
 
     def act(self, seat: int, action: Action) -> None:
         """Play one card, or resign."""
+        self.check(seat, action)
+        if action.kind == RESIGN:
+            self._resigned(seat=seat)
+        else:
+            self._played(seat=seat, card=action.cards[0])
+
+    def check(self, seat: int, action: Action) -> None:
+        """Refuse the action as `act` would, changing nothing (its own cards only)."""
         if self.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         if seat not in range(SEATS):
@@ -175,7 +183,6 @@ class TinyHand(Aggregate):
         if action.value is not None:
             raise RuleError(Reason.INVALID_ACTION, "tiny actions take no value")
         if action.kind == RESIGN:
-            self._resigned(seat=seat)
             return
         if action.kind != PLAY:
             raise RuleError(Reason.INVALID_ACTION, f"tiny has no {action.kind!r} action")
@@ -188,7 +195,6 @@ class TinyHand(Aggregate):
             raise RuleError(Reason.CARDS_NOT_IN_HAND, f"seat {seat} does not hold {card}")
         if card not in self._playable(seat):
             raise RuleError(Reason.MUST_FOLLOW_SUIT, "follow the led suit")
-        self._played(seat=seat, card=card)
 
     def _playable(self, seat: int) -> list[str]:
         hand = self.hands[seat]

@@ -72,7 +72,7 @@ def test_declarations_overcalls_and_their_refusals() -> None:
     assert refused(hand, 2, declare("2H")) == Reason.CARDS_NOT_IN_HAND
     assert refused(hand, 3, declare("3S")) == Reason.INVALID_DECLARATION
     assert refused(hand, 0, Action(PASS)) == Reason.PASS_NOT_ALLOWED
-    assert refused(hand, 0, Action.play(["5S"])) == Reason.NOT_YOUR_TURN
+    assert refused(hand, 0, Action.play(["5S"])) == Reason.DECLARATIONS_OPEN
     assert refused(hand, 0, Action(BURY, ("5S",))) == Reason.NOT_YOUR_TURN
     hand.act(1, declare("2H"))
     assert refused(hand, 1, declare("2H 2H")) == Reason.CARDS_NOT_IN_HAND

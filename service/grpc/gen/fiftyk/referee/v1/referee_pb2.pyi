@@ -4568,8 +4568,9 @@ class ActRequest(_message.Message):
     """
     kind: _builtins.str
     """kind is the action's kind, one the table's game declares (docs/integrating.md lists
-    them): e.g. "play", "pass", "resign", "declare", "bury". Another is refused
-    INVALID_ARGUMENT / INVALID_ACTION.
+    them): e.g. "play", "pass", "resign", "declare", "bury", written in lower case. Another
+    is refused INVALID_ARGUMENT / INVALID_ACTION, its message and ErrorInfo metadata
+    (`kinds`, comma-separated) naming the game's kinds.
     """
     value: _builtins.str
     """value is what else the action names, when its kind takes one (Shengji's "declare":
@@ -4580,8 +4581,15 @@ class ActRequest(_message.Message):
     moved on since, the action is refused ABORTED / STALE_VERSION and nothing is recorded.
     """
     validate_only: _builtins.bool
-    """validate_only asks whether the action would be accepted now, recording nothing: the
-    answer is its refusal, or the view it would leave (with `validated` set).
+    """validate_only asks whether the action would be accepted now, recording nothing (a dry
+    run). The answer is the refusal the action would get (the same status and reason), or
+    the caller's view of the hand as it stands now, before the action, with `validated`
+    set: never the view the action would leave, which could hold what the seat may not see
+    (the result and the deal's seed of a hand the action would end, cards drawn from the
+    stock). The action is judged on the caller's own cards and the public state alone,
+    never on another seat's cards, the stock or a hidden kitty: a Shengji lead of several
+    units (a throw) is accepted when it is well formed (one suit group), and whether it
+    stands or fails is decided only by the real play.
     """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -4616,7 +4624,7 @@ Global___ActRequest: _TypeAlias = ActRequest  # noqa: Y015
 
 @_typing.final
 class ActResponse(_message.Message):
-    """ActResponse returns the caller's view after the action."""
+    """ActResponse returns the caller's view after the action (a dry run: as the hand stands)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -4626,18 +4634,21 @@ class ActResponse(_message.Message):
     TABLE_VERSION_FIELD_NUMBER: _builtins.int
     VALIDATED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
-    """version is the hand's event version after the action."""
+    """version is the hand's event version after the action (a dry run: the current one)."""
     replayed: _builtins.bool
     """replayed is set when `request_id` matched an earlier command."""
     table_version: _builtins.int
     """table_version is the table's event version after the action (a hand that ended is
-    recorded on its table in the same transaction).
+    recorded on its table in the same transaction; a dry run: the version it was judged
+    on).
     """
     validated: _builtins.bool
     """validated is set when the request asked `validate_only`: nothing was recorded."""
     @_builtins.property
     def hand(self) -> Global___HandView:
-        """hand is the hand as the caller's seat sees it after the action."""
+        """hand is the hand as the caller's seat sees it after the action; for a dry run
+        (`validate_only`), as it stands now.
+        """
 
     def __init__(
         self,

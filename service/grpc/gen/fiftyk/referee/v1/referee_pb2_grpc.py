@@ -398,8 +398,9 @@ class RefereeServiceServicer:
         declares (五十K: "play", "pass", "resign"; Shengji: "declare", "bury", "play",
         "resign"), the cards it names and an optional value. Play, Pass, Resign, Declare and
         Bury are its aliases, kept for earlier clients: each is Act with its kind. With
-        `validate_only` nothing is recorded: the answer is what the action would get (its
-        refusal, or the view it would leave). Seat token.
+        `validate_only` it is a dry run: nothing is recorded and nothing hidden is revealed; the
+        answer is the refusal the action would get, or the caller's view of the hand as it
+        stands (see ActRequest.validate_only). Seat token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -161,8 +161,9 @@ class RefereeServiceStub:
     declares (五十K: "play", "pass", "resign"; Shengji: "declare", "bury", "play",
     "resign"), the cards it names and an optional value. Play, Pass, Resign, Declare and
     Bury are its aliases, kept for earlier clients: each is Act with its kind. With
-    `validate_only` nothing is recorded: the answer is what the action would get (its
-    refusal, or the view it would leave). Seat token.
+    `validate_only` it is a dry run: nothing is recorded and nothing hidden is revealed; the
+    answer is the refusal the action would get, or the caller's view of the hand as it
+    stands (see ActRequest.validate_only). Seat token.
     """
     GetFeedHead: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetFeedHeadRequest, _referee_pb2.GetFeedHeadResponse]
     """GetFeedHead returns the global feed's last position without reading any event: a
@@ -311,8 +312,9 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     declares (五十K: "play", "pass", "resign"; Shengji: "declare", "bury", "play",
     "resign"), the cards it names and an optional value. Play, Pass, Resign, Declare and
     Bury are its aliases, kept for earlier clients: each is Act with its kind. With
-    `validate_only` nothing is recorded: the answer is what the action would get (its
-    refusal, or the view it would leave). Seat token.
+    `validate_only` it is a dry run: nothing is recorded and nothing hidden is revealed; the
+    answer is the refusal the action would get, or the caller's view of the hand as it
+    stands (see ActRequest.validate_only). Seat token.
     """
     GetFeedHead: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetFeedHeadRequest, _referee_pb2.GetFeedHeadResponse]  # type: ignore[assignment]
     """GetFeedHead returns the global feed's last position without reading any event: a
@@ -596,8 +598,9 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         declares (五十K: "play", "pass", "resign"; Shengji: "declare", "bury", "play",
         "resign"), the cards it names and an optional value. Play, Pass, Resign, Declare and
         Bury are its aliases, kept for earlier clients: each is Act with its kind. With
-        `validate_only` nothing is recorded: the answer is what the action would get (its
-        refusal, or the view it would leave). Seat token.
+        `validate_only` it is a dry run: nothing is recorded and nothing hidden is revealed; the
+        answer is the refusal the action would get, or the caller's view of the hand as it
+        stands (see ActRequest.validate_only). Seat token.
         """
 
     @_abc_1.abstractmethod
