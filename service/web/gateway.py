@@ -192,6 +192,7 @@ class Replays:
     """The replays' own threads, and how many may run or wait at once."""
 
     def __init__(self, workers: int, in_flight: int) -> None:
+        self.workers = workers
         self.limit = in_flight
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="web-replay")
         self._count = 0

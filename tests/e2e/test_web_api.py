@@ -132,9 +132,9 @@ def hold_replay_threads(web: WebTable) -> threading.Event:
         started.release()
         release.wait(WAIT_SECONDS * 2)
 
-    for _ in range(web.replays.executor._max_workers):
+    for _ in range(web.replays.workers):
         web.replays.executor.submit(hold)
-    for _ in range(web.replays.executor._max_workers):
+    for _ in range(web.replays.workers):
         assert started.acquire(timeout=WAIT_SECONDS)
     return release
 
