@@ -636,3 +636,9 @@ def test_a_spectator_over_the_stream_limit_is_told_the_limit_not_blamed_for_the_
     finally:
         for stream in held:
             stream.close()
+    # A token that is not one is still blamed (once the page has forgotten the good one).
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(f"{site.web}/#watch={table_id}&token=not-a-token")
+    browser.refresh()
+    refusal = wait_for(browser, "return document.getElementById('status').dataset.refusal")
+    assert "refused the token" in refusal
