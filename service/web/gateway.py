@@ -90,7 +90,7 @@ HEARTBEAT = b": heartbeat\n\n"
 REPLAY_WORKERS = 2
 REPLAY_IN_FLIGHT = 8
 REPLAY_BUSY_RETRY_SECONDS = 1
-# A transcript is a few levels deep; deeper JSON is refused before anything reads it.
+# A transcript is a few levels deep; deeper JSON is refused before the replay reads it.
 MAX_JSON_DEPTH = 32
 # Stored hands are read through the gRPC service: threads of their own too.
 HAND_WORKERS = 2
