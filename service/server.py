@@ -347,8 +347,9 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     await server.start()
     web, web_port = None, None
     if web_socket_dir is not None:
-        web = WebTable(f"unix:{web_socket_dir}/{WEB_SOCKET_NAME}", executor,
-                       max_body_bytes=config.max_message_bytes)
+        web = WebTable(f"unix:{web_socket_dir}/{WEB_SOCKET_NAME}",
+                       max_body_bytes=config.max_message_bytes,
+                       replay_rate=config.rates["anonymous"]["adjudicate"])
         try:
             web_port = await web.start(config.host, config.web_port,
                                        tls.ssl_context() if tls is not None else None)

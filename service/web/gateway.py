@@ -4,12 +4,18 @@ The page (`static/`) and three calls, served by aiohttp on a port of its own:
 
 - `POST /api/replay` — a transcript (either game) replayed by the same code `Adjudicate`
   uses; answers its replay document (every card: the caller brought the whole deal) and
-  ruling. Nothing is stored; no credential is needed, as for `Adjudicate`.
+  ruling. Nothing is stored; no credential is needed, as for `Adjudicate`, and it is limited
+  like an anonymous `Adjudicate`: per client address (the `anonymous.adjudicate` rate), in
+  size (the gRPC message limit), in nesting (`MAX_JSON_DEPTH`) and in how many run at once
+  (`REPLAY_WORKERS` threads of its own, at most `REPLAY_IN_FLIGHT` running or waiting), so
+  replays never take the threads that serve gRPC.
 - `GET /api/hands/{hand_id}` — a stored hand's replay document; the audit key travels in the
   `X-Fiftyk-Audit-Key` header.
 - `GET /api/tables/{table_id}/watch` — a table followed live as server-sent events, with the
   credential in `Authorization: Bearer <token>` or `?token=` (a spectator token sees no
-  hidden card); a reconnecting `EventSource` resumes after its `Last-Event-ID`.
+  hidden card); a reconnecting `EventSource` resumes after its `Last-Event-ID`. A comment
+  line every `HEARTBEAT_SECONDS` keeps a quiet stream alive, and a client that goes away
+  ends its gRPC stream at once (the transport's close cancels the handler).
 
 The gateway holds no authority of its own: the last two calls go to the referee's own gRPC
 service over a private Unix socket with the caller's credential, so authentication,
@@ -22,28 +28,33 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import mimetypes
 import ssl
+import threading
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import grpc
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.games import game_of_transcript
 from fiftyk_referee.domain.observer import AUDITOR
 from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.errors import RateLimited
 from fiftyk_referee.service.grpc.auth import AUDIT_KEY_HEADER, AUTHORIZATION_HEADER
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.events import event_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+from fiftyk_referee.service.limits import Rate, RateLimiter
 from fiftyk_referee.service.public_events import feed_event
 from fiftyk_referee.service.web.document import event_json, hand_document, replay_document
-from fiftyk_referee.service.web.page import inline_page, static_files
+from fiftyk_referee.service.web.page import inline_page, static_files, with_hashes
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +81,59 @@ TOKEN_PARAMETER = "token"  # EventSource sends no headers: the token may come as
 LAST_EVENT_ID = "Last-Event-ID"  # sent by a reconnecting EventSource: resume after it
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
                "X-Accel-Buffering": "no"}
+# A quiet stream gets a comment line this often: proxies keep it open, and a client that
+# left without closing its connection is found out by the write.
+HEARTBEAT_SECONDS = 15.0
+HEARTBEAT = b": heartbeat\n\n"
+# Transcript replays run on threads of their own (never the ones serving gRPC), at most
+# REPLAY_IN_FLIGHT running or waiting at once; more answer 503 with Retry-After.
+REPLAY_WORKERS = 2
+REPLAY_IN_FLIGHT = 8
+REPLAY_BUSY_RETRY_SECONDS = 1
+# A transcript is a few levels deep; deeper JSON is refused before the replay reads it.
+MAX_JSON_DEPTH = 32
+# Stored hands are read through the gRPC service: threads of their own too.
+HAND_WORKERS = 2
+# The page's icon: a card.
+FAVICON = "favicon.svg"
+# The rate of anonymous `Adjudicate` calls: what a web replay of one address is held to.
+REPLAY_ROLE, REPLAY_CLASS = "anonymous", "adjudicate"
 
 
-def _error(status: int, message: str, reason: str | None) -> web.Response:
+def _error(status: int, message: str, reason: str | None, *,
+           retry_after: float | None = None) -> web.Response:
+    headers = {"Cache-Control": "no-store"}
+    if retry_after is not None:
+        headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
     return web.json_response({"error": message, "reason": reason}, status=status,
-                             headers={"Cache-Control": "no-store"})
+                             headers=headers)
+
+
+def json_depth(value: Any) -> int:
+    """How deeply `value` nests lists and objects (0 for a scalar), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in node)
+    return deepest
+
+
+def parse_json_body(body: bytes) -> Any:
+    """A request body as JSON, at most MAX_JSON_DEPTH deep; ValueError saying why not."""
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        raise ValueError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as error:
+        raise ValueError(f"the body is not JSON: {error}") from None
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise ValueError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
+    return data
 
 
 def _rpc_error(error: grpc.RpcError) -> web.Response:
@@ -104,13 +163,87 @@ def _sse(kind: str, data: Any, event_id: int | None = None) -> bytes:
     return ("\n".join(lines) + "\n\n").encode("utf-8")
 
 
+class NotHttpFilter(logging.Filter):
+    """Requests that are not HTTP/1.1 (a gRPC client at the web port sends HTTP/2's preface):
+    one warning line saying so, instead of aiohttp's error with a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.msg = ("the web port refused a request that is not HTTP/1.1 from %s (%s);"
+                          " gRPC clients belong on the gRPC port")
+            record.args = (record.args[0] if isinstance(record.args, tuple) and record.args
+                           else "a client", " ".join(str(error.message).split()))
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+# aiohttp's server logs through this logger (see WebTable.start).
+SERVER_LOG = logging.getLogger(f"{__name__}.server")
+SERVER_LOG.addFilter(NotHttpFilter())
+
+
+class ReplayBusy(Exception):
+    """Every replay slot is taken (running or waiting)."""
+
+
+class Replays:
+    """The replays' own threads, and how many may run or wait at once."""
+
+    def __init__(self, workers: int, in_flight: int) -> None:
+        self.workers = workers
+        self.limit = in_flight
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="web-replay")
+        self._count = 0
+        self._lock = threading.Lock()
+
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        """The threads replays run on."""
+        return self._executor
+
+    def in_flight(self) -> int:
+        """Replays running or waiting for a thread now."""
+        return self._count
+
+    def submit(self, work: Callable[[], Any]) -> Future[Any]:
+        """Run `work` on a replay thread; ReplayBusy when `limit` are running or waiting.
+
+        The slot is held until the work is done (or dropped before it started), not until
+        its caller stops waiting: a client that leaves does not free a thread still busy."""
+        with self._lock:
+            if self._count >= self.limit:
+                raise ReplayBusy
+            self._count += 1
+        try:
+            future = self._executor.submit(work)
+        except BaseException:
+            self._release(None)
+            raise
+        future.add_done_callback(self._release)
+        return future
+
+    def _release(self, _: Future[Any] | None) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def shutdown(self) -> None:
+        """Drop waiting replays; running ones finish on their own."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
 class WebTable:
     """The web port: static page, transcript replays, stored hands and live tables."""
 
-    def __init__(self, grpc_target: str, executor: Executor, *, max_body_bytes: int) -> None:
+    def __init__(self, grpc_target: str, *, max_body_bytes: int,
+                 replay_rate: Rate | None = None, replay_workers: int = REPLAY_WORKERS,
+                 replay_in_flight: int = REPLAY_IN_FLIGHT) -> None:
         self._target = grpc_target
         self._max_body = max_body_bytes
-        self._executor = executor
+        self.replays = Replays(replay_workers, replay_in_flight)
+        self._replay_limiter = RateLimiter({REPLAY_ROLE: {REPLAY_CLASS: replay_rate}})
+        self._hands = ThreadPoolExecutor(max_workers=HAND_WORKERS, thread_name_prefix="web-hand")
         self._files = static_files()
         self._page = inline_page()
         self._sync_channel: grpc.Channel | None = None
@@ -120,6 +253,7 @@ class WebTable:
         self.app = web.Application(client_max_size=max_body_bytes,
                                    middlewares=[self._headers])
         self.app.router.add_get("/", self._index)
+        self.app.router.add_get("/favicon.ico", self._favicon)
         self.app.router.add_post("/api/replay", self._replay)
         self.app.router.add_get("/api/hands/{hand_id}", self._hand)
         self.app.router.add_get("/api/tables/{table_id}/watch", self._watch)
@@ -128,7 +262,13 @@ class WebTable:
     @web.middleware
     async def _headers(self, request: web.Request,
                        handler: Callable[[web.Request], Any]) -> web.StreamResponse:
-        response: web.StreamResponse = await handler(request)
+        try:
+            response: web.StreamResponse = await handler(request)
+        except web.HTTPException:
+            raise
+        except Exception:  # a defect: the caller gets a plain answer, the log the details
+            log.exception("the web port failed to answer %s %s", request.method, request.path)
+            response = _error(500, "the web table failed to answer this request", None)
         if not response.prepared:
             for name, value in SECURITY_HEADERS.items():
                 response.headers.setdefault(name, value)
@@ -138,7 +278,10 @@ class WebTable:
         """Listen on host:port (0 picks a port); returns the port."""
         self._sync_channel = grpc.insecure_channel(self._target)
         self._aio_channel = grpc.aio.insecure_channel(self._target)
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        # handler_cancellation: a client that closes its connection cancels its handler, so
+        # a live stream it left ends (and frees its watch slot) at once.
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False,
+                                     handler_cancellation=True, logger=SERVER_LOG)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, ssl_context=ssl_context)
         await site.start()
@@ -156,20 +299,24 @@ class WebTable:
             await self._aio_channel.close()
         if self._sync_channel is not None:
             self._sync_channel.close()
+        self.replays.shutdown()
+        self._hands.shutdown(wait=False, cancel_futures=True)
 
     # -- the page ---------------------------------------------------------------------------
 
     async def _index(self, request: web.Request) -> web.Response:
         # The page in one answer; its inline scripts and style are allowed by their hashes.
-        policy = SECURITY_HEADERS["Content-Security-Policy"].replace(
-            "script-src 'self'", f"script-src 'self' {' '.join(self._page.script_sources)}"
-        ).replace("style-src 'self'", f"style-src 'self' {' '.join(self._page.style_sources)}")
+        policy = with_hashes(SECURITY_HEADERS["Content-Security-Policy"],
+                             self._page.script_sources, self._page.style_sources)
         return web.Response(text=self._page.html, content_type="text/html", charset="utf-8",
                             headers={"Cache-Control": "no-cache",
                                      "Content-Security-Policy": policy})
 
     async def _static(self, request: web.Request) -> web.Response:
         return self._file(request.match_info["path"])
+
+    async def _favicon(self, request: web.Request) -> web.Response:
+        return self._file(FAVICON)
 
     def _file(self, name: str) -> web.Response:
         body = self._files.get(name)
@@ -182,18 +329,33 @@ class WebTable:
     # -- the API ----------------------------------------------------------------------------
 
     async def _replay(self, request: web.Request) -> web.Response:
+        address = request.remote or "unknown"
         try:
-            data = await request.json(loads=json.loads)
+            self._replay_limiter.check(REPLAY_ROLE, REPLAY_CLASS, f"web:{address}")
+        except RateLimited as limited:
+            wait = limited.retry_after_seconds
+            return _error(429, f"too many transcript replays from this address (the rate of an"
+                          f" anonymous Adjudicate); retry in {wait:.3f} s",
+                          str(limited.reason), retry_after=wait)
+        try:
+            data = parse_json_body(await request.read())
         except web.HTTPRequestEntityTooLarge:
             return _error(413, f"a transcript is at most {self._max_body} bytes",
                           "MESSAGE_TOO_LARGE")
-        except (ValueError, UnicodeDecodeError) as error:
-            return _error(400, f"the body is not JSON: {error}", "INVALID_REQUEST")
-        loop = asyncio.get_running_loop()
+        except ValueError as error:  # UnicodeDecodeError too
+            return _error(400, str(error), "INVALID_REQUEST")
         try:
-            document = await loop.run_in_executor(self._executor, transcript_document, data)
+            running = self.replays.submit(lambda: transcript_document(data))
+        except ReplayBusy:
+            return _error(503, f"{self.replays.limit} transcript replays are running or"
+                          " waiting; retry shortly", "LIMIT_EXCEEDED",
+                          retry_after=REPLAY_BUSY_RETRY_SECONDS)
+        try:
+            document = await asyncio.wrap_future(running)
         except RuleError as error:
             return _error(400, error.message, error.reason.value)
+        except RecursionError:
+            return _error(400, "the transcript nests too deeply to be read", "INVALID_TRANSCRIPT")
         return web.json_response(document, headers={"Cache-Control": "no-store"})
 
     async def _hand(self, request: web.Request) -> web.Response:
@@ -207,7 +369,7 @@ class WebTable:
         hand_id = request.match_info["hand_id"]
         loop = asyncio.get_running_loop()
         try:
-            document = await loop.run_in_executor(self._executor, hand_document, client, hand_id)
+            document = await loop.run_in_executor(self._hands, hand_document, client, hand_id)
         except grpc.RpcError as error:
             return _rpc_error(error)
         return web.json_response(document, headers={"Cache-Control": "no-store"})
@@ -252,7 +414,7 @@ class WebTable:
             while message is not grpc.aio.EOF:
                 event = message.event
                 await response.write(_sse("event", event_json(event), event.position))
-                message = await call.read()
+                message = await self._next(call, response)
         except grpc.RpcError as error:
             details = error_details(error)
             await response.write(_sse("error", {"error": details.message,
@@ -262,5 +424,20 @@ class WebTable:
             raise
         return response
 
+    @staticmethod
+    async def _next(call: Any, response: web.StreamResponse) -> Any:
+        """The stream's next message, with a heartbeat written while none comes."""
+        reading = asyncio.ensure_future(call.read())
+        try:
+            while True:
+                done, _ = await asyncio.wait((reading,), timeout=HEARTBEAT_SECONDS)
+                if done:
+                    return reading.result()
+                await response.write(HEARTBEAT)
+        finally:
+            if not reading.done():
+                reading.cancel()
 
-__all__ = ["HTTP_STATUS", "WebTable", "transcript_document"]
+
+__all__ = ["HTTP_STATUS", "ReplayBusy", "Replays", "WebTable", "json_depth",
+           "parse_json_body", "transcript_document"]

@@ -1,8 +1,9 @@
 """The web table as files: the page's static parts, and the whole page as one offline file.
 
-The page lives in `static/` (package data). `offline_html` inlines its stylesheet and
-scripts and embeds one replay document, so the file opens from disk with no server and no
-network (`fiftyk replay HAND_ID --html FILE`).
+The page lives in `static/` (package data). `offline_html` inlines its stylesheet, scripts
+and icon and embeds one replay document, so the file opens from disk with no server and no
+network (`fiftyk replay HAND_ID --html FILE`). Its Content-Security-Policy allows no inline
+code but its own: each inline script and stylesheet is named by its SHA-256 hash.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -20,6 +21,8 @@ from typing import Any
 INDEX = "index.html"
 _STYLESHEET = re.compile(r'<link rel="stylesheet" href="([\w./-]+)">')
 _SCRIPT = re.compile(r'<script src="([\w./-]+)"></script>')
+_ICON = re.compile(r'<link rel="icon" href="([\w./-]+)" type="([\w/+-]+)">')
+_CSP = re.compile(r'(<meta http-equiv="Content-Security-Policy" content=")([^"]*)(">)')
 ESCAPED_LT = "\\u003c"  # "<" inside the JSON data, as JSON writes it escaped
 _DATA = '<script type="application/json" id="replay-data"></script>'
 
@@ -73,6 +76,12 @@ def _csp_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
+def with_hashes(policy: str, scripts: Sequence[str], styles: Sequence[str]) -> str:
+    """A Content-Security-Policy whose script-src and style-src also allow these hashes."""
+    policy = policy.replace("script-src 'self'", " ".join(["script-src 'self'", *scripts]), 1)
+    return policy.replace("style-src 'self'", " ".join(["style-src 'self'", *styles]), 1)
+
+
 def inline_page(document: Mapping[str, Any] | None = None) -> InlinePage:
     """The page with its stylesheet and scripts inlined (one request instead of seven),
     showing `document` when one is given."""
@@ -90,7 +99,13 @@ def inline_page(document: Mapping[str, Any] | None = None) -> InlinePage:
         scripts.append(_csp_hash(body))
         return f"<script>{body}</script>"
 
-    html = _SCRIPT.sub(script, _STYLESHEET.sub(style, html))
+    def icon(match: re.Match[str]) -> str:
+        data = base64.b64encode(static_file(match.group(1))).decode("ascii")
+        return f'<link rel="icon" href="data:{match.group(2)};base64,{data}">'
+
+    html = _ICON.sub(icon, _SCRIPT.sub(script, _STYLESHEET.sub(style, html)))
+    html = _CSP.sub(lambda m: m.group(1) + with_hashes(m.group(2), scripts, styles) + m.group(3),
+                    html, count=1)
     if _DATA not in html:
         raise ValueError(f"{INDEX} has no replay-data element")
     if document is not None:
@@ -108,4 +123,4 @@ def offline_html(document: Mapping[str, Any]) -> str:
 
 
 __all__ = ["INDEX", "InlinePage", "inline_page", "offline_html", "static_file", "static_files",
-           "static_root"]
+           "static_root", "with_hashes"]

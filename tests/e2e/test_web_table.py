@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +25,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from fiftyk_referee.domain.shengji.cards import LEVELS
+from fiftyk_referee.service.cli.shengji_text import order_of, rules_of, sorted_cards
 from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
@@ -35,6 +39,7 @@ from tests.e2e.harness import (
     seat_bots,
     server_config,
 )
+from tests.e2e.test_web_api import SseClient
 from tests.support.browser import chromium, network_messages
 
 pytestmark = pytest.mark.browser
@@ -201,6 +206,8 @@ def test_a_stored_shengji_hand_is_drawn_as_stored_with_trump_levels_and_kitty(
         site: Site, browser: WebDriver) -> None:
     audit = site.server.audit()
     hand = site.shengji
+    dealt = audit.hand_history(hand.hand_id, after_version=0, limit=1).events[0]
+    rules = rules_of(dealt.shengji_hand_dealt)
     open_hand(browser, site, hand.hand_id, 1)
     for version in versions_to_check(hand.last_version):
         drawn = at_version(browser, version)
@@ -209,6 +216,14 @@ def test_a_stored_shengji_hand_is_drawn_as_stored_with_trump_levels_and_kitty(
         assert drawn["levels"] == " ".join(view.shengji.levels)
         if view.shengji.HasField("trump_suit"):
             assert drawn["trump"] == view.shengji.trump_suit
+        if view.shengji.phase != "declaring":
+            # Held as a player holds them, as `fiftyk replay` prints them: trumps first.
+            order = order_of(rules, view.shengji.trump_rank,
+                             view.shengji.trump_suit if view.shengji.HasField("trump_suit")
+                             else None)
+            for state in view.seats:
+                assert drawn["seats"][str(state.seat)]["cards"] == sorted_cards(
+                    state.cards, order), f"seat {state.seat} at version {version}"
     final = audit.hand_at(hand.hand_id, hand.last_version)
     levels_after = browser.execute_script(
         "return document.querySelector('[data-levels-after]').dataset.levelsAfter")
@@ -360,15 +375,31 @@ def test_replay_html_writes_an_offline_page_that_draws_the_hand(
     html = out.read_text()
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in html
+    policy = browser_policy(html)
+    assert "'unsafe-inline'" not in policy and "'sha256-" in policy
     browser.get(out.resolve().as_uri())
     wait_for(browser, "return document.body.classList.contains('loaded')")
     browser.find_element(By.ID, "last").click()
     drawn = wait_for(browser, READ_TABLE.replace("return {", "const r = {") +
                      "return r.fair ? r : null;")
     assert drawn["fair"] == "yes"
+    assert not policy_violations(browser)
     final = site.server.audit().hand_at(site.shengji.hand_id, site.shengji.last_version)
     for state in final.seats:
         assert drawn["seats"][str(state.seat)]["points"] == state.collected
+
+
+def browser_policy(html: str) -> str:
+    """The Content-Security-Policy a page's meta element sets."""
+    found = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', html)
+    assert found is not None, "the page sets no Content-Security-Policy"
+    return found.group(1)
+
+
+def policy_violations(driver: WebDriver) -> list[str]:
+    """The browser console's Content-Security-Policy complaints since the last call."""
+    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [e["message"] for e in entries if "Content Security Policy" in e["message"]]
 
 
 def test_the_page_loads_nothing_from_elsewhere(site: Site, browser: WebDriver) -> None:
@@ -460,6 +491,17 @@ def test_a_live_table_followed_as_a_spectator_never_shows_a_hidden_card(
     fair = wait_for(browser, "const f = document.querySelector('#fairness [data-fair]');"
                              " return f && f.dataset.fair !== 'unknown' ? f.dataset.fair : null;")
     assert fair == "yes"  # the seed is revealed: a spectator checks the deal too
+    # The chart counts the one hand once (its own totals, not again its table.hand_recorded).
+    chart = chart_values(browser)
+    assert chart and all(len(values) == 1 for values in chart.values()), chart
+    if game == "fiftyk":
+        totals = {s.side: s.score for s in audit.get_table(seated.table_id).scores}
+        assert {side: values[0] for side, values in chart.items()} == {
+            side: str(int(float(score))) for side, score in totals.items()}
+    else:
+        levels = final.shengji.result.levels_after
+        assert [chart[f"team:{team}"][0] for team in range(2)] == [
+            str(LEVELS.index(level) + 2) for level in levels]
 
 
 def test_the_page_is_keyboard_operable_and_fits_a_phone(site: Site) -> None:
@@ -484,3 +526,119 @@ def test_the_page_is_keyboard_operable_and_fits_a_phone(site: Site) -> None:
         assert trick == "2"
         Select(driver.find_element(By.ID, "trick-jump")).select_by_value("3")
         wait_for(driver, "return document.querySelector('#table .trick').dataset.trick == '3'")
+
+
+# -- the chart, the tricks and the words, as of the version shown ---------------------------
+
+CHART_VALUES = ("return Object.fromEntries([...document.querySelectorAll('#chart polyline')]"
+                ".map((p) => [p.dataset.side, p.dataset.values.split(' ')]))")
+CHART_POINTS = ("return [...document.querySelectorAll('#chart polyline')]"
+                ".map((p) => p.getAttribute('points'))")
+TRICK_OPTIONS = ("return [...document.querySelectorAll('#trick-jump option')]"
+                 ".map((o) => o.textContent)")
+PAGE_TEXT = ("return ['info', 'chart', 'log', 'now', 'table']"
+             ".map((id) => document.getElementById(id).innerText).join('\\n')")
+
+
+def chart_values(driver: WebDriver) -> dict[str, list[str]]:
+    """Each side's values in the match chart, by the API's side name."""
+    values: dict[str, list[str]] = driver.execute_script(CHART_VALUES)
+    return values
+
+
+def trick_count(audit: RefereeClient, hand_id: str) -> int:
+    """The tricks a finished hand had."""
+    return sum(1 for e in audit.all_hand_events(hand_id) if e.name.endswith(".trick_won"))
+
+
+@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+def test_the_chart_and_the_trick_list_hold_only_what_happened_by_the_version_shown(
+        site: Site, browser: WebDriver, game: str) -> None:
+    hand = site.fiftyk if game == "fiftyk" else site.shengji
+    audit = site.server.audit()
+    tricks = [f"trick {n}" for n in range(1, trick_count(audit, hand.hand_id) + 1)]
+    open_hand(browser, site, hand.hand_id, 1)
+    # The table's only hand has not ended at its first version: no result in the chart yet.
+    assert chart_values(browser) == {}
+    # Every trick of the hand to jump to, and none that it did not have.
+    assert browser.execute_script(TRICK_OPTIONS) == tricks
+    drawn = at_version(browser, hand.last_version)
+    assert drawn["version"] == hand.last_version
+    assert browser.execute_script(TRICK_OPTIONS) == tricks
+    assert all(len(values) == 1 for values in chart_values(browser).values())
+    # People's words, not the API's ids and shorthands.
+    text = browser.execute_script(PAGE_TEXT)
+    for leak in ("team:", "seat:", "no trump", "kitty bonus", "×", "outcome", "undefined", "null"):
+        assert leak not in text, f"{leak!r} in the page: {text}"
+    # No empty column: ratings only where the rules rate a hand.
+    cells = browser.execute_script(
+        "return [...document.querySelectorAll('.scores td')].map((td) => td.textContent)")
+    assert all(cell.strip() for cell in cells), f"an empty cell in the result: {cells}"
+
+
+def test_two_sides_with_equal_totals_both_show_in_the_chart(
+        site: Site, browser: WebDriver) -> None:
+    request = urllib.request.Request(f"{site.web}/api/hands/{site.shengji.hand_id}",
+                                     headers={"X-Fiftyk-Audit-Key": DEV_AUDIT_KEY})
+    with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as answer:
+        document = json.loads(answer.read())
+    ended = document["events"][-1]["shengji_hand_ended"]
+    ended["levels_after"] = [ended["levels_after"][0]] * 2  # both teams at one level
+    browser.get(f"{site.web}/")
+    browser.execute_script("FK.app.loadJson(arguments[0], 'equal levels')", document)
+    wait_for(browser, "return document.body.classList.contains('loaded')")
+    browser.find_element(By.ID, "last").click()
+    wait_for(browser, "return document.querySelectorAll('#chart polyline').length === 2")
+    values = chart_values(browser)
+    assert values["team:0"] == values["team:1"]
+    first, second = browser.execute_script(CHART_POINTS)
+    assert first != second, "one series is drawn over the other"
+    legend = browser.find_element(By.CSS_SELECTOR, "#chart .legend").text
+    assert "team 0+2" in legend and "team 1+3" in legend
+
+
+# -- a deep link, with the audit key entered after opening it -------------------------------
+
+
+def test_a_deep_link_keeps_its_moment_when_the_key_comes_after_it(
+        site: Site, browser: WebDriver) -> None:
+    hand = site.fiftyk
+    version = hand.last_version // 2
+    browser.get(f"{site.web}/#hand={hand.hand_id}&v={version}")
+    wait_for(browser, "return document.getElementById('status').classList.contains('error')")
+    browser.find_element(By.ID, "audit-key").send_keys(DEV_AUDIT_KEY)
+    browser.find_element(By.CSS_SELECTOR, "#hand-form button").click()
+    wait_for(browser, "return document.body.classList.contains('loaded')")
+    assert read(browser)["version"] == version
+    assert browser.current_url.endswith(f"#hand={hand.hand_id}&v={version}")
+
+
+# -- a spectator refused for too many streams is told so --------------------------------------
+
+
+def test_a_spectator_over_the_stream_limit_is_told_the_limit_not_blamed_for_the_token(
+        site: Site, browser: WebDriver) -> None:
+    platform = site.server.platform()
+    table_id = platform.create_table("classic", 4).table.table_id
+    token = platform.issue_spectator_token(table_id).spectator_token
+    port = site.server.running.web_port
+    assert port is not None
+    held = [SseClient(port, f"/api/tables/{table_id}/watch?token={token}")
+            for _ in range(site.server.config.watches.seat)]
+    try:
+        for stream in held:
+            assert stream.status == 200
+            stream.first_event()
+        browser.get(f"{site.web}/#watch={table_id}&token={token}")
+        refusal = wait_for(browser, "return document.getElementById('status').dataset.refusal")
+        assert "watch streams are open" in refusal and "too many streams" in refusal
+        assert "token for this table" not in browser.find_element(By.ID, "status").text
+    finally:
+        for stream in held:
+            stream.close()
+    # A token that is not one is still blamed (once the page has forgotten the good one).
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(f"{site.web}/#watch={table_id}&token=not-a-token")
+    browser.refresh()
+    refusal = wait_for(browser, "return document.getElementById('status').dataset.refusal")
+    assert "refused the token" in refusal

@@ -3,6 +3,8 @@ replayed into public events, and one renderer per registered game."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import random
 import re
@@ -14,8 +16,21 @@ from fiftyk_referee.domain.deal import ALGORITHM, commitment
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.games import GAMES
 from fiftyk_referee.domain.shengji import GAME as SHENGJI
-from fiftyk_referee.service.web.gateway import transcript_document
-from fiftyk_referee.service.web.page import INDEX, offline_html, static_file, static_files
+from fiftyk_referee.service.web.gateway import (
+    MAX_JSON_DEPTH,
+    SECURITY_HEADERS,
+    json_depth,
+    parse_json_body,
+    transcript_document,
+)
+from fiftyk_referee.service.web.page import (
+    INDEX,
+    inline_page,
+    offline_html,
+    static_file,
+    static_files,
+    with_hashes,
+)
 from tests.unit.shengji.test_playouts import step
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,3 +110,49 @@ def test_every_game_the_referee_ships_has_a_renderer_the_page_loads() -> None:
         assert script in static_files(), f"no renderer for {name}"
         assert f'<script src="{script}">' in index
         assert f'FK.registerGame("{name}"' in static_file(script).decode()
+
+
+def _inline_hashes(html: str, tag: str) -> set[str]:
+    found = set()
+    for body in re.findall(rf"<{tag}>(.*?)</{tag}>", html, re.S):
+        digest = hashlib.sha256(body.encode("utf-8")).digest()
+        found.add(f"'sha256-{base64.b64encode(digest).decode('ascii')}'")
+    return found
+
+
+def test_the_offline_pages_policy_allows_its_own_inline_code_by_hash_and_nothing_inline_else(
+        ) -> None:
+    html = offline_html(transcript_document(EXAMPLE))
+    policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', html)
+    assert policy is not None
+    directives = {d.split()[0]: d.split()[1:] for d in policy.group(1).split(";") if d.strip()}
+    assert "'unsafe-inline'" not in policy.group(1)
+    scripts, styles = _inline_hashes(html, "script"), _inline_hashes(html, "style")
+    assert scripts and styles
+    assert set(directives["script-src"]) == {"'self'", *scripts}
+    assert set(directives["style-src"]) == {"'self'", *styles}
+    # The data element is not code: it is no <script> without a type, so it needs no hash.
+    assert '<script type="application/json" id="replay-data">' in html
+
+
+def test_the_served_pages_header_policy_names_the_same_hashes() -> None:
+    page = inline_page()
+    policy = with_hashes(SECURITY_HEADERS["Content-Security-Policy"], page.script_sources,
+                         page.style_sources)
+    assert "'unsafe-inline'" not in policy
+    assert all(source in policy for source in (*page.script_sources, *page.style_sources))
+
+
+def test_json_nesting_is_measured_without_recursion_and_bounded() -> None:
+    assert json_depth(1) == 0 and json_depth([]) == 1 and json_depth({"a": [{"b": []}]}) == 4
+    deep = "[" * 200_000 + "]" * 200_000
+    with pytest.raises(ValueError, match=f"deeper than {MAX_JSON_DEPTH} levels"):
+        parse_json_body(deep.encode())
+    nested: list[object] = []
+    for _ in range(MAX_JSON_DEPTH - 1):
+        nested = [nested]
+    assert parse_json_body(json.dumps(nested).encode()) == nested
+    with pytest.raises(ValueError, match="deeper"):
+        parse_json_body(json.dumps([nested]).encode())
+    with pytest.raises(ValueError, match="not JSON"):
+        parse_json_body(b"\xff{")

@@ -53,7 +53,6 @@
     setupPerspectives();
     setupTricks();
     render();
-    drawChart();
     checkFairness();
     if (!document.body.classList.contains("loaded")) {
       // When the page first drew a hand, from the start of navigation (scripts/bench web).
@@ -130,18 +129,52 @@
     if (!token) { status("watching a table needs a spectator token", "error"); $("spectator-token").focus(); return; }
     sessionStorage.setItem(TOKEN_STORE, token);
     unwatch();
-    const source = new EventSource(`api/tables/${encodeURIComponent(tableId)}/watch?token=${encodeURIComponent(token)}`);
-    view.live = { table: tableId, source, hands: [], game: null };
+    const url = `api/tables/${encodeURIComponent(tableId)}/watch?token=${encodeURIComponent(token)}`;
+    const source = new EventSource(url);
+    view.live = { table: tableId, source, ended: new Map(), game: null };
     view.perspective = "public";
     status(`watching table ${tableId}…`);
     document.body.classList.add("live");
     source.addEventListener("event", (e) => liveEvent("event", JSON.parse(e.data)));
     source.addEventListener("error", (e) => {
       if (e.data) { liveEvent("error", JSON.parse(e.data)); return; }
-      if (source.readyState === EventSource.CLOSED) {
-        status(`table ${tableId}: the referee refused the stream (is the token for this table, and still valid?)`, "error");
-      }
+      if (source.readyState === EventSource.CLOSED) refused(tableId, url);
     });
+  }
+
+  // EventSource says only that the stream failed: ask once more, as a plain request, to say
+  // why (the answer is the referee's JSON error). A stream that opens this time is dropped.
+  async function refused(tableId, url) {
+    let why;
+    try {
+      const abort = new AbortController();
+      const response = await fetch(url, { signal: abort.signal, headers: { Accept: "application/json" } });
+      if (response.ok) {
+        abort.abort();
+        why = "the stream was interrupted; load the table again to follow it";
+      } else {
+        const body = await response.json().catch(() => ({}));
+        why = refusalText(response.status, body);
+      }
+    } catch (err) {
+      why = `the referee cannot be reached (${err.message})`;
+    }
+    status(`table ${tableId}: ${why}`, "error");
+    const node = $("status");
+    node.dataset.refusal = why;
+  }
+
+  function refusalText(httpStatus, body) {
+    const said = body.error ? `: ${body.error}` : "";
+    if (httpStatus === 429 || body.reason === "LIMIT_EXCEEDED" || body.reason === "RATE_LIMITED") {
+      return `too many streams are open for this token or table${said}. Close another tab or window following it, or wait a moment, then load the table again.`;
+    }
+    if (httpStatus === 401 || httpStatus === 403) {
+      return `the referee refused the token${said} (is the token for this table, and still valid?)`;
+    }
+    if (httpStatus === 404) return `no such table${said}`;
+    if (httpStatus === 503) return `the referee is not available now${said}; try again shortly`;
+    return `the referee refused the stream (HTTP ${httpStatus})${said}`;
   }
 
   function liveEvent(kind, data) {
@@ -170,14 +203,11 @@
         : null;
       return;
     }
-    if (event.name === "table.hand_recorded") {
-      live.hands.push(event.table_hand_recorded);
-      drawChart();
-      return;
-    }
     if (event.name.startsWith("table.")) return;
     const game = FK.games[live.game];
     if (!game) return;
+    // The chart counts each hand once, from its own last event (not table.hand_recorded).
+    if (event.name.endsWith(".hand_ended")) live.ended.set(event.aggregate_id, game.handTotals(event));
     if (event.name === game.dealtEvent) {
       const doc = { format: REPLAY_FORMAT, game: live.game, hand_id: event.aggregate_id,
                     table_id: live.table, events: [event], match: [], live: true,
@@ -239,6 +269,7 @@
     renderLog();
     const trick = $("trick-jump");
     trick.value = String(trickOf(index));
+    drawChart();
     setHash();
   }
 
@@ -272,12 +303,20 @@
     return done + 1;
   }
 
+  // The tricks played so far: every one won, and one under way (a play after the last won).
+  function trickCount() {
+    const ends = trickEnds();
+    const after = ends.length ? ends[ends.length - 1] : -1;
+    const started = view.doc.events.some((e, i) => i > after && /\.cards_played$/.test(e.name));
+    return ends.length + (started ? 1 : 0);
+  }
+
   function setupTricks() {
     const select = $("trick-jump");
-    const ends = trickEnds();
-    const options = [el("option", { value: "1" }, "trick 1")];
-    ends.forEach((_, i) => options.push(el("option", { value: String(i + 2) }, `trick ${i + 2}`)));
+    const options = [];
+    for (let n = 1; n <= trickCount(); n += 1) options.push(el("option", { value: String(n) }, `trick ${n}`));
     select.replaceChildren(...options);
+    select.disabled = !options.length;
   }
 
   function jumpTrick(number) {
@@ -311,20 +350,20 @@
 
   // -- the match chart -------------------------------------------------------------------
 
+  // Each finished hand of the match once, in order: the earlier hands (from the document, or
+  // as the live stream ended them), then the hand shown once the version shown has ended it.
   function matchSeries() {
-    const game = view.game;
+    const { game, doc } = view;
     const hands = [];
-    for (const entry of view.doc.match || []) {
-      if (entry.ended) hands.push(game.handTotals(entry.ended));
+    for (const entry of doc.match || []) {
+      if (entry.ended && entry.hand_id !== doc.hand_id) hands.push(game.handTotals(entry.ended));
     }
-    const last = view.doc.events[view.doc.events.length - 1];
-    const own = last ? game.handTotals(last) : null;
-    if (own && !(view.doc.match || []).some((m) => m.hand_id === view.doc.hand_id && m.ended)) hands.push(own);
     if (view.live) {
-      for (const recorded of view.live.hands) {
-        hands.push(recorded.scores.map((t) => ({ side: t.side, value: Number(t.score) })));
-      }
+      for (const [handId, totals] of view.live.ended) if (handId !== doc.hand_id) hands.push(totals);
     }
+    const shown = doc.events[view.index];
+    const own = shown ? game.handTotals(shown) : null;
+    if (own) hands.push(own);
     return hands.filter(Boolean);
   }
 
@@ -332,7 +371,10 @@
     const box = $("chart");
     if (!view.game) return;
     const hands = matchSeries();
-    const sides = [...new Set(hands.flat().map((t) => t.side))];
+    const sides = [...new Set(hands.flat().map((t) => t.side))].sort();
+    const players = view.states.length ? view.states[0].players : 0;
+    const sideName = (side) => C.sideText(side, players);
+    const valueText = (v) => (view.game.valueText ? view.game.valueText(v) : String(v));
     const series = sides.map((side) => {
       let total = 0;
       return hands.map((totals) => {
@@ -346,11 +388,14 @@
     const lo = Math.min(...values), hi = Math.max(...values, lo + 1);
     const x = (i) => pad + (hands.length <= 1 ? 0 : (i * (width - 2 * pad)) / (hands.length - 1));
     const y = (v) => height - pad - ((v - lo) * (height - 2 * pad)) / (hi - lo);
+    // Series apart by a few pixels, so two sides with equal totals both show.
+    const apart = (k) => (k - (sides.length - 1) / 2) * 3;
     const ns = "http://www.w3.org/2000/svg";
     const svg = document.createElementNS(ns, "svg");
     svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
     svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", `${view.game.chartLabel}: ` + sides.map((s, i) => `${s} ${series[i].join(", ")}`).join("; "));
+    svg.setAttribute("aria-label", `${view.game.chartLabel}: ` +
+      (sides.length ? sides.map((s, i) => `${sideName(s)} ${series[i].map(valueText).join(", ")}`).join("; ") : "no hand finished yet"));
     const line = (x1, y1, x2, y2, cls) => {
       const l = document.createElementNS(ns, "line");
       Object.entries({ x1, y1, x2, y2 }).forEach(([k, v]) => l.setAttribute(k, v));
@@ -359,21 +404,24 @@
     line(pad, y(0), width - pad, y(0), "axis");
     series.forEach((points, k) => {
       const path = document.createElementNS(ns, "polyline");
-      path.setAttribute("points", points.map((v, i) => `${x(i)},${y(v)}`).join(" "));
+      path.setAttribute("points", points.map((v, i) => `${x(i)},${y(v) + apart(k)}`).join(" "));
       path.setAttribute("class", `series s${k}`);
       path.setAttribute("data-side", sides[k]);
       path.setAttribute("data-values", points.join(" "));
       svg.append(path);
       points.forEach((v, i) => {
         const dot = document.createElementNS(ns, "circle");
-        dot.setAttribute("cx", x(i)); dot.setAttribute("cy", y(v)); dot.setAttribute("r", 3);
+        dot.setAttribute("cx", x(i)); dot.setAttribute("cy", y(v) + apart(k)); dot.setAttribute("r", 3);
         dot.setAttribute("class", `series s${k}`);
         svg.append(dot);
       });
     });
     const legend = el("div", { class: "legend" }, sides.map((s, k) =>
-      el("span", { class: `key s${k}` }, `${s}: ${series[k][series[k].length - 1] ?? 0}`)));
-    box.replaceChildren(el("div", { class: "chart-title" }, `${view.game.chartLabel} (${hands.length} hand(s))`), svg, legend);
+      el("span", { class: `key s${k}`, "data-side": s }, `${sideName(s)}: ${valueText(series[k][series[k].length - 1] ?? 0)}`)));
+    const count = hands.length === 1 ? "1 hand" : `${hands.length} hands`;
+    box.replaceChildren(el("div", { class: "chart-title" },
+      hands.length ? `${view.game.chartLabel} (${count})` : "No hand of this table has finished yet at this point."),
+      ...(hands.length ? [svg, legend] : []));
   }
 
   // -- fairness --------------------------------------------------------------------------
@@ -475,7 +523,13 @@
     $("perspective").onchange = (e) => { view.perspective = e.target.value; render(); };
     $("fair-check").onclick = () => checkFairness();
     $("file").onchange = (e) => { if (e.target.files[0]) loadFile(e.target.files[0]); };
-    $("hand-form").onsubmit = (e) => { e.preventDefault(); unwatch(); loadHand($("hand-id").value.trim(), 0); };
+    $("hand-form").onsubmit = (e) => {
+      e.preventDefault(); unwatch();
+      // The link that named this hand named its moment too (until the hand is shown).
+      const handId = $("hand-id").value.trim();
+      const linked = readHash();
+      loadHand(handId, linked.hand === handId ? linked.version : 0);
+    };
     $("watch-form").onsubmit = (e) => { e.preventDefault(); watch($("table-id").value.trim()); };
     $("log").onclick = (e) => {
       const item = e.target.closest("li");

@@ -104,8 +104,26 @@
     return (layouts[players] || layouts[6])[k] || "n";
   }
 
+  // Teams are partners opposite: team k holds seats k, k + 2, ... (as the referee forms them).
+  const TEAM_COUNT = 2;
+  function teamSeats(team, players) {
+    const seats = [];
+    for (let s = team; s < players; s += TEAM_COUNT) seats.push(s);
+    return seats;
+  }
+
+  function teamText(team, players) { return `team ${teamSeats(team, players).join("+")}`; }
+
+  // A side as people read it: the API's "team:0" is "team 0+2", "seat:1" is "seat 1".
+  function sideText(side, players) {
+    const [kind, number] = String(side).split(":");
+    if (kind === "team") return teamText(Number(number), players);
+    if (kind === "seat") return `seat ${number}`;
+    return String(side);
+  }
+
   FK.cards = { parse, text, label, el, cardEl, backEl, cardsEl, sorted, canonicalDeck,
-               without, position, SUITS };
+               without, position, teamSeats, teamText, sideText, SUITS, SUIT_NAMES };
   FK.games = FK.games || {};
   // A game joins the page by registering its renderer under the game's name.
   FK.registerGame = function (name, renderer) { FK.games[name] = renderer; };

@@ -82,7 +82,10 @@
       case "fiftyk_cards_drawn": return `seat ${e.seat} draws ${e.count}`;
       case "fiftyk_announced": return `seat ${e.seat} announces ${e.cards_left} cards left`;
       case "fiftyk_went_out": return `seat ${e.seat} goes out, place ${e.place}`;
-      case "fiftyk_hand_ended": return `hand over: ${e.scores.map((t) => `${t.side} ${t.score}`).join(", ")}`;
+      case "fiftyk_hand_ended": {
+        const players = e.result ? e.result.seats.length : e.scores.length;
+        return `hand over: ${e.scores.map((t) => `${C.sideText(t.side, players)} ${t.score}`).join(", ")}`;
+      }
       default: return event.name;
     }
   }
@@ -135,15 +138,19 @@
 
   function resultEl(state) {
     const r = state.result;
+    // The rating column only where the rules rate a hand (QQ rules).
+    const rated = r.seats.some((s) => s.rating !== undefined && s.rating !== null && s.rating !== "");
     const rows = r.seats.map((s) => el("tr", { "data-seat": s.seat },
       el("td", {}, `seat ${s.seat}`), el("td", { "data-score": s.score }, s.score),
-      el("td", {}, s.rating ?? "")));
-    const winner = r.winning_team !== undefined ? `team ${r.winning_team} wins`
+      rated ? el("td", {}, s.rating ?? "") : null));
+    const winner = r.winning_team !== undefined ? `${C.teamText(r.winning_team, state.players)} wins`
       : r.winning_seat !== undefined ? `seat ${r.winning_seat} wins` : "a draw";
+    const places = (r.places || []).map((seat, i) => `${i + 1}. seat ${seat}`).join(", ");
     return el("div", { class: "result" },
-      el("div", {}, `Result: ${winner}; went out ${(state.result.places || []).join(", ")}`),
+      el("div", {}, `Result: ${winner}.${places ? ` Places: ${places}.` : ""}`),
       el("table", { class: "scores" },
-        el("tr", {}, el("th", {}, "seat"), el("th", {}, "score"), el("th", {}, "rating")), rows));
+        el("tr", {}, el("th", {}, "seat"), el("th", {}, "score"), rated ? el("th", {}, "rating") : null),
+        rows));
   }
 
   function dealInputs(state) {
@@ -161,8 +168,8 @@
   }
 
   function announcements(state) {
-    return [`preset ${state.ruleset.spec ? state.ruleset.spec.preset : ""}`,
-            `dealer seat ${state.dealer}`];
+    const preset = state.ruleset && state.ruleset.spec ? state.ruleset.spec.preset : "";
+    return [preset ? `rules: ${preset}` : "", `dealer seat ${state.dealer}`].filter(Boolean);
   }
 
   FK.registerGame("fiftyk", {

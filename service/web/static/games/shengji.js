@@ -40,8 +40,54 @@
   }
 
   function addCards(hand, cards, count) {
-    if (hand.cards) hand.cards = C.sorted([...hand.cards, ...cards]);
+    if (hand.cards) hand.cards = [...hand.cards, ...cards];
     hand.count += count;
+  }
+
+  // The hand's card order (domain/shengji/cards.py): the trump rank R, the trump suit T (none:
+  // no-trump) and whether 2s are permanent trumps. Trumps, low to high: T's other ranks, the
+  // 2s (off-suit, then T's) when permanent, R off-suit, R of T, small joker, big joker.
+  const NATURAL = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"];
+  const PLAIN_SUITS = "SHCD";  // how a held hand lays out its plain suits, after the trumps
+  const TRUMP = "T";
+
+  function cardOrder(state) {
+    const rank = trumpRank(state);
+    const suit = state.trumpSuit;
+    const options = (state.ruleset && state.ruleset.effective_options) || {};
+    const twoIsTrump = Boolean(options.permanent_two) && rank !== "2";
+    const plain = NATURAL.filter((r) => r !== rank && !(twoIsTrump && r === "2"));
+    const info = {};
+    for (const s of PLAIN_SUITS) {
+      if (s === suit) continue;
+      plain.forEach((r, pos) => { info[r + s] = { group: s, strength: pos }; });
+    }
+    const others = [...PLAIN_SUITS].filter((s) => s !== suit);
+    const tiers = [];
+    if (suit) tiers.push(...plain.map((r) => [r + suit]));
+    if (twoIsTrump) {
+      tiers.push(others.map((s) => "2" + s));
+      if (suit) tiers.push(["2" + suit]);
+    }
+    tiers.push(others.map((s) => rank + s));
+    if (suit) tiers.push([rank + suit]);
+    tiers.push(["SJ"], ["BJ"]);
+    tiers.forEach((tier, pos) => { for (const card of tier) info[card] = { group: TRUMP, strength: 1000 + pos }; });
+    return info;
+  }
+
+  // Cards as a player holds them (and as `fiftyk replay` prints them): trumps strongest
+  // first, then spades, hearts, clubs and diamonds, each strongest first.
+  function held(cards, state) {
+    const info = cardOrder(state);
+    const place = (card) => {
+      const i = info[card] || { group: TRUMP, strength: 0 };
+      return [i.group === TRUMP ? -1 : PLAIN_SUITS.indexOf(i.group), -i.strength];
+    };
+    return [...cards].sort((a, b) => {
+      const [ga, sa] = place(a), [gb, sb] = place(b);
+      return ga - gb || sa - sb || (a < b ? -1 : a > b ? 1 : 0);
+    });
   }
 
   const APPLY = {
@@ -65,7 +111,7 @@
       const hand = s.hands[e.seat];
       if (hand.cards) hand.cards = C.without(hand.cards, e.cards);
       hand.count -= e.count;
-      s.kitty = { cards: e.cards.length ? C.sorted(e.cards) : null, count: e.count, buried: true };
+      s.kitty = { cards: e.cards.length ? e.cards : null, count: e.count, buried: true };
       s.phase = "playing";
     },
     shengji_throw_failed(s, e) { s.throws.push({ seat: e.seat, attempted: e.attempted, forced: e.forced }); },
@@ -102,8 +148,26 @@
   }
 
   function trumpText(state) {
-    const suit = state.trumpSuit ? C.SUITS[state.trumpSuit] : state.declaration ? "no trump" : "not declared";
-    return `trump ${trumpRank(state)} ${suit}`;
+    const suit = state.trumpSuit
+      ? `${C.SUITS[state.trumpSuit]} ${C.SUIT_NAMES[state.trumpSuit]}`
+      : state.declaration || state.phase !== "dealing" ? "none (no-trump hand)" : "not declared yet";
+    return `Trumps: rank ${trumpRank(state)}, suit ${suit}`;
+  }
+
+  function teamText(team) { return C.teamText(team, PLAYERS); }
+
+  const CLOSED_BY = { passes: "every seat spoke", timer: "the turn clock ran out",
+                      transcript: "the transcript moved on" };
+
+  function levelsGained(n) { return n === 1 ? "1 level" : `${n} levels`; }
+
+  function outcomeText(e) {
+    const dealerTeam = e.attacker_seats && e.attacker_seats.length ? 1 - (e.attacker_seats[0] % TEAMS) : null;
+    const team = dealerTeam === null ? null : e.outcome_side === "dealer" ? dealerTeam : 1 - dealerTeam;
+    const who = e.outcome_side === "dealer" ? "the dealer's side" : "the attackers";
+    const named = team === null ? who : `${who} (${teamText(team)})`;
+    return Number(e.levels_gained) > 0 ? `${named} go up ${levelsGained(Number(e.levels_gained))}`
+      : `${named} keep the deal, no level gained`;
   }
 
   function describe(event) {
@@ -112,17 +176,17 @@
     const cards = (list) => list.map(C.text).join(" ");
     switch (key) {
       case "shengji_hand_dealt":
-        return `shuffled: levels ${e.levels.join(" / ")}, ${e.dealer !== undefined ? `dealer seat ${e.dealer}` : "the declarations choose the dealer"}`;
+        return `shuffled: ${e.levels.map((lv, t) => `${teamText(t)} at ${lv}`).join(", ")}; ${e.dealer !== undefined ? `dealer seat ${e.dealer}` : "the declarations choose the dealer"}`;
       case "shengji_round_dealt": return `deal round ${e.round}`;
       case "shengji_declared_nothing": return `seat ${e.seat} declares nothing`;
-      case "shengji_declared": return `seat ${e.seat} declares ${cards(e.cards)} (${e.suit ? C.SUITS[e.suit] : "no trump"})`;
-      case "shengji_window_closed": return `declarations closed after round ${e.round} (${e.by})`;
+      case "shengji_declared": return `seat ${e.seat} declares ${cards(e.cards)} (${e.suit ? `trump suit ${C.SUIT_NAMES[e.suit]}` : "no-trump"})`;
+      case "shengji_window_closed": return `declarations closed after round ${e.round} (${CLOSED_BY[e.by] || e.by})`;
       case "shengji_kitty_taken": return `seat ${e.dealer} takes the kitty (${e.kitty_count} cards)`;
       case "shengji_kitty_buried": return `seat ${e.seat} buries ${e.count} cards${e.by_referee ? " (by the referee)" : ""}`;
       case "shengji_throw_failed": return `seat ${e.seat}'s throw ${cards(e.attempted)} fails: must play ${cards(e.forced)}`;
       case "shengji_cards_played": return `seat ${e.seat} plays ${cards(e.cards)}${e.by_referee ? " — by the referee" : ""}`;
       case "shengji_trick_won": return `seat ${e.seat} wins the trick, ${e.points} points`;
-      case "shengji_hand_ended": return `hand over: attackers ${e.attacker_points} points, ${e.outcome_side} gain ${e.levels_gained}; levels ${e.levels_after.join(" / ")}`;
+      case "shengji_hand_ended": return `hand over: the attackers took ${e.attacker_points} points; ${outcomeText(e)}; now ${e.levels_after.map((lv, t) => `${teamText(t)} at ${lv}`).join(", ")}`;
       default: return event.name;
     }
   }
@@ -130,13 +194,13 @@
   function seatBox(state, seat, visible) {
     const hand = state.hands[seat];
     const who = state.playerIds[seat] ? ` · ${state.playerIds[seat]}` : "";
-    const badges = [el("span", { class: "badge" }, `team ${seat % TEAMS}`)];
+    const badges = [el("span", { class: "badge" }, teamText(seat % TEAMS))];
     if (seat === state.dealer) badges.push(el("span", { class: "badge" }, "dealer"));
     if (state.declaration && state.declaration.seat === seat) {
       badges.push(el("span", { class: "badge" }, "declared ", C.cardsEl(state.declaration.cards, "declared")));
     }
     const cards = visible && hand.cards
-      ? C.cardsEl(hand.cards, "hand")
+      ? C.cardsEl(held(hand.cards, state), "hand")
       : el("span", { class: "cards hand" }, hand.count > 0 ? C.backEl(hand.count) : "");
     return el("div", { class: "seat-inner" },
       el("div", { class: "seat-name" }, `Seat ${seat}${who}`, ...badges),
@@ -163,16 +227,16 @@
       el("div", { class: "trump", "data-trump-rank": trumpRank(state), "data-trump-suit": state.trumpSuit || "" },
          trumpText(state)),
       el("div", { class: "levels", "data-levels": state.levels.join(" ") },
-         `levels: team 0 ${state.levels[0]}, team 1 ${state.levels[1]}`),
+         `Levels: ${state.levels.map((lv, t) => `${teamText(t)} at ${lv}`).join(", ")}`),
       el("div", { class: "kitty" }, `kitty${state.kitty.buried ? " (buried)" : ""}: `,
-         kittyVisible ? C.cardsEl(state.kitty.cards, "kitty") : state.kitty.count ? C.backEl(state.kitty.count) : "with the dealer"),
+         kittyVisible ? C.cardsEl(held(state.kitty.cards, state), "kitty") : state.kitty.count ? C.backEl(state.kitty.count) : "with the dealer"),
     ];
     const attackers = state.dealer === null ? null
       : [0, 1, 2, 3].filter((s) => s % TEAMS !== state.dealer % TEAMS);
     if (attackers) {
       const points = attackers.reduce((n, s) => n + state.collected[s], 0);
       info.push(el("div", { class: "attackers", "data-attacker-points": points },
-                   `attackers (seats ${attackers.join(", ")}): ${points} points in tricks`));
+                   `Attackers (seats ${attackers.join(" and ")}): ${points} points in tricks`));
     }
     for (const t of state.throws) {
       info.push(el("div", { class: "throw" }, `seat ${t.seat}'s throw failed: forced `, C.cardsEl(t.forced)));
@@ -181,12 +245,25 @@
     return { seats, centre, info };
   }
 
+  function pointsText(r) {
+    const parts = [`${r.attacker_trick_points} in tricks`];
+    const bonus = Number(r.kitty_bonus || 0);
+    const kittyPoints = r.kitty ? Number(r.kitty.points || 0) : 0;
+    if (bonus) parts.push(`${bonus} for the kitty (its ${kittyPoints} points times ${r.kitty_multiplier}, the attackers won the last trick)`);
+    else if (kittyPoints) parts.push("none for the kitty (the dealer's side won the last trick)");
+    const penalty = Number(r.penalty || 0);
+    if (penalty > 0) parts.push(`${penalty} for the dealer's side's failed throws`);
+    if (penalty < 0) parts.push(`${-penalty} taken off for their own failed throws`);
+    return parts.join(", ");
+  }
+
   function resultEl(r) {
+    const levels = (list) => list.map((lv, t) => `${teamText(t)} at ${lv}`).join(", ");
     return el("div", { class: "result" },
-      el("div", {}, `Result: attackers ${r.attacker_points} points (tricks ${r.attacker_trick_points}, kitty bonus ${r.kitty_bonus}, ×${r.kitty_multiplier})`),
+      el("div", {}, `Result: the attackers took ${r.attacker_points} points: ${pointsText(r)}.`),
       el("div", { "data-levels-after": r.levels_after.join(" ") },
-         `${r.outcome_side} gain ${r.levels_gained} level(s): ${r.levels_before.join(" / ")} → ${r.levels_after.join(" / ")}`),
-      el("div", {}, `next dealer seat ${r.next_dealer}${r.game_over ? `; team ${r.game_winner} wins the match` : ""}`));
+         `${outcomeText(r)}: ${levels(r.levels_before)} before, ${levels(r.levels_after)} after.`),
+      el("div", {}, `Next dealer: seat ${r.next_dealer}.${r.game_over ? ` ${teamText(r.game_winner)} wins the match.` : ""}`));
   }
 
   function dealInputs(state) {
@@ -204,14 +281,22 @@
     return e ? e.levels_after.map((lv, team) => ({ side: `team:${team}`, value: LEVEL_ORDER.indexOf(lv) + 2, absolute: true })) : null;
   }
 
+  // A chart value as a level: 11 is J, 14 is A.
+  function valueText(value) { return LEVEL_ORDER[value - 2] ?? String(value); }
+
+  const PHASES = { dealing: "dealing", burying: "the dealer buries the kitty", playing: "playing",
+                   over: "the hand is over" };
+
   function announcements(state) {
-    const preset = state.ruleset.spec ? state.ruleset.spec.preset : "";
-    return [`preset ${preset}`, state.phase === "dealing" ? `dealing, round ${state.round}` : state.phase];
+    const preset = state.ruleset && state.ruleset.spec ? state.ruleset.spec.preset : "";
+    return [preset ? `rules: ${preset}` : "",
+            state.phase === "dealing" ? `dealing, round ${state.round}` : PHASES[state.phase] || state.phase]
+      .filter(Boolean);
   }
 
   FK.registerGame("shengji", {
-    title: "升级 / 拖拉机", start, apply, describe, draw, dealInputs, handTotals, announcements,
+    title: "升级 / 拖拉机", start, apply, describe, draw, dealInputs, handTotals, valueText, announcements,
     dealtEvent: "shengji.hand_dealt", trickEvent: "shengji.trick_won",
-    chartLabel: "levels after each hand (J=11 … A=14)",
+    chartLabel: "each team's level after each hand",
   });
 })(window.FK = window.FK || {});
