@@ -84,7 +84,11 @@ function main(argv) {
         process.exitCode = 1;
         return;
       }
-      console.log(JSON.stringify(describeError(error)));
+      const described = describeError(error);
+      console.log(JSON.stringify(described));
+      if (described.reason === null) {  // the transport's error: no referee answered
+        process.exitCode = 1;
+      }
     });
 }
 

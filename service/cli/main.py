@@ -79,8 +79,9 @@ def _description() -> str:
     from fiftyk_referee.service.cli.games import CLI_GAMES
     from fiftyk_referee.service.cli.server_address import DEFAULT_SERVER, SERVER_ENVIRONMENT
 
-    games = ", ".join(f"{game.title} ({name})" for name, game in CLI_GAMES.items())
-    return (f"The referee service for card games ({games}): run it, play and replay hands"
+    named = [f"{game.title} ({name})" for name, game in CLI_GAMES.items()]
+    games = " and ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+    return (f"The referee service for card games: {games}. Run it, play and replay hands"
             " against it, ask its rules engine, check its signed evidence. The client"
             f" commands call the server named by --server, else ${SERVER_ENVIRONMENT}, else"
             f" {DEFAULT_SERVER}.")
@@ -122,11 +123,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _output_closed() -> int:
     """Point standard output at /dev/null, so the interpreter's last flush cannot fail too."""
-    if sys.stdout is not None:
+    stdout = sys.__stdout__
+    if stdout is not None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):  # not a file descriptor (a test's capture)
+            os.dup2(devnull, stdout.fileno())
+        except (OSError, ValueError):  # no file descriptor under it
             pass
         finally:
             os.close(devnull)
