@@ -31,18 +31,19 @@ def _health_messages() -> tuple[Any, Any]:
     Built in a pool of their own, so a process that also loads grpcio-health-checking (a
     server install) has no clash over the file's name.
     """
+    field = descriptor_pb2.FieldDescriptorProto
     proto = descriptor_pb2.FileDescriptorProto(
         name="fiftyk_cli/grpc_health_v1.proto", package="grpc.health.v1", syntax="proto3")
     request = proto.message_type.add(name="HealthCheckRequest")
-    request.field.add(name="service", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                      label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    request.field.add(name="service", number=1, type=field.TYPE_STRING,
+                      label=field.LABEL_OPTIONAL)
     response = proto.message_type.add(name="HealthCheckResponse")
     status = response.enum_type.add(name="ServingStatus")
     for name, number in SERVING_STATUSES.items():
         status.value.add(name=name, number=number)
-    response.field.add(name="status", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_ENUM,
+    response.field.add(name="status", number=1, type=field.TYPE_ENUM,
                        type_name=".grpc.health.v1.HealthCheckResponse.ServingStatus",
-                       label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+                       label=field.LABEL_OPTIONAL)
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return (message_factory.GetMessageClass(pool.FindMessageTypeByName(

@@ -318,6 +318,6 @@ def test_integrating_md_says_where_the_google_rpc_protos_come_from() -> None:
     text = " ".join(_page("integrating.md").split())
     for name in GOOGLE_RPC_FILES:
         assert f"`proto/google/rpc/{name}`" in text
-    assert f"`googleapis-common-protos` Python package (version {version('googleapis-common-protos')})" in (
-        text)
+    package = "googleapis-common-protos"
+    assert f"`{package}` Python package (version {version(package)})" in text
     assert "[examples/errors.js](examples/errors.js)" in text
