@@ -5,7 +5,7 @@
 // Built only from the repository's proto/ (the referee's service and google/rpc's
 // status.proto and error_details.proto, docs/integrating.md#reading-a-refusal):
 //
-//   npm install @grpc/grpc-js @grpc/proto-loader protobufjs
+//   npm install --no-save @grpc/grpc-js @grpc/proto-loader protobufjs
 //   node docs/examples/errors.js --server 127.0.0.1:50051
 //
 // It asks a referee for a table that does not exist and prints the refusal as one JSON line:
