@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     """Run `fiftyk health`."""
     try:
         return check(args.server, args.service, args.timeout, tls_from_args(args))
+    except BrokenPipeError:
+        raise  # the reader of standard output went away: `cli.main` ends quietly
     except OSError as error:  # an unreadable certificate file
         print(f"fiftyk health: {error}", file=sys.stderr)
         return EXIT_UNREACHABLE

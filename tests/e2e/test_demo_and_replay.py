@@ -375,12 +375,13 @@ def test_demo_of_another_games_preset_suggests_its_game(
     assert err.rstrip().endswith(f"'{preset}' is a preset of {game}: add --game {game}")
 
 
-def test_replay_into_a_closed_pipe_ends_quietly(
+def test_the_client_commands_into_a_closed_pipe_end_quietly(
         server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
     """`fiftyk replay HAND | head -1`: the reader goes away; no BrokenPipeError traceback."""
     _, hand_id = _demo_hand(server, capsys)
     for argv in (["replay", hand_id], ["replay", hand_id, "--text", "people"],
-                 ["export", hand_id]):
+                 ["export", hand_id], ["demo", "--preset", "five_card", "--text", "people"],
+                 ["health"]):
         read_end, write_end = os.pipe()
         os.close(read_end)  # nobody reads: every write fails, as after `head -1` exits
         try:
