@@ -111,9 +111,11 @@ def table_hint(client: RefereeClient, table_id: str) -> str | None:
     hands = list(table.hand_ids)
     if not hands:
         return f"{table_id} is a table, not a hand; it has no hands yet"
+    if len(hands) == 1:
+        return f"{table_id} is a table, not a hand; its hand: {hands[0]}"
     shown = ", ".join(reversed(hands[-HINTED_HANDS:]))
-    more = f" (latest first, {len(hands)} in all)" if len(hands) > HINTED_HANDS else ""
-    return f"{table_id} is a table, not a hand; its hands: {shown}{more}"
+    more = f", {len(hands)} in all" if len(hands) > HINTED_HANDS else ""
+    return f"{table_id} is a table, not a hand; its hands (latest first{more}): {shown}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,8 +17,11 @@ from typing import Any
 
 import grpc
 
+from fiftyk_referee.service.cli.replay import table_hint
 from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
 from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
+from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.signing import (
@@ -127,6 +130,10 @@ def run_export(args: argparse.Namespace) -> int:
         evidence = client.export_evidence(args.hand_id, args.since_size)
     except grpc.RpcError as error:
         print(f"fiftyk export: {describe_rpc_error(args.server, error)}", file=sys.stderr)
+        hint = table_hint(client, args.hand_id) if (
+            error_reason(error).reason == ServiceReason.HAND_NOT_FOUND) else None
+        if hint is not None:
+            print(f"fiftyk export: {hint}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         client.close()

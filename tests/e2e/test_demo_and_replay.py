@@ -325,7 +325,31 @@ def test_replay_of_a_table_id_says_it_is_a_table_and_names_its_hands(
     assert main(["replay", table_id, "--server", server.target]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("fiftyk replay: NOT_FOUND HAND_NOT_FOUND")
-    assert err[1:] == [f"fiftyk replay: {table_id} is a table, not a hand; its hands: {hand_id}"]
+    assert err[1:] == [f"fiftyk replay: {table_id} is a table, not a hand; its hand: {hand_id}"]
+
+
+def test_the_table_hint_names_the_latest_hands_first(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--server", server.target, "--preset", "five_card", "--hands", "6",
+                 "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    table = TABLE_LINE.match(out)
+    assert table is not None, out
+    hands = [hand_id for _, hand_id in HAND_LINE.findall(out)]
+    assert len(hands) == 6
+    assert main(["replay", table.group(1), "--server", server.target]) == 1
+    hint = capsys.readouterr().err.splitlines()[1]
+    assert hint == (f"fiftyk replay: {table.group(1)} is a table, not a hand; its hands"
+                    f" (latest first, 6 in all): {', '.join(reversed(hands[1:]))}")
+
+
+def test_export_of_a_table_id_says_it_is_a_table_and_names_its_hands(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    table_id, hand_id = _demo_hand(server, capsys)
+    assert main(["export", table_id, "--server", server.target]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("fiftyk export: NOT_FOUND HAND_NOT_FOUND")
+    assert err[1:] == [f"fiftyk export: {table_id} is a table, not a hand; its hand: {hand_id}"]
 
 
 def test_replay_of_a_table_id_gives_no_hint_to_a_credential_that_cannot_read_it(
