@@ -24,7 +24,8 @@ from tests.support.pgserver import (
 # A fixture that needs something besides Python, and the marker its tests must carry.
 FIXTURE_MARKERS = {"postgres_server": "postgres", "promtool": "promtool"}
 # Markers of tests that need a server, a tool or the network: never in tests/unit.
-NOT_UNIT_MARKERS = frozenset({"postgres", "promtool", "bench", "slow_install", "failover"})
+NOT_UNIT_MARKERS = frozenset({"postgres", "promtool", "bench", "slow_install", "failover",
+                              "npm"})
 UNIT_TESTS = Path(__file__).resolve().parent / "unit"
 # The slowest files, slowest first (`--durations` of a full run). The suite runs on parallel
 # workers, one file per worker at a time (`--dist loadfile`, in this order): a long file

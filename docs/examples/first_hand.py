@@ -76,6 +76,14 @@ def load_stubs(proto_dir: Path, out_dir: Path) -> tuple[ModuleType, ModuleType]:
     return pb, pb_grpc
 
 
+def side(seats: Any) -> str:
+    """A side as `fiftyk demo` names it: `team 1+3` for a team, `seat 2` for one seat."""
+    seats = list(seats)
+    if len(seats) == 1:
+        return f"seat {seats[0]}"
+    return "team " + "+".join(str(seat) for seat in seats)
+
+
 def error_reason(error: grpc.RpcError) -> tuple[str, str, str]:
     """A refusal as (status code, ErrorInfo reason, message) from its google.rpc.Status."""
     status = rpc_status.from_call(error)  # type: ignore[arg-type]
@@ -167,13 +175,17 @@ def _play(pb: Any, stub: Any, preset: str, platform_key: str, audit_key: str) ->
     print(f"hand over after {actions} actions; finishing order {list(hand.finish_order)}")
 
     # 5. The result, then the audit role's transcript and the referee's ruling on it.
+    # Sides are named as `fiftyk demo` names them: "team 1+3" (the seats), "seat 2". A
+    # HandResult's winning_team is an index into its teams, not a name.
     result = hand.result
     for team in result.teams:
-        print(f"team {list(team.seats)}: collected {team.collected}, score {team.score}")
+        print(f"{side(team.seats)}: collected {team.collected}, score {team.score}")
     for seat_result in result.seats:
         print(f"seat {seat_result.seat}: score {seat_result.score}")
     if result.HasField("winning_team"):
-        print(f"winner: team {result.winning_team}")
+        print(f"winner: {side(result.teams[result.winning_team].seats)}")
+    elif result.HasField("winning_seat"):
+        print(f"winner: seat {result.winning_seat}")
     else:
         print("winner: none (a draw)")
     transcript = audit.call("ExportTranscript", pb.ExportTranscriptRequest(hand_id=hand_id))

@@ -9,6 +9,7 @@ from typing import Any
 
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.service.cli.terminal import outline, people_output
+from fiftyk_referee.service.verifier import EVIDENCE_FORMAT
 
 EXIT_UNREADABLE = 1
 
@@ -18,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser = sub.add_parser(
         "adjudicate", help="replay a transcript and print the ruling (fiftyk-result/1)",
         description="Replay a fiftyk-transcript/1 file through the referee and print the"
-        " result JSON. Exit 0 whenever the file is a readable transcript.",
+        " result JSON. Exit 0 whenever the file is a readable transcript. A hand's signed"
+        f" evidence ({EVIDENCE_FORMAT}, from `fiftyk export`) is checked by `fiftyk verify`,"
+        " which also re-rules the transcript it carries.",
     )
     parser.add_argument("file", help="transcript JSON file, or - for standard input")
     parser.add_argument("--pretty", action="store_true",
@@ -49,6 +52,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     except RecursionError:
         print(f"fiftyk adjudicate: {args.file} is nested too deeply to be a transcript",
+              file=sys.stderr)
+        return EXIT_UNREADABLE
+    if isinstance(data, dict) and data.get("format") == EVIDENCE_FORMAT:
+        print(f"fiftyk adjudicate: {args.file} is a hand's signed evidence ({EVIDENCE_FORMAT}),"
+              f" not a transcript: check it with `fiftyk verify {args.file}`, which re-rules"
+              " the transcript it carries and checks the signature, chain and deal",
               file=sys.stderr)
         return EXIT_UNREADABLE
     try:

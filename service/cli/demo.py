@@ -22,6 +22,7 @@ import grpc
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.games import DEFAULT_GAME, GAMES, game_named
 from fiftyk_referee.service.cli.games import CLI_GAMES, CliGame, cli_game
+from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
 from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
 from fiftyk_referee.service.client import (
     RefereeClient,
@@ -30,7 +31,6 @@ from fiftyk_referee.service.client import (
     open_channel,
     tls_from_args,
 )
-from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
@@ -112,8 +112,7 @@ def run_demo(server: str, preset: str, players: int, hands: int, platform_key: s
             print(match)
         print("\n" + played.final_line(bots.platform, bots.table_id, completed, match))
     except grpc.RpcError as error:
-        code, reason, message = error_reason(error)
-        print(f"fiftyk demo: {code.name} {reason or ''} {message}".rstrip(), file=sys.stderr)
+        print(f"fiftyk demo: {describe_rpc_error(server, error)}", file=sys.stderr)
     finally:
         opened.close()
     print(f"fiftyk demo: {completed}/{hands} hands completed")
@@ -129,8 +128,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         " scores (Shengji: the declarations, dealer and trump, how many cards were buried,"
         " every trick, points and the levels). Exits 0 when every hand completed.",
     )
-    parser.add_argument("--server", required=True, metavar="HOST:PORT",
-                        help="the referee's gRPC address, e.g. 127.0.0.1:50051")
+    add_server_argument(parser)
     parser.add_argument("--game", default=DEFAULT_GAME, choices=sorted(CLI_GAMES),
                         help=f"the game (default {DEFAULT_GAME})")
     defaults = "; ".join(f"{game.name}: {game.default_preset}" for game in CLI_GAMES.values())
@@ -155,6 +153,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.set_defaults(handler=run)
 
 
+def _other_game_hint(preset: str) -> str:
+    """"; it is a preset of shengji: add --game shengji" for a preset of another game."""
+    owners = sorted(name for name, game in GAMES.items()
+                    if preset in game.presets and name in CLI_GAMES)
+    if not owners:
+        return ""
+    games = " or ".join(owners)
+    flags = " or ".join(f"--game {name}" for name in owners)
+    return f"; {preset!r} is a preset of {games}: add {flags}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo from parsed arguments."""
     if args.hands < 1:
@@ -165,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         game_named(args.game).rules(preset)
     except RuleError as error:
-        print(f"fiftyk demo: {args.game}: {error.message}", file=sys.stderr)
+        print(f"fiftyk demo: {args.game}: {error.message}{_other_game_hint(preset)}",
+              file=sys.stderr)
         return 2
     players = args.players or played.default_players(preset)
     key = args.platform_key or os.environ.get(keys.PLATFORM_KEY) or DEV_PLATFORM_KEY

@@ -51,6 +51,7 @@ class FiftykCli:
     """五十K's demo and replay."""
 
     name = "fiftyk"
+    title = "五十K"
     default_preset = "classic"
 
     def default_players(self, preset: str) -> int:

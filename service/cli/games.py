@@ -25,6 +25,10 @@ class CliGame(Protocol):
         """The game's name, as the registry (`domain/games.py`) and its events name it."""
 
     @property
+    def title(self) -> str:
+        """The game's name for people (`fiftyk --help` lists the games by it)."""
+
+    @property
     def default_preset(self) -> str:
         """The preset `fiftyk demo` plays when none is asked for."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -17,6 +18,9 @@ SERVER_EXTRA_MODULES = frozenset({
     "grpc_reflection",
 })
 EXIT_MISSING_EXTRA = 2
+# The reader of standard output went away (`fiftyk replay ... | head -1`): stop quietly with
+# the status a shell reports for a command ended by SIGPIPE (128 + 13), as `cat` or `grep` do.
+EXIT_OUTPUT_CLOSED = 141
 
 # Each module's `add_parser(sub)` adds one subcommand and sets `handler` (args -> exit code)
 # on it. Extend by writing such a module and listing it here. They are imported when the
@@ -60,8 +64,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, str]]:
         registrars.append(module.add_parser)
     epilog = (f"Not installed: {', '.join(left_out)} (pip install '{SERVER_EXTRA}')"
               if left_out else None)
-    parser = argparse.ArgumentParser(prog="fiftyk", description="五十K referee service",
-                                     epilog=epilog)
+    parser = argparse.ArgumentParser(prog="fiftyk", description=_description(), epilog=epilog)
     parser.add_argument(
         "--version", action="version", version=f"%(prog)s {_distribution_version()}"
     )
@@ -69,6 +72,19 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, str]]:
     for register in registrars:
         register(sub)
     return parser, left_out
+
+
+def _description() -> str:
+    """What `fiftyk --help` says it is: a referee of every game the command line knows."""
+    from fiftyk_referee.service.cli.games import CLI_GAMES
+    from fiftyk_referee.service.cli.server_address import DEFAULT_SERVER, SERVER_ENVIRONMENT
+
+    named = [f"{game.title} ({name})" for name, game in CLI_GAMES.items()]
+    games = " and ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+    return (f"The referee service for card games: {games}. Run it, play and replay hands"
+            " against it, ask its rules engine, check its signed evidence. The client"
+            f" commands call the server named by --server, else ${SERVER_ENVIRONMENT}, else"
+            f" {DEFAULT_SERVER}.")
 
 
 def _distribution_version() -> str:
@@ -90,7 +106,36 @@ def _needs_server_extra(command: str, missing: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse arguments and run the chosen subcommand; return the process exit code."""
+    """Parse arguments and run the chosen subcommand; return the process exit code.
+
+    A reader that closes standard output early ends the command quietly (EXIT_OUTPUT_CLOSED),
+    whatever the command was writing, instead of with a BrokenPipeError traceback.
+    """
+    try:
+        try:
+            return _main(argv)
+        finally:  # what is still buffered goes out now, while a closed pipe can be caught
+            if sys.stdout is not None:
+                sys.stdout.flush()
+    except BrokenPipeError:
+        return _output_closed()
+
+
+def _output_closed() -> int:
+    """Point standard output at /dev/null, so the interpreter's last flush cannot fail too."""
+    stdout = sys.__stdout__
+    if stdout is not None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, stdout.fileno())
+        except (OSError, ValueError):  # no file descriptor under it
+            pass
+        finally:
+            os.close(devnull)
+    return EXIT_OUTPUT_CLOSED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser, left_out = _build()
     words = list(sys.argv[1:] if argv is None else argv)
     if words and words[0] in left_out:

@@ -2,7 +2,8 @@
 
 Reads the hand's audit history (GetHandHistory, GetHandAt) with the audit key, so it shows
 every seat's cards: the dispute tool. Event versions are printed with every trick, so a
-disputed moment can be looked at with `--version N`.
+disputed moment can be looked at with `--version N`: versions count the hand's events from 1
+(its deal), so 0 or less is refused as a usage error.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import grpc
 
 from fiftyk_referee.service.cli.games import game_of
 from fiftyk_referee.service.cli.hand_text import state_lines
+from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
 from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
 from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
+from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
@@ -25,6 +28,22 @@ from fiftyk_referee.service.web.document import hand_document
 from fiftyk_referee.service.web.page import offline_html
 
 CALL_TIMEOUT_SECONDS = 30.0
+FIRST_VERSION = 1
+EXIT_REFUSED = 1
+HINTED_HANDS = 5  # a table's hands a hint lists, the latest first
+
+
+def event_version(text: str) -> int:
+    """`--version`: an event version, counted from 1 (the hand's deal)."""
+    try:
+        version = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if version < FIRST_VERSION:
+        raise argparse.ArgumentTypeError(
+            f"{version}: versions start at {FIRST_VERSION}, the hand's first event (its deal);"
+            " the state after event N is --version N")
+    return version
 
 
 def account(audit: RefereeClient, hand_id: str) -> list[str]:
@@ -55,13 +74,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         " the whole state of the hand right after event N. Needs the audit key.",
     )
     parser.add_argument("hand_id", metavar="HAND_ID", help="the hand's id")
-    parser.add_argument("--version", type=int, help="show the state after this event version")
+    parser.add_argument("--version", type=event_version, metavar="N",
+                        help="show the state right after event N (versions start at 1, the"
+                             " deal; the account shows each trick's versions)")
     add_text_argument(parser)
     parser.add_argument("--html", metavar="FILE",
                         help="write the hand as one offline HTML page (the web table's replay:"
                              " step, jump, perspectives, the fairness check) instead")
-    parser.add_argument("--server", required=True, metavar="HOST:PORT",
-                        help="the referee's gRPC address")
+    add_server_argument(parser)
     parser.add_argument("--audit-key",
                         help=f"audit credential (default ${keys.AUDIT_KEY}, else the"
                              " development key a loopback server accepts)")
@@ -81,6 +101,23 @@ def _write_html(client: RefereeClient, hand_id: str, path: str) -> int:
     return 0
 
 
+def table_hint(client: RefereeClient, table_id: str) -> str | None:
+    """When `table_id` (given as a hand id) names a table the caller may see, a hint naming
+    its hands; None otherwise (the server answers what this credential may read)."""
+    try:
+        table = client.get_table(table_id)
+    except grpc.RpcError:
+        return None
+    hands = list(table.hand_ids)
+    if not hands:
+        return f"{table_id} is a table, not a hand; it has no hands yet"
+    if len(hands) == 1:
+        return f"{table_id} is a table, not a hand; its hand: {hands[0]}"
+    shown = ", ".join(reversed(hands[-HINTED_HANDS:]))
+    more = f", {len(hands)} in all" if len(hands) > HINTED_HANDS else ""
+    return f"{table_id} is a table, not a hand; its hands (latest first{more}): {shown}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the account; 0 on success, 1 when the server refused."""
     key = args.audit_key or os.environ.get(keys.AUDIT_KEY) or DEV_AUDIT_KEY
@@ -94,9 +131,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             lines = state_at(client, args.hand_id, args.version)
     except grpc.RpcError as error:
-        code, reason, message = error_reason(error)
-        print(f"fiftyk replay: {code.name} {reason or ''} {message}".rstrip(), file=sys.stderr)
-        return 1
+        print(f"fiftyk replay: {describe_rpc_error(args.server, error)}", file=sys.stderr)
+        if error_reason(error).reason == ServiceReason.HAND_NOT_FOUND:
+            hint = table_hint(client, args.hand_id)
+            if hint is not None:
+                print(f"fiftyk replay: {hint}", file=sys.stderr)
+        return EXIT_REFUSED
     except ValueError as error:  # a hand of a game this command line cannot tell
         print(f"fiftyk replay: {error}", file=sys.stderr)
         return 1

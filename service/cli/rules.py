@@ -1,13 +1,15 @@
 """`fiftyk rules classify|beats|ask`: ask the rules engine about cards, for integrators.
 
-`classify` and `beats` (五十K) print one JSON object on stdout and exit 0, also for a
-negative ruling (cards that form no combination, unknown cards, cards the deck does not
-have). Only an unusable command line (unknown preset or option, bad option value) exits 2,
-with the message on stderr.
+`classify` and `beats` (五十K) print one JSON object on stdout and exit 0 for a ruling, also
+a negative one (cards that form no combination, a play that does not beat). Input they
+cannot rule on exits 2, like an unusable command line: the cards are still answered with
+`{"error", "message"}` on stdout (UNKNOWN_CARD: a word that is no card; CARD_NOT_IN_DECK:
+more of a card than the preset's deck has), and the message goes to stderr too. An unknown
+preset or option, or a bad option value, exits 2 with the message on stderr.
 
 `ask` is the rules oracle of docs/oracle.md (`service/cli/oracle.py`): JSON questions of either game
-on standard input, one answer line each on standard output; exit 0 unless standard input
-cannot be read.
+on standard input (or in a file named on the command line), one answer line each on standard
+output; exit 0 unless the questions cannot be read.
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 from fiftyk_referee.domain.cards import Card, make_deck, parse_cards
-from fiftyk_referee.domain.errors import InvalidRuleset, RuleError
+from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
 from fiftyk_referee.domain.fiftyk.combinations import Combination, beats, classify
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.domain.oracle import cards_beyond_deck
 from fiftyk_referee.service.cli import oracle
 
 EXIT_OK, EXIT_USAGE = 0, 2
+# Refusals of the cards as given, not rulings about them: the caller's input is wrong.
+INPUT_ERRORS = frozenset({Reason.UNKNOWN_CARD, Reason.CARD_NOT_IN_DECK})
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,14 +39,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser = sub.add_parser(
         "rules", help="ask the rules engine: classify, compare, or the JSON oracle (ask)",
         description="Ask the rules engine. classify and beats print one JSON object and exit"
-        " 0, also for a negative ruling; exit 2 only for an unusable command line. ask reads"
-        " JSON questions line by line (docs/oracle.md).",
+        " 0 for a ruling, also a negative one; exit 2 for cards they cannot rule on (a word"
+        " that is no card, more of a card than the deck has) and for an unusable command"
+        " line. ask reads JSON questions line by line (docs/oracle.md) from standard input"
+        " or a file.",
     )
     commands = parser.add_subparsers(dest="rules_command", metavar="COMMAND", required=True)
 
     classify_parser = commands.add_parser(
         "classify", help="the combination some cards form",
-        description='Print {"type", "cards", "points"} or {"error", "message"}.',
+        description='Print {"type", "cards", "points"}, or {"error", "message"}: exit 0 when'
+        " the cards form no combination, 2 for an unknown card or one the deck does not hold"
+        " that often.",
     )
     _add_ruleset_arguments(classify_parser)
     classify_parser.add_argument("cards", nargs="+", metavar="CARD",
@@ -51,7 +59,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     beats_parser = commands.add_parser(
         "beats", help="whether a play beats the trick's top play",
-        description='Print {"beats", "top", "play"} or {"error", "message"}.',
+        description='Print {"beats", "top", "play"}, or {"error", "message"}: exit 0 when a'
+        " side forms no combination, 2 for an unknown card or one the deck does not hold that"
+        " often.",
     )
     _add_ruleset_arguments(beats_parser)
     beats_parser.add_argument("--top", nargs="+", required=True, metavar="CARD",
@@ -61,13 +71,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     beats_parser.set_defaults(handler=run_beats)
 
     ask_parser = commands.add_parser(
-        "ask", help="the rules oracle: JSON questions of either game on stdin, answers on stdout",
-        description="Read one JSON question per line on standard input (docs/oracle.md, e.g."
+        "ask", help="the rules oracle: JSON questions of either game on standard input (or"
+                    " in FILE), answers on stdout",
+        description="Read one JSON question per line from standard input, or from FILE when"
+        " one is named (docs/oracle.md, e.g."
         ' {"game": "shengji", "kind": "classify", "preset": "tractor", "options": {},'
         ' "input": {"level": "10", "trump": "H", "cards": ["KS", "KS", "QS", "QS"]}})'
         " and write one JSON answer per line, in order; a question it cannot answer gets"
-        ' {"error", "message"}. Exits 0 unless standard input cannot be read.',
+        ' {"error", "message"}. Exits 0 unless the questions cannot be read (exit 1).'
+        " Examples: fiftyk rules ask < questions.jsonl; fiftyk rules ask questions.jsonl.",
     )
+    ask_parser.add_argument("file", nargs="?", default="-", metavar="FILE",
+                            help="a file of questions, one per line (default -: standard input)")
     ask_parser.set_defaults(handler=run_ask)
 
 
@@ -89,7 +104,7 @@ def run_classify(args: argparse.Namespace) -> int:
     try:
         result = describe(_classify_tokens(args.cards, ruleset), ruleset)
     except RuleError as error:
-        result = _error(error)
+        return _refused("classify", error)
     _print(result)
     return EXIT_OK
 
@@ -108,21 +123,41 @@ def run_beats(args: argparse.Namespace) -> int:
             "play": describe(play, ruleset),
         }
     except RuleError as error:
-        result = _error(error)
+        return _refused("beats", error)
     _print(result)
     return EXIT_OK
 
 
+def _refused(command: str, error: RuleError) -> int:
+    """Print the refusal as JSON; exit 2 when the input was wrong, 0 for a ruling."""
+    _print(_error(error))
+    if error.reason in INPUT_ERRORS:
+        print(f"fiftyk rules {command}: {error.reason.value}: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
 def run_ask(args: argparse.Namespace) -> int:
-    """Run `fiftyk rules ask` on the process's standard input and output."""
-    del args
+    """Run `fiftyk rules ask` on standard input (or the named file) and standard output."""
+    if args.file != "-":
+        try:
+            with open(args.file, "rb") as questions:
+                return _ask(questions, args.file)
+        except OSError as error:
+            print(f"fiftyk rules ask: cannot read {args.file}: {error.strerror or error}",
+                  file=sys.stderr)
+            return oracle.EXIT_UNREADABLE
     if sys.stdin is None:  # started with standard input closed
         print("fiftyk rules ask: cannot read standard input: it is closed", file=sys.stderr)
         return oracle.EXIT_UNREADABLE
+    return _ask(sys.stdin.buffer, "standard input")
+
+
+def _ask(questions: BinaryIO, source: str) -> int:
     try:
-        return oracle.run(sys.stdin.buffer, sys.stdout.buffer)
+        return oracle.run(questions, sys.stdout.buffer)
     except oracle.UnreadableInput as error:
-        print(f"fiftyk rules ask: cannot read standard input: {error}", file=sys.stderr)
+        print(f"fiftyk rules ask: cannot read {source}: {error}", file=sys.stderr)
         return oracle.EXIT_UNREADABLE
     except BrokenPipeError:
         # The reader went away: nobody is left to answer. Point stdout at /dev/null so the

@@ -30,6 +30,7 @@ class ShengjiCli:
     """Shengji's demo and replay."""
 
     name = "shengji"
+    title = "升级/拖拉机"
     default_preset = "tractor"
 
     def default_players(self, preset: str) -> int:

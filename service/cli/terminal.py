@@ -83,9 +83,9 @@ class _PeopleWriter(io.TextIOBase):
 
     def flush(self) -> None:
         """Forward a partial line too, then flush the target."""
-        if self._pending:
-            self._target.write(for_people(self._pending, colour=self._colour))
-            self._pending = ""
+        pending, self._pending = self._pending, ""  # written once, even if the write fails
+        if pending:
+            self._target.write(for_people(pending, colour=self._colour))
         self._target.flush()
 
 
@@ -120,8 +120,10 @@ def people_output(enabled: bool = True) -> Iterator[None]:
     try:
         yield
     finally:
-        writer.flush()
-        sys.stdout = target
+        try:
+            writer.flush()
+        finally:  # also when the reader went away (BrokenPipeError)
+            sys.stdout = target
 
 
 def outline(value: Any, indent: int = 0) -> list[str]:

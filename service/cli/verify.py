@@ -17,7 +17,10 @@ from typing import Any
 
 import grpc
 
+from fiftyk_referee.service.cli.replay import table_hint
+from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
 from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
+from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
@@ -61,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         " standard output or a file.",
     )
     export.add_argument("hand_id")
-    export.add_argument("--server", default="127.0.0.1:50051", help="referee address")
+    add_server_argument(export)
     export.add_argument("--audit-key", help=f"audit key (default: ${keys.AUDIT_KEY}, else the"
                                             " development key)")
     export.add_argument("--since-size", type=int, metavar="N",
@@ -126,8 +129,11 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         evidence = client.export_evidence(args.hand_id, args.since_size)
     except grpc.RpcError as error:
-        code, reason, message = error_reason(error)
-        print(f"fiftyk export: {code.name} {reason}: {message}", file=sys.stderr)
+        print(f"fiftyk export: {describe_rpc_error(args.server, error)}", file=sys.stderr)
+        hint = table_hint(client, args.hand_id) if (
+            error_reason(error).reason == ServiceReason.HAND_NOT_FOUND) else None
+        if hint is not None:
+            print(f"fiftyk export: {hint}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         client.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import venv
@@ -31,9 +32,16 @@ SERVER_ONLY_MODULES = ("eventsourcing", "psycopg", "prometheus_client", "grpc_he
 INSTALL_TIMEOUT_SECONDS = 600
 RUN_TIMEOUT_SECONDS = 120
 EXAMPLES = ROOT / "docs" / "examples"
-# What the plain install leaves out: the commands that run or probe a server.
-SERVER_COMMANDS = {"serve", "migrate", "health"}
-CLIENT_COMMANDS = {"adjudicate", "rules", "demo", "replay", "verify", "export", "keygen"}
+# What the plain install leaves out: the commands that run a server or its store.
+SERVER_COMMANDS = {"serve", "migrate"}
+CLIENT_COMMANDS = {"adjudicate", "health", "rules", "demo", "replay", "verify", "export",
+                   "keygen"}
+# The progress filter scripts/_venv.sh runs pip's output through (what `./scripts/serve`
+# prints during a first install).
+PIP_PROGRESS = ROOT / "scripts" / "_pip_progress"
+PROGRESS_LINE = re.compile(r"^scripts: pip: (collecting the packages|\d+ packages collected"
+                           r" \(now \S+\)|building fiftyk-referee|installing \d+"
+                           r" packages? \(of \d+ collected\)|installed)$")
 NOT_INSTALLED = re.compile(r"Not installed: (.*?) \(pip install 'fiftyk-referee\[server\]'\)",
                            re.DOTALL)
 COMMAND_ROW = re.compile(r"^    (\w+)", re.MULTILINE)
@@ -86,8 +94,9 @@ def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]
 
 
 @pytest.fixture(scope="module")
-def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The python of a fresh virtualenv holding `pip install <checkout>` (no extras)."""
+def client_install(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The python of a fresh virtualenv holding `pip install <checkout>` (no extras), and
+    what scripts/_pip_progress printed while pip installed it."""
     base = tmp_path_factory.mktemp("client-only")
     source = base / "source"
     source.mkdir()
@@ -102,10 +111,19 @@ def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env_dir = base / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
-    done = _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                 str(source)], INSTALL_TIMEOUT_SECONDS)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return python
+    log = base / "pip.log"
+    install = (f"set -o pipefail; {shlex.quote(str(python))} -m pip install"
+               f" --disable-pip-version-check --progress-bar off {shlex.quote(str(source))} 2>&1"
+               f" | {shlex.quote(str(PIP_PROGRESS))} {shlex.quote(str(log))}")
+    done = _run(["bash", "-c", install], INSTALL_TIMEOUT_SECONDS)
+    assert done.returncode == 0, done.stdout + done.stderr + log.read_text(encoding="utf-8")
+    return python, done.stderr
+
+
+@pytest.fixture(scope="module")
+def client_python(client_install: tuple[Path, str]) -> Path:
+    """The python of the client-only virtualenv."""
+    return client_install[0]
 
 
 @pytest.fixture(scope="module")
@@ -239,3 +257,38 @@ def test_fiftyk_verify_runs_every_check_on_the_client_install(client_python: Pat
     assert statuses["re-rule"] == "ok"
     assert statuses["deck"] == "ok"
     assert "server" not in done.stdout
+
+
+def test_health_asks_a_referee_on_the_client_install(
+    client_python: Path, referee: LiveServer
+) -> None:
+    done = _run([str(client_python.parent / "fiftyk"), "health", "--server", referee.target],
+                RUN_TIMEOUT_SECONDS)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{referee.target}: SERVING\n", "")
+    named = _run([str(client_python.parent / "fiftyk"), "health", "--server", referee.target,
+                  "--service", "fiftyk.referee.v1.RefereeService"], RUN_TIMEOUT_SECONDS)
+    assert (named.returncode, named.stdout) == (0, f"{referee.target}: SERVING\n")
+
+
+def test_an_install_prints_progress_lines_while_pip_works(
+        client_install: tuple[Path, str]) -> None:
+    """What `./scripts/serve` prints on a first install (scripts/_venv.sh runs pip's output
+    through scripts/_pip_progress): a few lines, none of pip's own."""
+    lines = client_install[1].splitlines()
+    assert lines, "no progress at all"
+    assert all(PROGRESS_LINE.match(line) for line in lines), lines
+    assert lines[0] == "scripts: pip: collecting the packages"
+    installing = [line for line in lines if line.startswith("scripts: pip: installing ")]
+    assert len(installing) == 1, lines
+    count, collected = map(int, re.findall(r"\d+", installing[0]))
+    # Every package installed was counted as collected (the project itself is built, not
+    # collected).
+    assert count - 1 <= collected, installing[0]
+    assert "scripts: pip: building fiftyk-referee" in lines
+    assert lines[-1] == "scripts: pip: installed"
+
+
+def test_the_venv_script_runs_pip_through_the_progress_filter() -> None:
+    venv_script = (ROOT / "scripts" / "_venv.sh").read_text(encoding="utf-8")
+    assert '2>&1 | "$ROOT/scripts/_pip_progress" "$LOG"' in venv_script
+    assert "--quiet" not in venv_script

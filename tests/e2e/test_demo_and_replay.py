@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,7 +15,8 @@ import pytest
 
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.cli.hand_text import totals_text
-from fiftyk_referee.service.cli.main import main
+from fiftyk_referee.service.cli.main import EXIT_OUTPUT_CLOSED, main
+from fiftyk_referee.service.cli.server_address import SERVER_ENVIRONMENT
 from fiftyk_referee.service.cli.shengji_text import order_of, sorted_cards
 from fiftyk_referee.service.ops import config_keys as keys
 from tests.e2e.harness import LiveServer
@@ -281,3 +283,150 @@ def test_the_installed_commands_serve_play_a_demo_and_replay_it(
     assert REPLAYED_TRICK.search(replay.stdout) and "winner:" in replay.stdout
     process.send_signal(signal.SIGTERM)
     assert process.wait(STOP_TIMEOUT) == 0
+
+
+# -- the command line's edges: defaults, hints, a closed output ------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+
+
+def _fiftyk(*argv: str, server: str | None = None,
+            stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    """Run the installed `fiftyk` with no FIFTYK_ variable but FIFTYK_SERVER=`server`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FIFTYK_")}
+    if server is not None:
+        env[SERVER_ENVIRONMENT] = server
+    return subprocess.run([FIFTYK, *argv], stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          timeout=PROCESS_TIMEOUT, env=env, check=False)
+
+
+def _demo_hand(server: LiveServer, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """Play a one-hand demo in process; its (table id, hand id)."""
+    assert main(["demo", "--server", server.target, "--preset", "five_card", "--seed", "4"]) == 0
+    out = capsys.readouterr().out
+    table = TABLE_LINE.match(out)
+    assert table is not None, out
+    return table.group(1), HAND_LINE.findall(out)[0][1]
+
+
+def test_the_client_commands_call_the_server_in_fiftyk_server(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    _, hand_id = _demo_hand(server, capsys)
+    replay = _fiftyk("replay", hand_id, server=server.target)
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout.startswith(f"hand {hand_id} ")
+    health = _fiftyk("health", server=server.target)
+    assert (health.returncode, health.stdout) == (0, f"{server.target}: SERVING\n")
+
+
+def test_replay_of_a_table_id_says_it_is_a_table_and_names_its_hands(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    table_id, hand_id = _demo_hand(server, capsys)
+    assert main(["replay", table_id, "--server", server.target]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("fiftyk replay: NOT_FOUND HAND_NOT_FOUND")
+    assert err[1:] == [f"fiftyk replay: {table_id} is a table, not a hand; its hand: {hand_id}"]
+
+
+def test_the_table_hint_names_the_latest_hands_first(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--server", server.target, "--preset", "five_card", "--hands", "6",
+                 "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    table = TABLE_LINE.match(out)
+    assert table is not None, out
+    hands = [hand_id for _, hand_id in HAND_LINE.findall(out)]
+    assert len(hands) == 6
+    assert main(["replay", table.group(1), "--server", server.target]) == 1
+    hint = capsys.readouterr().err.splitlines()[1]
+    assert hint == (f"fiftyk replay: {table.group(1)} is a table, not a hand; its hands"
+                    f" (latest first, 6 in all): {', '.join(reversed(hands[1:]))}")
+
+
+def test_export_of_a_table_id_says_it_is_a_table_and_names_its_hands(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    table_id, hand_id = _demo_hand(server, capsys)
+    assert main(["export", table_id, "--server", server.target]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("fiftyk export: NOT_FOUND HAND_NOT_FOUND")
+    assert err[1:] == [f"fiftyk export: {table_id} is a table, not a hand; its hand: {hand_id}"]
+
+
+def test_replay_of_a_table_id_gives_no_hint_to_a_credential_that_cannot_read_it(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    table_id, _ = _demo_hand(server, capsys)
+    assert main(["replay", table_id, "--server", server.target, "--audit-key", "wrong"]) == 1
+    err = capsys.readouterr().err
+    assert "UNAUTHENTICATED INVALID_AUDIT_KEY" in err
+    assert "is a table" not in err
+
+
+@pytest.mark.parametrize("version", ["0", "-3"])
+def test_replay_version_counts_from_one(version: str) -> None:
+    done = _fiftyk("replay", "HAND", "--version", version, "--server", "127.0.0.1:1")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert (f"argument --version: {version}: versions start at 1, the hand's first event"
+            " (its deal)") in done.stderr
+    assert "MISSING_FIELD" not in done.stderr
+
+
+def test_replay_version_1_is_the_deal(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    _, hand_id = _demo_hand(server, capsys)
+    assert main(["replay", hand_id, "--version", "1", "--server", server.target]) == 0
+    assert re.search(r"at version 1 \(after fiftyk\.hand_dealt\):$",
+                     capsys.readouterr().out.splitlines()[0])
+
+
+def test_replay_names_the_cause_when_no_server_answers() -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    done = _fiftyk("replay", "HAND", server=address)
+    assert done.returncode == 1
+    assert done.stderr == f"fiftyk replay: no server at {address}: connection refused\n"
+
+
+@pytest.mark.parametrize(("preset", "game"), [("tractor", "shengji"), ("classic", "fiftyk")])
+def test_demo_of_another_games_preset_suggests_its_game(
+        server: LiveServer, capsys: pytest.CaptureFixture[str], preset: str, game: str) -> None:
+    other = "shengji" if game == "fiftyk" else "fiftyk"
+    code = main(["demo", "--server", server.target, "--game", other, "--preset", preset])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"unknown preset '{preset}'" in err
+    assert err.rstrip().endswith(f"'{preset}' is a preset of {game}: add --game {game}")
+
+
+def test_the_client_commands_into_a_closed_pipe_end_quietly(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    """`fiftyk replay HAND | head -1`: the reader goes away; no BrokenPipeError traceback."""
+    _, hand_id = _demo_hand(server, capsys)
+    for argv in (["replay", hand_id], ["replay", hand_id, "--text", "people"],
+                 ["export", hand_id], ["demo", "--preset", "five_card", "--text", "people"],
+                 ["health"]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # nobody reads: every write fails, as after `head -1` exits
+        try:
+            done = _fiftyk(*argv, server=server.target, stdout=write_end)
+        finally:
+            os.close(write_end)
+        assert (done.returncode, done.stderr) == (EXIT_OUTPUT_CLOSED, ""), argv
+
+
+def test_the_readmes_export_and_verify_commands_work_as_written(
+        server: LiveServer, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """README: `export HAND_ID -o hand.json`, then `verify hand.json --key` with the key the
+    quickstart's referee signs with (the development key's public half in docs/examples)."""
+    _, hand_id = _demo_hand(server, capsys)
+    exported = subprocess.run(
+        [FIFTYK, "export", hand_id, "--server", server.target, "-o", "hand.json"],
+        capture_output=True, text=True, timeout=PROCESS_TIMEOUT, check=False, cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if not k.startswith("FIFTYK_")})
+    assert exported.returncode == 0, exported.stderr
+    verified = subprocess.run(
+        [FIFTYK, "verify", "hand.json", "--key", str(EXAMPLES / "dev-signing-key.pub")],
+        capture_output=True, text=True, timeout=PROCESS_TIMEOUT, check=False, cwd=tmp_path)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "a trusted key" in verified.stdout

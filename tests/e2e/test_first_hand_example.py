@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from fiftyk_referee.service.cli.hand_text import result_lines, side_text
 from fiftyk_referee.service.ops import config_keys as keys
 from tests.e2e.harness import LiveServer
 
@@ -73,3 +74,10 @@ def test_first_hand_example_plays_a_whole_hand_from_the_protos_alone(
     result = sheet.hands[0].result
     for seat in result.seats:
         assert f"seat {seat.seat}: score {seat.score}" in out
+    # Sides and the winner read as `fiftyk demo` prints them ("winner: team 1+3").
+    demo_lines = result_lines(result)
+    assert [line for line in out.splitlines() if line.startswith("winner: ")] == [
+        line for line in demo_lines if line.startswith("winner: ")]
+    for team in result.teams:
+        assert f"{side_text(list(team.seats))}: collected {team.collected}, score {team.score}" in (
+            out)

@@ -157,3 +157,15 @@ def test_a_deeply_nested_file_is_refused_without_a_traceback(
     assert main(["adjudicate", str(path)]) != 0
     err = capsys.readouterr().err
     assert "nested too deeply" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("example", ["evidence-qq3.json", "evidence-entropy.json"])
+def test_an_evidence_file_is_pointed_at_verify(
+        capsys: pytest.CaptureFixture[str], example: str) -> None:
+    path = Path(__file__).resolve().parents[2] / "docs" / "examples" / example
+    assert main(["adjudicate", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"fiftyk adjudicate: {path} is a hand's signed evidence"
+                          " (fiftyk-evidence/1), not a transcript:")
+    assert f"`fiftyk verify {path}`" in err

@@ -247,3 +247,77 @@ def test_integrating_md_shows_the_same_create_table_in_every_json_form() -> None
     assert options == {"permanent_two": True, "hands": 8, "kitty_size": None}
     rules = game_named(from_library.ruleset.game).rules(from_library.ruleset.preset, options)
     assert rules.options()["hands"] == 8
+
+
+# -- README.md: the commands a newcomer copies -------------------------------------------------
+
+FENCED = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)
+SH_BLOCK = re.compile(r"^```sh\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+KEY_ARGUMENT = re.compile(r"--key\s+(\S+)")
+EXAMPLE_FILE = re.compile(r"docs/examples/[\w.-]+\.json")
+EVIDENCE_FORMAT = "fiftyk-evidence/1"
+
+
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_key_file_the_readmes_commands_name_is_in_the_repository() -> None:
+    commands = "\n".join(SH_BLOCK.findall(_readme()))
+    keys = KEY_ARGUMENT.findall(commands)
+    assert keys, "the README shows `fiftyk verify --key ...`"
+    for key in keys:
+        assert (ROOT / key).is_file(), f"README: `--key {key}` names no file of the checkout"
+
+
+def test_the_readme_says_where_a_referees_public_key_comes_from() -> None:
+    text = " ".join(_readme().split())
+    assert "`fiftyk keygen referee` writes `referee.key`" in text
+    assert "`FIFTYK_SIGNING_KEY_FILE`" in text and "`--key referee.pub`" in text
+
+
+def test_the_readme_offers_the_fairness_check_on_files_with_deal_inputs_only() -> None:
+    """A sentence that names an example file and the fairness check names evidence, or says
+    that the file has no deal inputs to check."""
+    prose = re.sub(r"^(```|#).*?$", "\n\n", FENCED.sub("\n\n", _readme()), flags=re.MULTILINE)
+    sentences = [" ".join(sentence.split()) for paragraph in prose.split("\n\n")
+                 for sentence in re.split(r"(?<=\.)\s+(?=[A-Z`(])", paragraph)]
+    offered = 0
+    for sentence in sentences:
+        if "fairness" not in sentence:
+            continue
+        for name in EXAMPLE_FILE.findall(sentence):
+            shown = json.loads((ROOT / name).read_text(encoding="utf-8"))
+            if shown.get("format") == EVIDENCE_FORMAT:
+                offered += 1
+            else:
+                assert "no deal inputs" in sentence, f"README offers {name}: {sentence}"
+    assert offered, "the README names an evidence file for the fairness check"
+
+
+# -- proto/google/rpc: googleapis' messages of rich errors, as published ------------------------
+
+GOOGLE_RPC_FILES = ("status.proto", "error_details.proto")
+
+
+def test_the_shipped_google_rpc_protos_are_the_installed_googleapis_files() -> None:
+    from google.rpc import status_pb2
+
+    installed = Path(status_pb2.__file__).parent
+    for name in GOOGLE_RPC_FILES:
+        shipped = (ROOT / "proto" / "google" / "rpc" / name).read_text(encoding="utf-8")
+        assert shipped == (installed / name).read_text(encoding="utf-8"), (
+            f"proto/google/rpc/{name} differs from googleapis-common-protos' copy: copy it again"
+            " and update the version in docs/integrating.md")
+        assert shipped.startswith("// Copyright") and "Apache License, Version 2.0" in shipped
+
+
+def test_integrating_md_says_where_the_google_rpc_protos_come_from() -> None:
+    from importlib.metadata import version
+
+    text = " ".join(_page("integrating.md").split())
+    for name in GOOGLE_RPC_FILES:
+        assert f"`proto/google/rpc/{name}`" in text
+    package = "googleapis-common-protos"
+    assert f"`{package}` Python package (version {version(package)})" in text
+    assert "[examples/errors.js](examples/errors.js)" in text

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fiftyk_referee.service.cli.main import main
+
+FIFTYK = str(Path(sys.executable).with_name("fiftyk"))
+RUN_TIMEOUT_SECONDS = 60
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
@@ -57,13 +63,22 @@ def test_classify_prints_type_canonical_cards_and_points(
     assert run(capsys, "classify", *argv) == (0, expected, "")
 
 
+def test_classify_reports_cards_forming_no_combination_as_a_ruling_and_exits_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for argv in (["3S", "4S"], ["QS", "KS", "AS", "2S", "3S"]):
+        code, out, err = run(capsys, "classify", "--preset", "classic", *argv)
+        assert (code, err) == (0, "")
+        assert set(out) == {"error", "message"}
+        assert out["error"] == "INVALID_COMBINATION"
+        assert argv[0] in out["message"]
+
+
 @pytest.mark.parametrize(
     ("argv", "reason", "fragment"),
     [
-        (["--preset", "classic", "3S", "4S"], "INVALID_COMBINATION",
-         "3S 4S is not a combination of preset 'classic'"),
-        (["--preset", "classic", "QS", "KS", "AS", "2S", "3S"], "INVALID_COMBINATION", "QS"),
         (["--preset", "classic", "3S", "1X"], "UNKNOWN_CARD", "'1X'"),
+        (["--preset", "classic", "1OH"], "UNKNOWN_CARD", "'1OH'"),
         (["--preset", "fuzhou", "SJ"], "CARD_NOT_IN_DECK",
          "not in the 104-card deck of preset 'fuzhou': SJ (the deck has none)"),
         (["--preset", "five_card", "3S", "3S"], "CARD_NOT_IN_DECK", "3S ×2 (the deck has 1)"),
@@ -71,14 +86,24 @@ def test_classify_prints_type_canonical_cards_and_points(
         (["--preset", "qq4", "BJ"], "CARD_NOT_IN_DECK", "BJ (the deck has none)"),
     ],
 )
-def test_classify_reports_a_negative_ruling_as_json_and_exits_0(
+def test_classify_exits_2_for_cards_it_cannot_rule_on(
     capsys: pytest.CaptureFixture[str], argv: list[str], reason: str, fragment: str
 ) -> None:
     code, out, err = run(capsys, "classify", *argv)
-    assert (code, err) == (0, "")
+    assert code == 2
     assert set(out) == {"error", "message"}
     assert out["error"] == reason
     assert fragment in out["message"]
+    assert err == f"fiftyk rules classify: {reason}: {out['message']}\n"
+
+
+def test_the_installed_classify_exits_2_for_an_unknown_card() -> None:
+    done = subprocess.run([FIFTYK, "rules", "classify", "--preset", "classic", "1OH"],
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS,
+                          check=False)
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"] == "UNKNOWN_CARD"
+    assert "'1OH'" in done.stderr
 
 
 # -- beats -------------------------------------------------------------------------------------
@@ -125,21 +150,24 @@ def test_beats_exits_0_for_positive_and_negative_rulings(
 
 
 @pytest.mark.parametrize(
-    ("argv", "reason", "side"),
+    ("argv", "reason", "side", "exit_code"),
     [
-        (["--top", "3S", "4S", "--play", "5S", "5H"], "INVALID_COMBINATION", "top: "),
-        (["--top", "3S", "--play", "5S", "6S"], "INVALID_COMBINATION", "play: "),
-        (["--top", "3S", "--play", "XX"], "UNKNOWN_CARD", "play: "),
-        (["--top", "3S", "--play", "4S", "4S", "4S"], "CARD_NOT_IN_DECK", "play: "),
+        (["--top", "3S", "4S", "--play", "5S", "5H"], "INVALID_COMBINATION", "top: ", 0),
+        (["--top", "3S", "--play", "5S", "6S"], "INVALID_COMBINATION", "play: ", 0),
+        (["--top", "3S", "--play", "XX"], "UNKNOWN_CARD", "play: ", 2),
+        (["--top", "3S", "--play", "4S", "4S", "4S"], "CARD_NOT_IN_DECK", "play: ", 2),
+        (["--top", "1OH", "--play", "4S"], "UNKNOWN_CARD", "top: ", 2),
     ],
 )
 def test_beats_reports_which_side_is_not_a_combination(
-    capsys: pytest.CaptureFixture[str], argv: list[str], reason: str, side: str
+    capsys: pytest.CaptureFixture[str], argv: list[str], reason: str, side: str,
+    exit_code: int,
 ) -> None:
-    code, out, _ = run(capsys, "beats", "--preset", "classic", *argv)
-    assert code == 0
+    code, out, err = run(capsys, "beats", "--preset", "classic", *argv)
+    assert code == exit_code
     assert out["error"] == reason
     assert out["message"].startswith(side)
+    assert (err != "") == (exit_code == 2)
 
 
 # -- unusable command lines ----------------------------------------------------------------------
@@ -182,3 +210,42 @@ def test_missing_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: list
         main(["rules", *argv])
     assert exited.value.code == 2
     assert "usage: fiftyk rules" in capsys.readouterr().err
+
+
+# -- ask -----------------------------------------------------------------------------------------
+
+ASKED = [
+    ({"game": "fiftyk", "kind": "classify", "preset": "classic", "options": {},
+      "input": {"cards": ["5H", "10H", "KH"]}}, {"type": "pure_fifty_k", "points": 25}),
+    ({"game": "shengji", "kind": "classify", "preset": "tractor", "options": {},
+      "input": {"level": "10", "trump": "H", "cards": ["KS", "KS", "QS", "QS"]}},
+     {"type": "tractor", "components": [["KS", "KS", "QS", "QS"]]}),
+]
+
+
+def test_ask_reads_the_questions_of_a_file_named_on_the_command_line(tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q, _ in ASKED), encoding="utf-8")
+    done = subprocess.run([FIFTYK, "rules", "ask", str(questions)], capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT_SECONDS, check=False,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [a for _, a in ASKED]
+
+
+def test_ask_of_a_missing_file_exits_1_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nothing.jsonl"
+    done = subprocess.run([FIFTYK, "rules", "ask", str(missing)], capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT_SECONDS, check=False)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (f"fiftyk rules ask: cannot read {missing}:"
+                           " No such file or directory\n")
+
+
+def test_ask_help_says_it_reads_standard_input_or_a_file(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["rules", "ask", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "usage: fiftyk rules ask [-h] [FILE]" in shown
+    assert "standard input" in shown and "fiftyk rules ask < questions.jsonl" in shown
