@@ -181,20 +181,20 @@ class RequestArrivalInterceptor(grpc.aio.ServerInterceptor):
         """A request-streaming handler of the same behaviour that reads the requests itself."""
         behaviour: Any = (handler.unary_unary or handler.unary_stream or handler.stream_unary
                           or handler.stream_stream)  # an aio behaviour (its stub type is sync)
+        make = (grpc.stream_stream_rpc_method_handler if handler.response_streaming
+                else grpc.stream_unary_rpc_method_handler)
+        converted: Any
         if handler.request_streaming:
             async def given(context: Context) -> Any:
                 return self._requests(context, self._caller(context))
         else:
-            async def given(context: Context) -> Any:
-                return await self._request(context)
-        make = (grpc.stream_stream_rpc_method_handler if handler.response_streaming
-                else grpc.stream_unary_rpc_method_handler)
+            given = self._request  # the hot path (every unary call): no frame in between
         if inspect.isasyncgenfunction(behaviour):  # a response stream of yielded messages
             async def streamed(_requests: Any, context: Context) -> AsyncIterator[Any]:
                 async for response in behaviour(await given(context), context):
                     yield response
 
-            converted: Any = streamed
+            converted = streamed
         elif inspect.iscoroutinefunction(behaviour):  # one response, or written ones
             async def called(_requests: Any, context: Context) -> Any:
                 return await behaviour(await given(context), context)
