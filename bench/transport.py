@@ -2,13 +2,17 @@
 
 A probe client (the platform key, its own connection) reads a table every 50 ms before,
 during and after an attack from another loopback address; the server's resident memory is
-read from its PID. Two attacks (`tests.support.h2attack`):
+read from its PID. Three attacks (`tests.support.h2attack`):
 
 - `streams`: one HTTP/2 connection opens `--streams` GetTable streams, each announcing a
   1,000,000-byte message and sending 10 bytes, and keeps answering SETTINGS and PING for
   `--hold` seconds;
 - `idle`: `--connections` connections complete the HTTP/2 preface and stay idle for `--hold`
-  seconds (start the server under `prlimit --nofile=1024` to reproduce the descriptor limit).
+  seconds (start the server under `prlimit --nofile=1024` to reproduce the descriptor limit);
+- `reflection`: `--connections` connections each open `--per-connection` server reflection
+  calls (a request stream), each announcing a 1,000,000-byte message and sending 10 bytes,
+  and answer SETTINGS and PING for `--hold` seconds (the hardening review's: 60 x 512). The
+  server must serve reflection (a loopback bind, or `--reflection`).
 
 Reports the server's RSS (before, peak, after the attack) and the probe's median latency
 per phase with the during/before ratio, as JSON. Latencies on a shared machine are noisy:
@@ -34,6 +38,7 @@ from tests.support.h2attack import (
     StallConnection,
     StallReport,
     keep_alive,
+    stall_per_connection,
     stall_streams,
 )
 
@@ -42,6 +47,7 @@ MS = 1000.0
 PROBE_PAUSE_SECONDS = 0.05
 PROBE_TIMEOUT_SECONDS = 30.0
 PHASES = ("before", "during", "after")
+REFLECTION = "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
 
 
 @dataclass
@@ -72,7 +78,8 @@ class _Probe:
 
 def run_transport(server: str, pid: int, attack: str, *, streams: int, connections: int,
                   hold: float, source: str, settle: float,
-                  platform_key: str = DEV_PLATFORM_KEY) -> dict[str, object]:
+                  platform_key: str = DEV_PLATFORM_KEY,
+                  per_connection: int = 512) -> dict[str, object]:
     """Run one attack against `server` (process `pid`) under a probe; the figures."""
     process = psutil.Process(pid)
     client = RefereeClient(server, platform_key=platform_key, timeout=PROBE_TIMEOUT_SECONDS)
@@ -85,10 +92,15 @@ def run_transport(server: str, pid: int, attack: str, *, streams: int, connectio
     probe.phase = "during"
     host, _, port = server.rpartition(":")
     details: dict[str, object] = {}
-    if attack == "streams":
+    if attack in ("streams", "reflection"):
         held: list[StallConnection] = []
-        report = stall_streams(host, int(port), streams=streams, max_connections=1,
-                               source=source, keep=held)
+        if attack == "streams":
+            report = stall_streams(host, int(port), streams=streams, max_connections=1,
+                                   source=source, keep=held)
+        else:
+            report = stall_per_connection(host, int(port), connections=connections,
+                                          streams=per_connection, method=REFLECTION,
+                                          source=source, keep=held)
         peak = max(peak, process.memory_info().rss)
         ended = time.monotonic() + hold
         while time.monotonic() < ended:
@@ -96,7 +108,7 @@ def run_transport(server: str, pid: int, attack: str, *, streams: int, connectio
             peak = max(peak, process.memory_info().rss)
         for connection in held:
             connection.close()
-        details = {"streams": _report(report)}
+        details = {attack: _report(report)}
     else:
         idle = IdleConnections(host, int(port), connections, source=source)
         ended = time.monotonic() + hold
@@ -140,9 +152,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--server", required=True, help="HOST:PORT of the referee")
     parser.add_argument("--pid", type=int, required=True, help="the referee's process id")
-    parser.add_argument("--attack", choices=("streams", "idle"), default="streams")
+    parser.add_argument("--attack", choices=("streams", "idle", "reflection"),
+                        default="streams")
     parser.add_argument("--streams", type=int, default=20_000)
     parser.add_argument("--connections", type=int, default=1_100)
+    parser.add_argument("--per-connection", type=int, default=512,
+                        help="reflection calls each connection opens (--attack reflection)")
     parser.add_argument("--hold", type=float, default=20.0,
                         help="seconds the attack is held after it is set up")
     parser.add_argument("--source", default="127.0.0.2",
@@ -157,7 +172,8 @@ def _run_cli(args: argparse.Namespace) -> int:
     print(json.dumps(run_transport(
         args.server, args.pid, args.attack, streams=args.streams,
         connections=args.connections, hold=args.hold, source=args.source,
-        settle=args.settle, platform_key=args.platform_key)))
+        settle=args.settle, platform_key=args.platform_key,
+        per_connection=args.per_connection)))
     return 0
 
 

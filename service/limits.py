@@ -15,8 +15,9 @@ Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC 
 Each credential has a bucket per class: `rate` tokens a second, up to `burst` saved up; a
 call takes one token or is refused with the time until one is there. The credential is the
 seat (table, seat, player) for seat tokens, the role for the audit and platform keys, and
-the peer's address for calls without a valid credential. Every call also takes a token of
-its peer address's bucket (`peer`, all classes together: 2,000 a second, 4,000 at once), so
+the client address for calls without a valid credential (`service.grpc.callers`: the peer's,
+or the one a trusted proxy forwarded). Every call also takes a token of its client
+address's bucket (`peer`, all classes together: 2,000 a second, 4,000 at once), so
 many credentials from one address do not multiply its rates. `FIFTYK_RATE_LIMITS` overrides
 entries — `player.command=20/40,platform.create=100/500,peer=500/1000` — or turns them off
 (`off`, `role.class=off`, `peer=off`).
@@ -28,8 +29,9 @@ spectators cannot take.
 
 Below authentication, `TransportLimits` bound what any peer can hold before it has shown a
 credential: streams per connection, connections per server, idle and old connections, the
-HTTP/2 ping policy, how long a request message may take to arrive and how many calls one
-address may have waiting for theirs (`FIFTYK_TRANSPORT_LIMITS`, e.g. `streams=512,idle=300`).
+HTTP/2 ping policy, how long each request message may take to arrive and how many calls one
+caller (a verified credential, else a client address) may have waiting for one
+(`FIFTYK_TRANSPORT_LIMITS`, e.g. `streams=512,idle=300`).
 """
 
 from __future__ import annotations
@@ -143,8 +145,10 @@ class TransportLimits:
     keepalive_timeout: float = 20.0  # ... and closes it when no answer comes in this time
     ping_interval: float = 20.0  # a client pinging more often than this earns a strike ...
     ping_strikes: int = 2  # ... and after this many the connection is closed (GOAWAY)
-    request: float = 10.0  # the longest a call's request message may take to arrive
-    pending: int = 64  # calls one peer address may have waiting for their request message
+    request: float = 10.0  # the longest each request message of a call may take to arrive
+    # Calls one caller may have waiting for a request message: a verified credential's own,
+    # else its client address's (service.grpc.callers).
+    pending: int = 64
 
 
 _TRANSPORT_INTEGERS = frozenset({"streams", "connections", "ping_strikes", "pending"})

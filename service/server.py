@@ -1,8 +1,9 @@
 """The composition root: the one place that wires the referee together.
 
 `create_server(config)` builds the application on the configured event store, the gRPC
-server with its interceptors, health and reflection services, the feed hub, the turn clock
-and the metrics endpoint. Nothing opens a connection at import time.
+server with its interceptors, health and (where `Config.reflection_enabled`) reflection
+services, the feed hub, the turn clock and the metrics endpoint. Nothing opens a
+connection at import time.
 
 Metrics wiring: the interceptors count every RPC; the application counts commands, hands,
 tricks, bombs, appends, conflicts, retries, idempotent replays and rebuilds (`hand_at`,
@@ -36,6 +37,7 @@ from fiftyk_referee.service.activity import ActiveTables
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.arrival import RequestArrivalInterceptor
+from fiftyk_referee.service.grpc.callers import ClientAddresses
 from fiftyk_referee.service.grpc.feed import FeedHub, cancel
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
 from fiftyk_referee.service.grpc.interceptors import (
@@ -64,6 +66,7 @@ from fiftyk_referee.service.web.gateway import WebTable
 from fiftyk_referee.service.webhooks import WebhookDispatcher, WebhookStore
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
+HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 LIVENESS_SERVICE = "liveness"
 READINESS_SERVICES = ("", SERVICE_NAME)
 # A probe stuck longer than the store timeout (plus this) counts as a failed one.
@@ -178,6 +181,8 @@ class RunningServer:
     integrity: asyncio.Task[None] | None = None
     lobby: LobbyFollower | None = None
     webhooks: WebhookDispatcher | None = None
+    # The full names of the gRPC services the server offers (what it registered).
+    services: tuple[str, ...] = ()
 
     async def stop(self, grace: float) -> None:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
@@ -287,18 +292,24 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     hub.add_listener(dispatcher.poke)
     servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
-    # Outermost: a call whose request message does not arrive in time, or one more from an
-    # address with too many such calls, is ended before anything else spends on it.
+    # Who a call is counted as (service.grpc.callers): its verified credential, else its
+    # client address — behind a trusted proxy, the one the proxy forwarded.
+    addresses = ClientAddresses(config.trusted_proxy_networks)
+    certificate_names = frozenset(config.tls_platform_names)
+    # Outermost, for every method: a call whose request message does not arrive in time, or
+    # one more of a caller with too many such calls, is ended before anything else spends
+    # on it.
     interceptors: list[grpc.aio.ServerInterceptor] = [
-        RequestArrivalInterceptor(config.transport, metrics),
+        RequestArrivalInterceptor(config.transport, metrics, config, addresses,
+                                  certificate_names),
         RequestContextInterceptor(), MetricsInterceptor(metrics)]
     if config.tls_platform_names:
         interceptors.append(PlatformCertificateInterceptor(config.tls_platform_names))
-    # After the certificate interceptor: a platform by certificate is limited as the platform.
+    # A platform by certificate is limited as the platform.
     interceptors.append(RateLimitInterceptor(config, RateLimiter(config.rates,
                                                                   peer_rate=config.peer_rate),
                                              WatchLimiter(config.watches), metrics,
-                                             SERVICE_NAME))
+                                             SERVICE_NAME, addresses, certificate_names))
     # Innermost: undecodable requests are refused before any handler (see its module).
     interceptors.append(MalformedRequestInterceptor())
     server = grpc.aio.server(
@@ -313,9 +324,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-         reflection.SERVICE_NAME), server)
+    services: tuple[str, ...] = (SERVICE_NAME, HEALTH_SERVICE_NAME)
+    if config.reflection_enabled:  # by default on a loopback bind only (FIFTYK_REFLECTION)
+        services = (*services, reflection.SERVICE_NAME)
+        reflection.enable_server_reflection(services, server)
     address = host_port(config.host, config.port)
     try:
         port = (server.add_secure_port(address, tls.grpc_credentials()) if tls is not None
@@ -381,7 +393,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     dispatcher.start()
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
                          clock, executor, store_health, certificates, servicer, web, web_port,
-                         web_socket_dir, integrity, lobby_follower, dispatcher)
+                         web_socket_dir, integrity, lobby_follower, dispatcher, services)
 
 
 async def _audit_periodically(app: Referee, executor: ThreadPoolExecutor,

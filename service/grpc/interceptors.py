@@ -28,15 +28,14 @@ from fiftyk_referee.service.errors import (
     ResourceExhausted,
     ServiceError,
     ServiceReason,
-    Unauthenticated,
 )
-from fiftyk_referee.service.grpc.arrival import peer_address
-from fiftyk_referee.service.grpc.auth import (
-    ANONYMOUS,
-    CERTIFIED_PLATFORM,
-    AuthSettings,
-    Principal,
-    authenticate,
+from fiftyk_referee.service.grpc.auth import CERTIFIED_PLATFORM, AuthSettings
+from fiftyk_referee.service.grpc.callers import (
+    CALLER,
+    Caller,
+    ClientAddresses,
+    certified_platform,
+    identify,
 )
 from fiftyk_referee.service.grpc.errors import abort, refusal_reason_var
 from fiftyk_referee.service.limits import METHOD_CLASSES, RateLimiter, WatchLimiter
@@ -383,19 +382,12 @@ class RequestContextInterceptor(grpc.aio.ServerInterceptor):
             handler, lambda context: _LogObserver(method, context, streaming=streaming)))
 
 
-# Names of the verified client certificate in gRPC's auth context.
-_CERTIFICATE_NAME_KEYS = ("x509_common_name", "x509_subject_alternative_name")
-
-
 class _CertificateObserver:
     """Grants the platform role to a call whose verified client certificate names one."""
 
     def __init__(self, names: frozenset[str], context: Context) -> None:
-        presented = {value.decode("utf-8", "replace")
-                     for key in _CERTIFICATE_NAME_KEYS
-                     for value in context.auth_context().get(key, ())}
         # Each RPC runs in its own asyncio task (its own context): the grant ends with it.
-        CERTIFIED_PLATFORM.set(bool(presented & names))
+        CERTIFIED_PLATFORM.set(certified_platform(context, names))
 
     def received(self, message: Any) -> None:
         """Nothing to learn from the messages."""
@@ -426,29 +418,17 @@ class PlatformCertificateInterceptor(grpc.aio.ServerInterceptor):
             handler, lambda context: _CertificateObserver(self.names, context)))
 
 
-def _caller(principal: Principal, peer: str) -> tuple[str, str]:
-    """(role, credential) that a call's limits are counted under: the strongest role held."""
-    if principal.platform:
-        return "platform", "platform"
-    if principal.audit:
-        return "audit", "audit"
-    if principal.seat is not None:
-        claim = principal.seat
-        return "player", f"seat:{claim.table_id}:{claim.seat}:{claim.player_id}"
-    if principal.spectator is not None:
-        watcher = principal.spectator
-        return "spectator", f"spectator:{watcher.table_id}:{watcher.spectator_id}"
-    return "anonymous", f"peer:{peer_address(peer)}"
-
-
 class RateLimitInterceptor(grpc.aio.ServerInterceptor):
     """Per-credential limits ahead of the servicer: call rates (token buckets per role and
     RPC class: RESOURCE_EXHAUSTED, RATE_LIMITED, with RetryInfo) and open WatchTable streams
     (per credential, table and server: RESOURCE_EXHAUSTED, LIMIT_EXCEEDED)."""
 
     def __init__(self, settings: AuthSettings, rates: RateLimiter, watches: WatchLimiter,
-                 metrics: Metrics, service: str) -> None:
+                 metrics: Metrics, service: str, addresses: ClientAddresses | None = None,
+                 certificate_names: frozenset[str] = frozenset()) -> None:
         self._settings = settings
+        self._addresses = addresses or ClientAddresses()
+        self._certificate_names = certificate_names
         self._rates = rates
         self._watches = watches
         self._metrics = metrics
@@ -468,20 +448,19 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
             return handler
         return self._wrapped.get(handler, lambda: self._limit(handler, rpc_class))
 
-    def _admit(self, context: Context, rpc_class: str) -> tuple[str, str]:
+    def _admit(self, context: Context, rpc_class: str) -> Caller:
         """Take the call's token; RateLimited when its bucket is empty."""
+        # Who the call is, as the outermost interceptor found it (service.grpc.callers): a
+        # bad credential counts as none, here by its address (the servicer refuses it).
+        caller = CALLER.get() or identify(context, self._settings, self._addresses,
+                                          self._certificate_names)
         try:
-            principal = authenticate(context.invocation_metadata(), self._settings)
-        except Unauthenticated:  # the servicer refuses it; count it by its address here
-            principal = ANONYMOUS
-        role, credential = _caller(principal, context.peer())
-        try:
-            self._rates.check(role, rpc_class, credential, peer_address(context.peer()))
+            self._rates.check(caller.role, rpc_class, caller.credential, caller.address)
         except RateLimited as refused:
             # Counted under the limit that refused: the credential's, or the peer's total.
             self._metrics.rate_limited(refused.metadata["role"], refused.metadata["rpc_class"])
             raise
-        return role, credential
+        return caller
 
     def _limit(self, handler: Handler, rpc_class: str) -> Handler:
         if handler.unary_unary is not None and inspect.iscoroutinefunction(
@@ -504,12 +483,12 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
 
             async def watched(request: Any, context: Context) -> AsyncIterator[Any]:
                 try:
-                    role, credential = self._admit(context, rpc_class)
+                    caller = self._admit(context, rpc_class)
                     # The table's own seats keep their reserved slots: everyone else
                     # (keys, spectators) shares the rest.
                     ticket = self._watches.acquire(
-                        credential, role in ("audit", "platform"),
-                        str(getattr(request, "table_id", "")), seat=role == "player")
+                        caller.credential, caller.role in ("audit", "platform"),
+                        str(getattr(request, "table_id", "")), seat=caller.role == "player")
                 except ResourceExhausted as error:
                     if error.metadata.get("scope"):
                         self._metrics.watch_limited(error.metadata["scope"])

@@ -332,6 +332,10 @@ def _parse_int(name: str, text: str) -> int:
         raise ConfigError(f"{name}={text!r} is not an integer") from None
 
 
+def _comma_list(text: str) -> tuple[str, ...]:
+    return tuple(entry.strip() for entry in text.split(",") if entry.strip())
+
+
 def _parse_bool(name: str, text: str) -> bool:
     lowered = text.strip().lower()
     if lowered in _TRUE:
@@ -382,6 +386,11 @@ class Config:
     watch_limits: str = ""  # overrides of service.limits.WatchLimits
     transport_limits: str = ""  # overrides of service.limits.TransportLimits
     webhooks: str = ""  # overrides of service.webhook_settings.WebhookSettings
+    # Server reflection (grpcurl without proto files); None: on for a loopback bind only.
+    reflection: bool | None = None
+    # Peers whose `x-forwarded-for` names the client a call is counted under (addresses or
+    # networks): the proxies in front of the referee.
+    trusted_proxies: tuple[str, ...] = ()
     processes: int = 1  # server processes sharing the port (one per core: the GIL)
     reuse_port: bool = False  # set for the processes `fiftyk serve --processes N` starts
 
@@ -414,6 +423,10 @@ class Config:
             values["create_schema"] = _parse_bool(keys.CREATE_SCHEMA, text)
         if (text := _env_text(source, keys.TRUSTED_NETWORK)) is not None:
             values["trusted_network"] = _parse_bool(keys.TRUSTED_NETWORK, text)
+        if (text := _env_text(source, keys.REFLECTION)) is not None:
+            values["reflection"] = _parse_bool(keys.REFLECTION, text)
+        if (text := _env_text(source, keys.TRUSTED_PROXIES)) is not None:
+            values["trusted_proxies"] = _comma_list(text)
         paths = {"tls_cert_file": keys.TLS_CERT_FILE, "tls_key_file": keys.TLS_KEY_FILE,
                  "tls_client_ca_file": keys.TLS_CLIENT_CA_FILE}
         for attr, name in paths.items():
@@ -436,6 +449,8 @@ class Config:
         for name in ("data_dir", "tls_cert_file", "tls_key_file", "tls_client_ca_file"):
             if isinstance(given.get(name), str):
                 given[name] = Path(given[name]).expanduser()
+        if isinstance(given.get("trusted_proxies"), str):
+            given["trusted_proxies"] = _comma_list(given["trusted_proxies"])
         return dataclasses.replace(self, **given)
 
     @classmethod
@@ -485,6 +500,24 @@ class Config:
         return parse_transport_limits(self.transport_limits)
 
     @property
+    def reflection_enabled(self) -> bool:
+        """Whether server reflection is served: as set, else only on a loopback bind."""
+        return is_loopback(self.host) if self.reflection is None else self.reflection
+
+    @property
+    def trusted_proxy_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network,
+                                              ...]:
+        """The trusted proxies as networks (ValueError names a malformed entry)."""
+        networks = []
+        for entry in self.trusted_proxies:
+            try:
+                networks.append(ipaddress.ip_network(entry.strip().strip("[]"), strict=False))
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network (10.0.0.7,"
+                                 " 10.0.0.0/24, fd00::/8)") from None
+        return tuple(networks)
+
+    @property
     def webhook_settings(self) -> WebhookSettings:
         """How webhook deliveries are retried, timed out and leased."""
         return parse_webhook_settings(self.webhooks)
@@ -520,7 +553,9 @@ class Config:
             "tls_client_certificates": self.tls_client_ca_file is not None,
             "trusted_network": self.trusted_network,
             "max_message_bytes": self.max_message_bytes,
-            "transport_limits": self.transport_limits or "defaults", **secrets,
+            "transport_limits": self.transport_limits or "defaults",
+            "reflection": self.reflection_enabled,
+            "trusted_proxies": ",".join(self.trusted_proxies) or "none", **secrets,
         }
 
     # -- validation ------------------------------------------------------------------------
@@ -539,6 +574,10 @@ class Config:
                 parse()
             except LimitSpecError as error:
                 problems.append(f"{name}: {error}")
+        try:
+            self.trusted_proxy_networks  # noqa: B018 - parsing is the check
+        except ValueError as error:
+            problems.append(f"{keys.TRUSTED_PROXIES}: {error}")
         try:
             self.webhook_settings  # noqa: B018 - parsing is the check
         except WebhookSettingsError as error:
@@ -716,6 +755,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--transport-limits", metavar="SPEC",
                        help="limits below authentication, e.g. streams=512,idle=300,request=10"
                             f" ({keys.TRANSPORT_LIMITS}; see docs/integrating.md)")
+    group.add_argument("--reflection", action=argparse.BooleanOptionalAction, default=None,
+                       help="serve gRPC server reflection, for grpcurl and other tools"
+                            f" without the proto files ({keys.REFLECTION}; default: on for a"
+                            " loopback bind, off otherwise)")
+    group.add_argument("--trusted-proxies", metavar="LIST",
+                       help="addresses or networks of the proxies in front of the server,"
+                            " comma-separated: their x-forwarded-for header names the client"
+                            " a call is counted under; nobody else's header counts"
+                            f" ({keys.TRUSTED_PROXIES}; see deploy/README.md)")
     group.add_argument("--webhooks", metavar="SPEC",
                        help="webhook delivery: attempts, backoff, max_backoff, timeout,"
                             f" lease, poll, e.g. attempts=20,backoff=2 ({keys.WEBHOOKS})")

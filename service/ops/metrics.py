@@ -67,7 +67,7 @@ WEBHOOK_LAG_BUCKETS: tuple[float, ...] = (
 OTHER = "other"
 WATCH_SCOPES = frozenset({"credential", "table", "server", "spectators"})
 # Calls ended before their request message arrived (service.grpc.arrival).
-ARRIVAL_LIMITS = frozenset({"request_timeout", "pending_per_peer"})
+ARRIVAL_LIMITS = frozenset({"request_timeout", "pending_per_peer", "pending_per_credential"})
 OTHER_REASON = "OTHER"
 ACCEPTED = "accepted"
 
@@ -325,11 +325,17 @@ class Metrics:
         self._arrival_refused = Counter(
             "fiftyk_request_arrival_refused_total",
             "Calls ended before their request message arrived: it took longer than the"
-            " transport limit (request_timeout), or the peer's address already had too many"
-            " calls waiting for theirs (pending_per_peer).", ("limit",), registry=registry,
+            " transport limit (request_timeout), or the caller already had too many calls"
+            " waiting for theirs: its credential (pending_per_credential), or its address"
+            " when it showed no valid credential (pending_per_peer).", ("limit",),
+            registry=registry,
         )
         for limit in ARRIVAL_LIMITS:
             self._arrival_refused.labels(limit)
+        self._arrival_waiting = Gauge(
+            "fiftyk_request_arrival_waiting",
+            "Calls waiting for a request message now, over every caller.", registry=registry,
+        )
         self._webhook_deliveries = Counter(
             "fiftyk_webhook_deliveries_total",
             "Webhook events an endpoint took (a 2xx answer), by endpoint id.", ("endpoint",),
@@ -466,6 +472,10 @@ class Metrics:
     def count_active_tables_with(self, count: Callable[[], int]) -> None:
         """Read the active tables from `count` at every scrape (it may run on any thread)."""
         self._active_tables.set_function(lambda: float(count()))
+
+    def count_waiting_requests_with(self, count: Callable[[], int]) -> None:
+        """Read the calls waiting for a request message from `count` at every scrape."""
+        self._arrival_waiting.set_function(lambda: float(count()))
 
     def watch_opened(self) -> None:
         """Count a WatchTable stream that opened."""

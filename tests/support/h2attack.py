@@ -7,6 +7,8 @@ attacker does and a well-behaved client never would:
   message and sending only its first bytes, and ignores the server's
   `SETTINGS_MAX_CONCURRENT_STREAMS`; it answers SETTINGS and PING so the server sees a live
   peer, and opens a new connection (up to a budget) when the server closes one.
+- `stall_per_connection`: many connections, each opening a number of stalled streams of one
+  method (any method: server reflection's request stream too);
 - `IdleConnections`: many connections that complete the HTTP/2 preface and then say nothing.
 
 Both report what the server did to them (streams refused or reset, connections closed), so
@@ -44,10 +46,11 @@ def _text(value: str | bytes) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
-def _grpc_headers(authority: str, method: str) -> list[tuple[str, str]]:
+def _grpc_headers(authority: str, method: str,
+                  extra: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str]]:
     return [(":method", "POST"), (":scheme", "http"), (":path", method),
             (":authority", authority), ("content-type", "application/grpc"),
-            ("te", "trailers")]
+            ("te", "trailers"), *extra]
 
 
 @dataclass
@@ -80,6 +83,8 @@ class StallConnection:
         self.authority = f"{host}:{port}"
         self.closed = False
         self.answered: set[int] = set()
+        self.methods: dict[int, str] = {}  # stream id -> the method it called
+        self.statuses: dict[int, str] = {}  # stream id -> the grpc-status it ended with
         self._pending = b""
 
     def flush(self) -> None:
@@ -132,6 +137,7 @@ class StallConnection:
                       for name, value in event.headers or []}.get("grpc-status")
             if status is not None and event.stream_id not in self.answered:
                 self.answered.add(event.stream_id)
+                self.statuses[event.stream_id] = str(status)
                 report.answered += 1
                 report.statuses[str(status)] = report.statuses.get(str(status), 0) + 1
         elif isinstance(event, h2.events.ConnectionTerminated):
@@ -142,13 +148,16 @@ class StallConnection:
             self.closed = True
             report.closed_by_server += 1
 
-    def open_stalled_stream(self, method: str, announced: int, sent: int) -> bool:
-        """Open one stream that announces `announced` bytes and sends `sent` of the frame."""
+    def open_stalled_stream(self, method: str, announced: int, sent: int,
+                            headers: tuple[tuple[str, str], ...] = ()) -> bool:
+        """Open one stream that announces `announced` bytes and sends `sent` of the frame
+        (`headers`: metadata to send with it)."""
         if self.closed:
             return False
         try:
             stream_id = self.conn.get_next_available_stream_id()
-            self.conn.send_headers(stream_id, _grpc_headers(self.authority, method))
+            self.conn.send_headers(stream_id, _grpc_headers(self.authority, method, headers))
+            self.methods[stream_id] = method
             prefix = b"\x00" + announced.to_bytes(4, "big")
             body = prefix + b"\x0a" * max(0, sent - GRPC_HEADER_BYTES)
             if self.conn.local_flow_control_window(stream_id) < len(body):
@@ -207,6 +216,34 @@ def stall_streams(host: str, port: int, *, streams: int, announced: int = 1_000_
                 each.close()
         else:
             keep.extend(held)
+    return report
+
+
+def stall_per_connection(host: str, port: int, *, connections: int, streams: int,
+                         method: str, announced: int = 1_000_000, sent: int = 10,
+                         source: str | None = None,
+                         keep: list[StallConnection]) -> StallReport:
+    """`connections` connections, each opening `streams` stalled streams of `method` (kept
+    open in `keep`, for the caller to hold and close)."""
+    report = StallReport()
+    for _ in range(connections):
+        try:
+            connection = StallConnection(host, port, source)
+        except OSError:
+            report.closed_by_server += 1
+            continue
+        keep.append(connection)
+        report.connections += 1
+        connection.flush()
+        connection.pump(report, POLL_SECONDS)
+        for number in range(streams):
+            if connection.open_stalled_stream(method, announced, sent):
+                report.opened += 1
+            if number % 100 == 99:
+                connection.flush()
+                connection.pump(report)
+        connection.flush()
+        connection.pump(report)
     return report
 
 
@@ -269,4 +306,5 @@ class IdleConnections:
         self.sockets.clear()
 
 
-__all__ = ["IdleConnections", "StallConnection", "StallReport", "keep_alive", "stall_streams"]
+__all__ = ["IdleConnections", "StallConnection", "StallReport", "keep_alive",
+           "stall_per_connection", "stall_streams"]

@@ -87,6 +87,8 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
         "FIFTYK_SIGNING_KEY_FILE": "",
         "FIFTYK_INTEGRITY_CHECK_SECONDS": "60",
         "FIFTYK_WEBHOOKS": "attempts=5,backoff=0.5",
+        "FIFTYK_REFLECTION": "true",
+        "FIFTYK_TRUSTED_PROXIES": "10.0.0.7, 10.1.0.0/16",
         **REAL_SECRETS,
     }
     assert set(env) == set(CONFIG_ENV_VARS)
@@ -111,6 +113,8 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
     assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]
     assert config.signing_key == REAL_SECRETS["FIFTYK_SIGNING_KEY"]
     assert config.integrity_check_seconds == 60
+    assert config.reflection_enabled is True  # off on 0.0.0.0 but for the setting
+    assert [str(n) for n in config.trusted_proxy_networks] == ["10.0.0.7/32", "10.1.0.0/16"]
     assert config.database.kind == "postgresql"
     assert not config.uses_dev_secrets
 
@@ -388,3 +392,22 @@ def test_malformed_limits_are_configuration_errors() -> None:
         Config.load({"FIFTYK_RATE_LIMITS": "player.read=fast"})
     with pytest.raises(ConfigError, match="FIFTYK_WATCH_LIMITS"):
         Config.load({"FIFTYK_WATCH_LIMITS": "seat=0"})
+
+
+@pytest.mark.parametrize(("host", "setting", "served"), [
+    ("127.0.0.1", None, True), ("::1", None, True), ("localhost", None, True),
+    ("0.0.0.0", None, False), ("10.0.0.5", None, False),
+    ("0.0.0.0", "--reflection", True), ("127.0.0.1", "--no-reflection", False),
+])
+def test_reflection_is_served_on_loopback_by_default_and_elsewhere_when_turned_on(
+    host: str, setting: str | None, served: bool,
+) -> None:
+    flags = parse_flags("--host", host, "--trusted-network", *([setting] if setting else []))
+    assert Config.load(REAL_SECRETS, flags).reflection_enabled is served
+
+
+def test_a_malformed_trusted_proxy_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigError, match=r"FIFTYK_TRUSTED_PROXIES: 'proxy\.local' is not"):
+        Config.load({"FIFTYK_TRUSTED_PROXIES": "10.0.0.7,proxy.local"})
+    flags = parse_flags("--trusted-proxies", "10.0.0.7,fd00::/8")
+    assert len(Config.load({}, flags).trusted_proxy_networks) == 2
