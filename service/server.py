@@ -280,9 +280,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     lobby = await loop.run_in_executor(
         executor, lambda: Lobby(app, create=config.create_schema))
     lobby_follower = LobbyFollower(lobby)
+    hooks = config.webhook_settings
     webhooks = await loop.run_in_executor(
-        executor, lambda: WebhookStore(app, create=config.create_schema,
-                                       private=config.webhook_settings.private))
+        executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
+                                       loopback=hooks.loopback is not False))
     dispatcher = WebhookDispatcher(app, webhooks, config.webhook_settings, metrics=metrics)
     hub.add_listener(dispatcher.poke)
     servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)

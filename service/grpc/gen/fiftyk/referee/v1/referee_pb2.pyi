@@ -5390,7 +5390,8 @@ class RegisterWebhookRequest(_message.Message):
     """
     url: _builtins.str
     """url is the endpoint: https://, or http:// only to a loopback address (at most 2048
-    characters, no user or password).
+    characters, no user or password). A referee bound off loopback refuses loopback
+    endpoints unless its operator allows them (FIFTYK_WEBHOOKS loopback=1).
     """
     description: _builtins.str
     """description is a note for people (at most 256 characters)."""
@@ -5556,7 +5557,10 @@ class WebhookDeadLetter(_message.Message):
     attempts: _builtins.int
     """attempts counts the POSTs made."""
     last_error: _builtins.str
-    """last_error is what went wrong last (e.g. "HTTP 503", "ConnectError: ...")."""
+    """last_error is what went wrong last, generically: the status class ("HTTP 5xx"), "no
+    answer within 10 s", "no HTTP answer (...)" or a refused address (the detail is in the
+    referee's log).
+    """
     redelivering: _builtins.bool
     """redelivering is set while a redelivery asked for by RedeliverWebhookEvents is pending."""
     @_builtins.property
