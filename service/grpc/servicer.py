@@ -95,6 +95,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
 WATCH_IDLE_SECONDS = 1.0
+EXPIRY_SLACK_SECONDS = 0.01  # a stream wakes this long after its token's expiry at the least
 # A watch message the client has not taken in this long ends its stream: gRPC's flow
 # control keeps a stalled stream's buffer small, but the stream would hold its watch slot
 # (and its feed position) for as long as the client lets it sit.
@@ -148,6 +149,27 @@ class DeadlinePassed(Exception):
 
 # When the current call's client gives up (monotonic clock), for work queued on its behalf.
 _DEADLINE: ContextVar[float | None] = ContextVar("deadline", default=None)
+
+
+def _token_expiry(principal: auth.Principal, table_id: str) -> tuple[datetime, str] | None:
+    """When the token a stream of `table_id` was let in by expires, and what it is; None when
+    a key let it in (keys do not expire)."""
+    if principal.audit or principal.platform:
+        return None
+    if principal.seat is not None and principal.seat.table_id == table_id:
+        return principal.seat.expires, "seat token"
+    if principal.spectator is not None:
+        return principal.spectator.expires, "spectator token"
+    return None  # pragma: no cover - require_table_access let nothing else in
+
+
+def _check_not_expired(expires: datetime, what: str) -> None:
+    """End a stream whose token expired (UNAUTHENTICATED, TOKEN_EXPIRED)."""
+    if datetime.now(UTC) >= expires:
+        raise Unauthenticated(ServiceReason.TOKEN_EXPIRED,
+                              f"the {what} expired at {expires.isoformat()}, and the stream"
+                              " with it: reconnect with a new token and the last position"
+                              " received")
 
 
 def _only_spectator(principal: auth.Principal) -> bool:
@@ -231,8 +253,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
     # -- plumbing ---------------------------------------------------------------------------
 
     def drain(self) -> None:
-        """The server is shutting down: refuse new calls, end the watch streams."""
+        """The server is shutting down: refuse new calls, end the watch streams now (each
+        waiting one wakes and ends UNAVAILABLE with SHUTTING_DOWN)."""
         self._draining = True
+        self._hub.release()
 
     def _check_running(self) -> None:
         if self._draining:
@@ -893,14 +917,20 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         sending = _Sending()
         watchdog = asyncio.create_task(self._cut_off_stalled(context, sending),
                                        name="watch-watchdog")
+        expiry = _token_expiry(principal, table_id)
         try:
             position = request.after_position
             views = self._stream_views() if request.include_views else None
             while True:
                 self._check_running()
+                if expiry is not None:
+                    _check_not_expired(*expiry)
                 events = await self._hub.after(position)
                 if not events:
                     idle = WATCH_IDLE_SECONDS
+                    if expiry is not None:  # wake when the token expires, to end the stream
+                        left = (expiry[0] - datetime.now(UTC)).total_seconds()
+                        idle = max(EXPIRY_SLACK_SECONDS, min(idle, left))
                     if delay is not None:
                         due = delay.seconds_to_next(datetime.now(UTC))
                         idle = idle if due is None else min(idle, due)
