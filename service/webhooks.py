@@ -414,14 +414,19 @@ class WebhookStore:
                 (endpoint_id, event.position, event_id(event), event.name, attempts,
                  error[:ERROR_TEXT_LENGTH], datetime.now(UTC).isoformat()))
 
-    def dead_letters(self, endpoint_id: str, *, redeliver_only: bool = False
-                     ) -> list[DeadLetter]:
-        """The endpoint's dead letters in feed order."""
-        sql = "SELECT * FROM webhook_dead_letters WHERE endpoint_id=?"
+    def dead_letters(self, endpoint_id: str, *, redeliver_only: bool = False,
+                     after_position: int = 0, limit: int | None = None) -> list[DeadLetter]:
+        """The endpoint's dead letters in feed order (after a position, at most `limit`)."""
+        sql = "SELECT * FROM webhook_dead_letters WHERE endpoint_id=? AND position>?"
         if redeliver_only:
             sql += " AND redeliver=1"
+        sql += " ORDER BY position"
+        parameters: tuple[Any, ...] = (endpoint_id, after_position)
+        if limit is not None:
+            sql += " LIMIT ?"
+            parameters += (limit,)
         with self.store.transaction(commit=False) as statements:
-            statements.execute(sql + " ORDER BY position", (endpoint_id,))
+            statements.execute(sql, parameters)
             rows = statements.fetchall()
         return [DeadLetter(endpoint_id=r["endpoint_id"], position=int(r["position"]),
                            event_id=r["event_id"], event_name=r["event_name"],

@@ -71,6 +71,7 @@ from fiftyk_referee.service.grpc.feed import FeedHub
 from fiftyk_referee.service.grpc.games import edge_for
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+from fiftyk_referee.service.grpc.paging import check_answer_size, fitting, response_budget
 from fiftyk_referee.service.grpc.requests import check_request, missing
 from fiftyk_referee.service.grpc.stream_views import StreamAggregates
 from fiftyk_referee.service.lobby import (
@@ -95,6 +96,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
 WATCH_IDLE_SECONDS = 1.0
+DEAD_LETTER_PAGE = 1_000  # dead letters read per ListWebhookDeadLetters page, at most
 EXPIRY_SLACK_SECONDS = 0.01  # a stream wakes this long after its token's expiry at the least
 # A watch message the client has not taken in this long ends its stream: gRPC's flow
 # control keeps a stalled stream's buffer small, but the stream would hold its watch slot
@@ -132,7 +134,9 @@ def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R
             self._check_running()
             self._check_size(request)
             check_request(method.__name__, request)
-            return await method(self, request, context)
+            answer = await method(self, request, context)
+            check_answer_size(answer, self._config.max_message_bytes)
+            return answer
         except (RuleError, ServiceError) as error:
             await abort(context, error, field=fields.get(error.reason))
         except DeadlinePassed:
@@ -249,6 +253,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self._draining = False
         self._spectators = _SpectatorCount()
         self.watch_send_timeout = WATCH_SEND_TIMEOUT_SECONDS
+        self._budget = response_budget(config.max_message_bytes)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -685,9 +690,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         auth.require_audit(self._principal(context))
         page = await self._call(self._app.hand_history, request.hand_id,
                                 after_version=request.after_version, limit=request.limit)
-        return pb.GetHandHistoryResponse(
-            events=[event_to_proto(e, e.public(AUDITOR)) for e in page.events],
-            has_more=page.has_more)
+        events = [event_to_proto(e, e.public(AUDITOR)) for e in page.events]
+        kept = fitting(events, self._budget)
+        return pb.GetHandHistoryResponse(events=events[:kept],
+                                         has_more=page.has_more or kept < len(events))
 
     @_rpc
     async def GetHandAt(self, request: pb.GetHandAtRequest, context: Context
@@ -760,6 +766,11 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             return [event_to_proto(e, e.public(viewer)) for e in page.events], page
 
         events, page = await self._call(read)
+        kept = fitting(events, self._budget)
+        if kept < len(events):  # the rest is the next page's
+            return pb.ReadEventsResponse(events=events[:kept],
+                                         last_position=events[kept - 1].position,
+                                         has_more=True)
         return pb.ReadEventsResponse(events=events, last_position=page.last_position,
                                      has_more=page.has_more)
 
@@ -790,10 +801,13 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 raise unavailable(error) from error
 
         page = await self._call(listing)
+        tables = [summary_to_proto(table) for table in page.tables]
+        kept = fitting(tables, self._budget)
+        next_before = page.tables[kept - 1].last_position if kept < len(tables) else (
+            page.next_before)
         return pb.ListTablesResponse(
-            tables=[summary_to_proto(table) for table in page.tables],
-            next_page_token=(encode_page_token(page.next_before)
-                             if page.next_before is not None else ""),
+            tables=tables[:kept],
+            next_page_token=encode_page_token(next_before) if next_before is not None else "",
             as_of_position=page.as_of_position)
 
     # -- webhooks ---------------------------------------------------------------------------
@@ -853,10 +867,15 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
 
         def letters() -> list[DeadLetter]:
             store.endpoint(webhook_id)  # NOT_FOUND for an unknown endpoint
-            return store.dead_letters(webhook_id)
+            return store.dead_letters(webhook_id, after_position=request.after_position,
+                                      limit=DEAD_LETTER_PAGE + 1)
 
+        found = await self._store_call(letters)
+        page = [dead_letter_to_proto(d) for d in found[:DEAD_LETTER_PAGE]]
+        kept = fitting(page, self._budget)
         return pb.ListWebhookDeadLettersResponse(
-            dead_letters=[dead_letter_to_proto(d) for d in await self._store_call(letters)])
+            dead_letters=page[:kept], has_more=kept < len(found),
+            last_position=page[kept - 1].position if kept else request.after_position)
 
     @_rpc
     async def RedeliverWebhookEvents(self, request: pb.RedeliverWebhookEventsRequest,

@@ -5593,16 +5593,22 @@ class ListWebhookDeadLettersRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     WEBHOOK_ID_FIELD_NUMBER: _builtins.int
+    AFTER_POSITION_FIELD_NUMBER: _builtins.int
     webhook_id: _builtins.str
     """webhook_id identifies the endpoint."""
+    after_position: _builtins.int
+    """after_position lists only the dead letters of events after this feed position (the
+    previous page's `last_position`); 0: from the first.
+    """
     def __init__(
         self,
         *,
         webhook_id: _builtins.str = ...,
+        after_position: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["webhook_id", b"webhook_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_position", b"after_position", "webhook_id", b"webhook_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -5610,11 +5616,23 @@ Global___ListWebhookDeadLettersRequest: _TypeAlias = ListWebhookDeadLettersReque
 
 @_typing.final
 class ListWebhookDeadLettersResponse(_message.Message):
-    """ListWebhookDeadLettersResponse returns the dead letters in feed order."""
+    """ListWebhookDeadLettersResponse returns the dead letters in feed order, a page at a time
+    (at most 1,000, and no more than fit in one message).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     DEAD_LETTERS_FIELD_NUMBER: _builtins.int
+    HAS_MORE_FIELD_NUMBER: _builtins.int
+    LAST_POSITION_FIELD_NUMBER: _builtins.int
+    has_more: _builtins.bool
+    """has_more is set when more dead letters follow: ask again with `after_position` set to
+    `last_position`.
+    """
+    last_position: _builtins.int
+    """last_position is the position of the last dead letter returned (the request's
+    `after_position` when none was).
+    """
     @_builtins.property
     def dead_letters(self) -> _containers.RepeatedCompositeFieldContainer[Global___WebhookDeadLetter]:
         """dead_letters are the endpoint's dead letters."""
@@ -5623,10 +5641,12 @@ class ListWebhookDeadLettersResponse(_message.Message):
         self,
         *,
         dead_letters: _abc.Iterable[Global___WebhookDeadLetter] | None = ...,
+        has_more: _builtins.bool = ...,
+        last_position: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_letters", b"dead_letters"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_letters", b"dead_letters", "has_more", b"has_more", "last_position", b"last_position"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
