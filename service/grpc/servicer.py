@@ -86,6 +86,7 @@ from fiftyk_referee.service.ops.config import Config
 from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.process_store import STORE_ERRORS, unavailable
 from fiftyk_referee.service.spectating import Held, SpectatorDelay
+from fiftyk_referee.service.store import store_budget
 from fiftyk_referee.service.webhooks import DeadLetter, Endpoint, WebhookStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -278,13 +279,17 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
 
     async def _call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a use case on the worker pool, unless the caller's deadline passed meanwhile
-        (a client that gave up must not find its command applied later)."""
+        (a client that gave up must not find its command applied later). Its waits for the
+        store share one budget from now (`store_budget`): the time spent queued for a
+        worker and every recorder call's wait count against the same store timeout."""
         deadline = _DEADLINE.get()
+        store_until = time.monotonic() + self._config.db_timeout_seconds
 
         def run() -> T:
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlinePassed
-            return function(*args, **kwargs)
+            with store_budget(store_until):
+                return function(*args, **kwargs)
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, run)
