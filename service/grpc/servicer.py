@@ -1040,6 +1040,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 message.table.CopyFrom(self._table_message(aggregate.view()))
             else:
                 message.hand.CopyFrom(hand_to_proto(aggregate.view(viewer)))
+        check_answer_size(message, self._config.max_message_bytes)  # ends the stream richly
         return message
 
     def _stream_views(self) -> StreamAggregates:
