@@ -376,10 +376,17 @@ class RefereeClient:
         self.stub.DeleteWebhook(pb.DeleteWebhookRequest(webhook_id=webhook_id), **self._kw())
 
     def webhook_dead_letters(self, webhook_id: str) -> list[pb.WebhookDeadLetter]:
-        """An endpoint's dead letters (platform)."""
-        response: pb.ListWebhookDeadLettersResponse = self.stub.ListWebhookDeadLetters(
-            pb.ListWebhookDeadLettersRequest(webhook_id=webhook_id), **self._kw())
-        return list(response.dead_letters)
+        """An endpoint's dead letters, every page of them (platform)."""
+        letters: list[pb.WebhookDeadLetter] = []
+        after = 0
+        while True:
+            response: pb.ListWebhookDeadLettersResponse = self.stub.ListWebhookDeadLetters(
+                pb.ListWebhookDeadLettersRequest(webhook_id=webhook_id, after_position=after),
+                **self._kw())
+            letters.extend(response.dead_letters)
+            if not response.has_more:
+                return letters
+            after = response.last_position
 
     def redeliver_webhook_events(self, webhook_id: str, event_ids: Iterable[str] = ()) -> int:
         """Send dead letters again (all when none are named); how many (platform)."""

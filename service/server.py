@@ -47,6 +47,7 @@ from fiftyk_referee.service.grpc.interceptors import (
     RequestContextInterceptor,
 )
 from fiftyk_referee.service.grpc.malformed import MalformedRequestInterceptor
+from fiftyk_referee.service.grpc.paging import TRANSPORT_LIMIT_FACTOR
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
 from fiftyk_referee.service.limits import RateLimiter, TransportLimits, WatchLimiter
 from fiftyk_referee.service.lobby import Lobby, LobbyFollower
@@ -73,8 +74,6 @@ READINESS_SERVICES = ("", SERVICE_NAME)
 PROBE_GRACE_SECONDS = 1.0
 TLS_RELOAD_CHECK_SECONDS = 2.0
 WEB_SOCKET_NAME = "grpc.sock"
-# gRPC's own limit sits above ours, so an oversize request under it gets our rich status.
-TRANSPORT_LIMIT_FACTOR = 2
 # File descriptors kept back from client connections: the database pool (counted apart),
 # the metrics port and its scrapes, the SQLite file and its journal, logs, gRPC's own pipes.
 RESERVED_FILE_DESCRIPTORS = 128
@@ -285,9 +284,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     lobby = await loop.run_in_executor(
         executor, lambda: Lobby(app, create=config.create_schema))
     lobby_follower = LobbyFollower(lobby)
+    hooks = config.webhook_settings
     webhooks = await loop.run_in_executor(
-        executor, lambda: WebhookStore(app, create=config.create_schema,
-                                       private=config.webhook_settings.private))
+        executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
+                                       loopback=hooks.loopback is not False))
     dispatcher = WebhookDispatcher(app, webhooks, config.webhook_settings, metrics=metrics)
     hub.add_listener(dispatcher.poke)
     servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)

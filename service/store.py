@@ -29,6 +29,11 @@ library's `PostgresFactory` / `SQLiteFactory`); it reads no environment itself.
   instead of the library's ten retries of a full pool wait each (about 92 s of hang). While
   the health probe (`StoreAvailability.probe`, run by the composition root) finds that no
   pooled connection can write, calls fail at once instead of each waiting out the budget.
+  One use case makes several recorder calls (a snapshot, then the events after it; a read,
+  then an append), and under load it first waits for a worker: a caller's budget
+  (`store_budget`, opened by the gRPC edge when the call arrives) is shared by all of them,
+  so the whole call waits at most `timeout_seconds` for the store, not that much per
+  recorder call — the pool's wait for a connection and the retries take what is left.
 - Aggregate cache: `AGGREGATE_CACHE_MAXSIZE` hot aggregates per process, always with
   `AGGREGATE_CACHE_FASTFORWARD` on: every read of a cached aggregate first selects the events
   stored after its cached version, so processes sharing one database never act on stale state
@@ -40,13 +45,14 @@ library's `PostgresFactory` / `SQLiteFactory`); it reads no environment itself.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from uuid import UUID
@@ -111,6 +117,30 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
+_CALL = threading.local()  # the budget of the call this worker thread runs (store_budget)
+
+
+@contextlib.contextmanager
+def store_budget(until: float) -> Iterator[None]:
+    """Let every store wait of the call run inside (on this thread) end by `until`
+    (monotonic seconds): the pool's wait for a connection and the retries after a dropped
+    one. A budget opened inside another keeps the outer one."""
+    if getattr(_CALL, "until", None) is not None:
+        yield
+        return
+    _CALL.until = until
+    try:
+        yield
+    finally:
+        _CALL.until = None
+
+
+def budget_left(seconds: float) -> float:
+    """`seconds`, or less when the current call's budget ends sooner."""
+    until: float | None = getattr(_CALL, "until", None)
+    return seconds if until is None else min(seconds, until - time.monotonic())
+
+
 class FailoverPool(ConnectionPool[Connection[DictRow]]):  # the library's pool class
     """psycopg's pool, retrying a lost connection at least every `reconnect_seconds`.
 
@@ -124,6 +154,13 @@ class FailoverPool(ConnectionPool[Connection[DictRow]]):  # the library's pool c
     def __init__(self, *args: Any, reconnect_seconds: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.reconnect_seconds = reconnect_seconds
+
+    def getconn(self, timeout: float | None = None) -> Connection[DictRow]:
+        """A connection, waiting at most the pool's timeout — or what is left of the current
+        call's budget (`store_budget`), never less than a last short wait."""
+        if timeout is None:
+            timeout = max(budget_left(self.timeout), MIN_POOL_WAIT_SECONDS)
+        return super().getconn(timeout)
 
     def schedule_task(self, task: MaintenanceTask, delay: float) -> None:
         """Schedule a maintenance task; a reconnection attempt waits at most the cap."""
@@ -269,7 +306,7 @@ def _bounded(method: Callable[Concatenate[G, P], T]) -> Callable[Concatenate[G, 
     def call(self: G, /, *args: P.args, **kwargs: P.kwargs) -> T:
         availability = self.availability
         availability.check()
-        deadline = time.monotonic() + availability.timeout_seconds
+        deadline = time.monotonic() + budget_left(availability.timeout_seconds)
         attempt = 0
         while True:
             attempt += 1
@@ -678,10 +715,12 @@ __all__ = [
     "RefereePostgresFactory",
     "StoreAvailability",
     "availability_of",
+    "budget_left",
     "connection_params",
     "describe",
     "is_read_only_error",
     "lock_timeout_seconds",
     "persistence_env",
+    "store_budget",
     "wait_for_database",
 ]

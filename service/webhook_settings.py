@@ -12,6 +12,10 @@ The setting is a comma-separated list of `name=value` overrides of the defaults 
 - `private`: 1 lets endpoints be on private networks (RFC 1918, unique local IPv6, shared
   address space: a platform inside the operator's network), 0 refuses them (default 0).
   Loopback is reached only by a URL that names it; link-local addresses never.
+- `loopback`: 1 lets endpoints be on loopback (a URL naming `localhost`, `127.0.0.1`, `::1`),
+  0 refuses them. Unset, it follows the server's own address: allowed on a server bound to
+  loopback (development), refused on one bound off loopback, where a loopback endpoint
+  would let the platform reach the referee's own host.
 
 Each pause is drawn uniformly between 0 and its ceiling ("full jitter"), so endpoints that
 failed together do not retry together. The defaults retry for about half an hour.
@@ -43,6 +47,7 @@ class WebhookSettings:
     poll: float = 1.0
     batch: int = 100
     private: bool = False
+    loopback: bool | None = None  # None: as the server's bind (service.ops.config)
 
     def pause(self, attempt: int, rng: random.Random) -> float:
         """The pause after failed attempt `attempt` (1, 2, ...): exponential, full jitter."""
@@ -60,11 +65,11 @@ def parse_webhook_settings(text: str) -> WebhookSettings:
         if not sep or name not in known or name == "batch":
             raise WebhookSettingsError(
                 f"{item!r}: expected name=value with a name among attempts, backoff,"
-                " max_backoff, timeout, lease, poll, private")
-        if name == "private":
+                " max_backoff, timeout, lease, poll, private, loopback")
+        if name in ("private", "loopback"):
             if value.strip() not in FLAGS:
-                raise WebhookSettingsError(f"private={value!r}: expected 0 or 1")
-            settings = replace(settings, private=FLAGS[value.strip()])
+                raise WebhookSettingsError(f"{name}={value!r}: expected 0 or 1")
+            settings = replace(settings, **{name: FLAGS[value.strip()]})
             continue
         try:
             number: float = int(value) if name == "attempts" else float(value)

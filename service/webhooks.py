@@ -191,13 +191,15 @@ class DeadLetter:
     redeliver: bool
 
 
-def address_allowed(url_host: str, address: str, *, private: bool = False) -> bool:
+def address_allowed(url_host: str, address: str, *, private: bool = False,
+                    loopback: bool = True) -> bool:
     """Whether a delivery to an endpoint whose URL names `url_host` may connect to `address`.
 
     Public (global unicast) addresses are allowed; a loopback address only when the URL itself
-    names loopback (development); private networks (RFC 1918, unique local, shared address
-    space) only when the operator allows them (`private`). Link-local addresses (where cloud
-    metadata services answer), multicast, unspecified and reserved ones never."""
+    names loopback and loopback endpoints are allowed at all (`loopback`: on a server bound to
+    loopback, or by the operator's consent off it); private networks (RFC 1918, unique local,
+    shared address space) only when the operator allows them (`private`). Link-local addresses
+    (where cloud metadata services answer), multicast, unspecified and reserved ones never."""
     try:
         ip = ipaddress.ip_address(address.partition("%")[0])  # an IPv6 zone is not an address
     except ValueError:
@@ -205,15 +207,15 @@ def address_allowed(url_host: str, address: str, *, private: bool = False) -> bo
     if isinstance(ip, ipaddress.IPv6Address):
         ip = _embedded_ipv4(ip) or ip
     if ip.is_loopback:
-        return _is_loopback(url_host)
+        return loopback and _is_loopback(url_host)
     if ip.is_link_local or ip.is_multicast or ip.is_unspecified or ip.is_reserved:
         return False
     return ip.is_global or private
 
 
-def check_url(url: str, *, private: bool = False) -> str:
+def check_url(url: str, *, private: bool = False, loopback: bool = True) -> str:
     """An endpoint URL: HTTPS, or plain HTTP to a loopback address, never naming an address
-    deliveries may not go to; else INVALID_REQUEST."""
+    deliveries may not go to (loopback only with `loopback`); else INVALID_REQUEST."""
     def refuse(problem: str) -> InvalidArgument:
         return InvalidArgument(ServiceReason.INVALID_REQUEST, f"url {problem}",
                                field_violations=[FieldViolation("url", problem)])
@@ -228,6 +230,9 @@ def check_url(url: str, *, private: bool = False) -> str:
         raise refuse("is not a URL") from None
     if not host or parts.username or parts.password:
         raise refuse("needs a host and no user or password")
+    if _is_loopback(host) and not loopback:
+        raise refuse("names loopback, which a server bound off loopback does not deliver to"
+                     " unless the operator allows it (FIFTYK_WEBHOOKS loopback=1)")
     if _is_address(host) and not address_allowed(host, host, private=private):
         raise refuse("names an address deliveries may not go to (private, link-local or"
                      " reserved)")
@@ -267,9 +272,11 @@ def _is_loopback(host: str) -> bool:
 class WebhookStore:
     """The endpoints, their positions and leases, and their dead letters."""
 
-    def __init__(self, app: Referee, *, create: bool = True, private: bool = False) -> None:
+    def __init__(self, app: Referee, *, create: bool = True, private: bool = False,
+                 loopback: bool = True) -> None:
         self.app = app
         self.private = private
+        self.loopback = loopback
         self.store = ProcessStore(datastore_of(app), create_statements=CREATE_STATEMENTS,
                                   create=create)
 
@@ -277,7 +284,7 @@ class WebhookStore:
                  request_id: str | None = None) -> tuple[Endpoint, bool]:
         """A new endpoint, starting after the feed's head (it receives later events), and
         whether it was registered before under `request_id`."""
-        check_url(url, private=self.private)
+        check_url(url, private=self.private, loopback=self.loopback)
         PUBLIC_EVENTS.topics(events)  # refuses an unknown name
         if len(description) > MAX_DESCRIPTION_LENGTH:
             raise InvalidArgument(ServiceReason.INVALID_REQUEST,
@@ -407,14 +414,19 @@ class WebhookStore:
                 (endpoint_id, event.position, event_id(event), event.name, attempts,
                  error[:ERROR_TEXT_LENGTH], datetime.now(UTC).isoformat()))
 
-    def dead_letters(self, endpoint_id: str, *, redeliver_only: bool = False
-                     ) -> list[DeadLetter]:
-        """The endpoint's dead letters in feed order."""
-        sql = "SELECT * FROM webhook_dead_letters WHERE endpoint_id=?"
+    def dead_letters(self, endpoint_id: str, *, redeliver_only: bool = False,
+                     after_position: int = 0, limit: int | None = None) -> list[DeadLetter]:
+        """The endpoint's dead letters in feed order (after a position, at most `limit`)."""
+        sql = "SELECT * FROM webhook_dead_letters WHERE endpoint_id=? AND position>?"
         if redeliver_only:
             sql += " AND redeliver=1"
+        sql += " ORDER BY position"
+        parameters: tuple[Any, ...] = (endpoint_id, after_position)
+        if limit is not None:
+            sql += " LIMIT ?"
+            parameters += (limit,)
         with self.store.transaction(commit=False) as statements:
-            statements.execute(sql + " ORDER BY position", (endpoint_id,))
+            statements.execute(sql, parameters)
             rows = statements.fetchall()
         return [DeadLetter(endpoint_id=r["endpoint_id"], position=int(r["position"]),
                            event_id=r["event_id"], event_name=r["event_name"],
@@ -531,9 +543,10 @@ class _CheckedBackend(httpcore.NetworkBackend):
     connection (so a name cannot be rebound between the check and the connection), and
     bounds each connection's I/O by the attempt's deadline."""
 
-    def __init__(self, deadline: Deadline, private: bool) -> None:
+    def __init__(self, deadline: Deadline, private: bool, loopback: bool) -> None:
         self._deadline = deadline
         self._private = private
+        self._loopback = loopback
         self._backend = httpcore.SyncBackend()
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None,
@@ -548,9 +561,10 @@ class _CheckedBackend(httpcore.NetworkBackend):
                 raise httpcore.ConnectError(f"{host} does not resolve: {error.strerror}"
                                             ) from None
             addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
-        allowed = [a for a in addresses if address_allowed(host, a, private=self._private)]
+        allowed = [a for a in addresses if address_allowed(
+            host, a, private=self._private, loopback=self._loopback)]
         if not allowed:
-            raise httpcore.ConnectError(f"{host} resolves only to addresses deliveries may"
+            raise AddressRefused(f"{host} resolves only to addresses deliveries may"
                                         f" not go to ({', '.join(addresses)})")
         stream = self._backend.connect_tcp(allowed[0], port, self._deadline.left(timeout),
                                            local_address, socket_options)
@@ -569,26 +583,48 @@ class _CheckedTransport(httpx.HTTPTransport):
     """httpx's transport over the checked backend. No proxy: one from the environment would
     connect to the host itself, past the address check."""
 
-    def __init__(self, deadline: Deadline, private: bool) -> None:
+    def __init__(self, deadline: Deadline, private: bool, loopback: bool) -> None:
         super().__init__()
         self._pool = httpcore.ConnectionPool(
             ssl_context=httpx.create_ssl_context(),
-            network_backend=_CheckedBackend(deadline, private))
+            network_backend=_CheckedBackend(deadline, private, loopback))
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One POST's outcome. `error` is "" when the endpoint took the event, else what the
+    dead letter keeps: generic on purpose (a status class, "no HTTP answer"), so the platform
+    cannot map the operator's network through its dead letters; `detail` says exactly what
+    went wrong, for the server's log."""
+
+    error: str = ""
+    detail: str = ""
+
+
+class AddressRefused(httpcore.ConnectError):
+    """A connection the address policy refused (nothing was sent)."""
+
+
+# What a dead letter says of an attempt that got no HTTP answer (the detail is logged).
+NO_ANSWER = "no HTTP answer (the connection failed or the answer was not HTTP)"
+ADDRESS_REFUSED = "the endpoint resolves only to addresses deliveries may not go to"
 
 
 class Sender:
     """Sends one endpoint's POSTs, each attempt bounded as the module says."""
 
-    def __init__(self, url: str, timeout: float, *, private: bool = False) -> None:
+    def __init__(self, url: str, timeout: float, *, private: bool = False,
+                 loopback: bool = True) -> None:
         self.url = url
         self.timeout = timeout
         self._deadline = Deadline()
         self._client = httpx.Client(
-            transport=_CheckedTransport(self._deadline, private), follow_redirects=False,
-            timeout=timeout, headers={"User-Agent": USER_AGENT})
+            transport=_CheckedTransport(self._deadline, private, loopback),
+            follow_redirects=False, timeout=timeout, headers={"User-Agent": USER_AGENT})
 
-    def post(self, body: bytes, headers: dict[str, str]) -> str:
-        """One attempt: "" when the endpoint took it (2xx), else what went wrong."""
+    def post(self, body: bytes, headers: dict[str, str]) -> Attempt:
+        """One attempt: an empty Attempt when the endpoint took it (2xx), else what went
+        wrong (see `Attempt`)."""
         self._deadline.until = time.monotonic() + self.timeout
         try:
             with self._client.stream("POST", self.url, content=body,
@@ -598,13 +634,18 @@ class Sender:
                     read += len(chunk)
                     if read > MAX_ANSWER_BYTES:
                         break  # the rest is not read: closing drops the connection
-        except httpx.TimeoutException:
-            return f"no answer within {self.timeout:g} s"
+        except httpx.TimeoutException as error:
+            text = f"no answer within {self.timeout:g} s"
+            return Attempt(text, f"{text} ({type(error).__name__})")
         except httpx.HTTPError as error:
-            return f"{type(error).__name__}: {error}"
+            detail = f"{type(error).__name__}: {error}"
+            if isinstance(error.__cause__, AddressRefused):
+                return Attempt(ADDRESS_REFUSED, detail)
+            return Attempt(NO_ANSWER, detail)
         if response.status_code in SUCCESS:
-            return ""
-        return f"HTTP {response.status_code}"
+            return Attempt()
+        return Attempt(f"HTTP {response.status_code // 100}xx",
+                       f"HTTP {response.status_code}")
 
     def close(self) -> None:
         """Close the connections."""
@@ -634,7 +675,8 @@ class EndpointWorker:
     def _run(self) -> None:
         holder = self.dispatcher.holder
         client = Sender(self.endpoint.url, self.settings.timeout,
-                        private=self.settings.private)
+                        private=self.settings.private,
+                        loopback=self.settings.loopback is not False)
         if self.dispatcher.metrics is not None:
             self.dispatcher.metrics.serve_webhook(self.endpoint.endpoint_id)
         try:
@@ -728,41 +770,47 @@ class EndpointWorker:
 
     def _deliver_or_dead_letter(self, client: Sender, event: FeedEvent) -> None:
         body = self._body(event)
-        attempts, error = self._attempts(client, event, body, self.settings.attempts)
-        if error:
-            self.store.dead_letter(self.endpoint.endpoint_id, event, attempts, error)
-            if self.dispatcher.metrics is not None:
-                self.dispatcher.metrics.webhook_dead_lettered(self.endpoint.endpoint_id)
-            log.warning("webhook %s: event %s dead-lettered after %d attempts: %s",
-                        self.endpoint.endpoint_id, event_id(event), attempts, error)
+        attempts, failure = self._attempts(client, event, body, self.settings.attempts)
+        if failure.error:
+            self._dead_letter(event, attempts, failure)
+
+    def _dead_letter(self, event: FeedEvent, attempts: int, failure: Attempt) -> None:
+        """Keep the event as a dead letter (its generic error) and log what went wrong."""
+        self.store.dead_letter(self.endpoint.endpoint_id, event, attempts, failure.error)
+        if self.dispatcher.metrics is not None:
+            self.dispatcher.metrics.webhook_dead_lettered(self.endpoint.endpoint_id)
+        log.warning("webhook %s: event %s dead-lettered after %d attempts: %s",
+                    self.endpoint.endpoint_id, event_id(event), attempts, failure.detail)
 
     def _attempts(self, client: Sender, event: FeedEvent, body: bytes,
-                  limit: int) -> tuple[int, str]:
-        """POST until taken or `limit` attempts; (attempts, last error or "")."""
+                  limit: int) -> tuple[int, Attempt]:
+        """POST until taken or `limit` attempts; (attempts, the last attempt)."""
         metrics = self.dispatcher.metrics
-        error = ""
+        failure = Attempt()
         for attempt in range(1, limit + 1):
             if self.dispatcher.stopping.is_set():
                 raise Stopped
             if attempt > 1 and metrics is not None:
                 metrics.webhook_retried(self.endpoint.endpoint_id)
-            error = self._post(client, event, body)
-            if not error:
+            failure = self._post(client, event, body)
+            if not failure.error:
                 if metrics is not None:
                     lag = (datetime.now(UTC) - event.timestamp).total_seconds()
                     metrics.webhook_delivered(self.endpoint.endpoint_id, lag)
-                return attempt, ""
+                return attempt, failure
             if metrics is not None:
                 metrics.webhook_failed(self.endpoint.endpoint_id)
+            log.info("webhook %s: attempt %d of event %s failed: %s",
+                     self.endpoint.endpoint_id, attempt, event_id(event), failure.detail)
             if attempt < limit:
                 pause = self.settings.pause(attempt, self._rng)
                 if self.dispatcher.stopping.wait(pause):
                     raise Stopped
                 self._renew()
-        return limit, error
+        return limit, failure
 
-    def _post(self, client: Sender, event: FeedEvent, body: bytes) -> str:
-        """One attempt: "" when the endpoint took it, else what went wrong."""
+    def _post(self, client: Sender, event: FeedEvent, body: bytes) -> Attempt:
+        """One attempt (see `Attempt`)."""
         headers = {
             "Content-Type": "application/json",
             SIGNATURE_HEADER: signature_header(self.endpoint.secret, self.endpoint.key_id,
@@ -784,9 +832,12 @@ class EndpointWorker:
                 continue
             event = stored[0]
             body = self._body(event)
-            attempts, error = self._attempts(client, event, body, self.settings.attempts)
-            if error:
-                self.store.dead_letter(self.endpoint.endpoint_id, event, attempts, error)
+            attempts, failure = self._attempts(client, event, body, self.settings.attempts)
+            if failure.error:  # a dead letter again (counted once, when it first was)
+                self.store.dead_letter(self.endpoint.endpoint_id, event, attempts,
+                                       failure.error)
+                log.warning("webhook %s: event %s failed its redelivery: %s",
+                            self.endpoint.endpoint_id, event_id(event), failure.detail)
             else:
                 self.store.delivered_again(self.endpoint.endpoint_id, letter.position)
 

@@ -19,6 +19,7 @@ from fiftyk_referee.domain.spectators import LIMITS as SPECTATOR_LIMITS
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.grpc.paging import shown_name
 
 if TYPE_CHECKING:  # the table aggregate needs the server extra; option parsing does not
     from fiftyk_referee.domain.table import TableView
@@ -83,7 +84,7 @@ def decimal_text(number: Decimal) -> str:
 def table_to_proto(view: TableView) -> pb.TableView:
     """A table's public view as TableView."""
     message = pb.TableView(
-        table_id=view.table_id, name=view.name, players=view.players,
+        table_id=view.table_id, name=shown_name(view.name), players=view.players,
         allow_preset_deck=view.allow_preset_deck, hands_played=view.hands_played,
         hand_ids=view.hand_ids, next_dealer=view.next_dealer,
         match_over=view.match_over, version=view.version, game=view.game,

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from fiftyk_referee.domain.table import CLOSED, FINISHED, PLAYING, WAITING
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.grpc.paging import shown_name
 from fiftyk_referee.service.lobby import LobbyTable
 from fiftyk_referee.service.webhooks import DeadLetter, Endpoint
 
@@ -19,7 +20,8 @@ STATE_NAMES: Mapping[int, str] = {number: name for name, number in TABLE_STATES.
 def summary_to_proto(table: LobbyTable) -> pb.TableSummary:
     """A lobby row as TableSummary."""
     message = pb.TableSummary(
-        table_id=table.table_id, game=table.game, preset=table.preset, name=table.name,
+        table_id=table.table_id, game=table.game, preset=table.preset,
+        name=shown_name(table.name),
         players=table.players, state=TABLE_STATES[table.state],
         hands_played=table.hands_played, last_position=table.last_position)
     for seat, player in enumerate(table.seats):

@@ -20,6 +20,7 @@ from fiftyk_referee.service.grpc.convert import (
 )
 from fiftyk_referee.service.grpc.games import Payloads, all_payloads
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.grpc.paging import shown_name
 from fiftyk_referee.service.public_events import FeedEvent
 
 
@@ -28,7 +29,7 @@ def _opened(event: table.TableOpened) -> pb.TableOpened:
     return pb.TableOpened(game=event.game,
                           ruleset=ruleset_to_proto(event.ruleset, rules, event.game),
                           players=event.players, allow_preset_deck=event.allow_preset_deck,
-                          name=event.table_name,
+                          name=shown_name(event.table_name),
                           spectators=spectators_to_proto(event.spectators))
 
 

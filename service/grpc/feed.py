@@ -42,7 +42,11 @@ class FeedHub:
         self._poll_seconds = poll_seconds
         self._tail: deque[FeedEvent] = deque(maxlen=tail)
         self._head = 0
-        self._changed = asyncio.Condition()
+        # Set (and replaced by a fresh one) whenever the head moves: a watcher waits on the
+        # event of the moment. An Event, not a Condition: a waiter cancelled at shutdown must
+        # not have to take a lock back (asyncio.Condition then raises "Lock is not acquired").
+        self._advanced = asyncio.Event()
+        self._released = False
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[list[FeedEvent]], None]] = []
@@ -94,8 +98,7 @@ class FeedHub:
                 self._head = page.events[-1].position
                 for listener in self._listeners:
                     listener(page.events)
-                async with self._changed:
-                    self._changed.notify_all()
+                self._notify()
                 if page.has_more:
                     continue
             self._wake.clear()
@@ -120,9 +123,20 @@ class FeedHub:
             self._executor, lambda: self._app.read_events(position, PAGE))
         return [e for e in page.events if e.position <= self._head]
 
+    def _notify(self) -> None:
+        advanced, self._advanced = self._advanced, asyncio.Event()
+        advanced.set()
+
+    def release(self) -> None:
+        """Wake every waiting watcher now and from now on (the server is shutting down)."""
+        self._released = True
+        self._notify()
+
     async def wait_beyond(self, position: int, timeout: float) -> None:
-        """Wait until the hub has seen an event after `position` (or the timeout passes)."""
-        async with self._changed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    self._changed.wait_for(lambda: self._head > position), timeout)
+        """Wait until the hub has seen an event after `position`, the timeout passes, or the
+        hub is released."""
+        if self._head > position or self._released:
+            return
+        advanced = self._advanced
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(advanced.wait(), timeout)

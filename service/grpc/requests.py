@@ -8,6 +8,11 @@
   largest position a store can hold (`INVALID_REQUEST`; larger values overflow SQLite's
   and PostgreSQL's signed 64-bit integers).
 - Strings: no NUL characters (PostgreSQL text cannot hold them) — `INVALID_REQUEST`.
+- Lengths (per method, `MAX_LENGTHS`): the documented sizes the use cases do not check
+  themselves — a table's `name`, a listing's `player_id` — `INVALID_REQUEST`. (The use
+  cases refuse a player id to seat over 128 characters `INVALID_SEAT`, a reason over 512
+  `INVALID_REASON`, entropy outside 16..64 bytes `INVALID_ENTROPY`, a webhook URL over
+  2,048 and a description over 256 characters `INVALID_REQUEST`.)
 """
 
 from __future__ import annotations
@@ -17,10 +22,16 @@ from typing import Any
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from fiftyk_referee.domain.table import MAX_PLAYER_ID_LENGTH
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
+from fiftyk_referee.service.grpc.paging import MAX_TABLE_NAME_LENGTH
 
 MAX_REQUEST_ID_LENGTH = 128
 MAX_POSITION = 2**63 - 1
+MAX_LENGTHS: dict[str, dict[str, int]] = {
+    "CreateTable": {"name": MAX_TABLE_NAME_LENGTH},
+    "ListTables": {"player_id": MAX_PLAYER_ID_LENGTH},
+}
 _HAND_COMMAND = ("table_id", "hand_id")
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "JoinTable": ("table_id", "player_id"),
@@ -94,8 +105,11 @@ def check_request(method: str, request: Any) -> None:
     for name in REQUIRED_FIELDS.get(method, ()):
         if name in fields and not getattr(request, name):
             raise missing(name)
+    for name, longest in MAX_LENGTHS.get(method, {}).items():
+        if len(getattr(request, name)) > longest:
+            raise _invalid(name, f"must be at most {longest} characters")
     _check_values(request)
 
 
-__all__ = ["MAX_POSITION", "MAX_REQUEST_ID_LENGTH", "REQUIRED_FIELDS", "check_request",
-           "missing"]
+__all__ = ["MAX_LENGTHS", "MAX_POSITION", "MAX_REQUEST_ID_LENGTH",
+           "REQUIRED_FIELDS", "check_request", "missing"]

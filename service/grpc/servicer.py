@@ -71,6 +71,7 @@ from fiftyk_referee.service.grpc.feed import FeedHub
 from fiftyk_referee.service.grpc.games import edge_for
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+from fiftyk_referee.service.grpc.paging import check_answer_size, fitting, response_budget
 from fiftyk_referee.service.grpc.requests import check_request, missing
 from fiftyk_referee.service.grpc.stream_views import StreamAggregates
 from fiftyk_referee.service.lobby import (
@@ -85,6 +86,7 @@ from fiftyk_referee.service.ops.config import Config
 from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.process_store import STORE_ERRORS, unavailable
 from fiftyk_referee.service.spectating import Held, SpectatorDelay
+from fiftyk_referee.service.store import store_budget
 from fiftyk_referee.service.webhooks import DeadLetter, Endpoint, WebhookStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -95,6 +97,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
 WATCH_IDLE_SECONDS = 1.0
+DEAD_LETTER_PAGE = 1_000  # dead letters read per ListWebhookDeadLetters page, at most
+EXPIRY_SLACK_SECONDS = 0.01  # a stream wakes this long after its token's expiry at the least
 # A watch message the client has not taken in this long ends its stream: gRPC's flow
 # control keeps a stalled stream's buffer small, but the stream would hold its watch slot
 # (and its feed position) for as long as the client lets it sit.
@@ -131,7 +135,9 @@ def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R
             self._check_running()
             self._check_size(request)
             check_request(method.__name__, request)
-            return await method(self, request, context)
+            answer = await method(self, request, context)
+            check_answer_size(answer, self._config.max_message_bytes)
+            return answer
         except (RuleError, ServiceError) as error:
             await abort(context, error, field=fields.get(error.reason))
         except DeadlinePassed:
@@ -148,6 +154,27 @@ class DeadlinePassed(Exception):
 
 # When the current call's client gives up (monotonic clock), for work queued on its behalf.
 _DEADLINE: ContextVar[float | None] = ContextVar("deadline", default=None)
+
+
+def _token_expiry(principal: auth.Principal, table_id: str) -> tuple[datetime, str] | None:
+    """When the token a stream of `table_id` was let in by expires, and what it is; None when
+    a key let it in (keys do not expire)."""
+    if principal.audit or principal.platform:
+        return None
+    if principal.seat is not None and principal.seat.table_id == table_id:
+        return principal.seat.expires, "seat token"
+    if principal.spectator is not None:
+        return principal.spectator.expires, "spectator token"
+    return None  # pragma: no cover - require_table_access let nothing else in
+
+
+def _check_not_expired(expires: datetime, what: str) -> None:
+    """End a stream whose token expired (UNAUTHENTICATED, TOKEN_EXPIRED)."""
+    if datetime.now(UTC) >= expires:
+        raise Unauthenticated(ServiceReason.TOKEN_EXPIRED,
+                              f"the {what} expired at {expires.isoformat()}, and the stream"
+                              " with it: reconnect with a new token and the last position"
+                              " received")
 
 
 def _only_spectator(principal: auth.Principal) -> bool:
@@ -227,12 +254,15 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self._draining = False
         self._spectators = _SpectatorCount()
         self.watch_send_timeout = WATCH_SEND_TIMEOUT_SECONDS
+        self._budget = response_budget(config.max_message_bytes)
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def drain(self) -> None:
-        """The server is shutting down: refuse new calls, end the watch streams."""
+        """The server is shutting down: refuse new calls, end the watch streams now (each
+        waiting one wakes and ends UNAVAILABLE with SHUTTING_DOWN)."""
         self._draining = True
+        self._hub.release()
 
     def _check_running(self) -> None:
         if self._draining:
@@ -249,13 +279,17 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
 
     async def _call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a use case on the worker pool, unless the caller's deadline passed meanwhile
-        (a client that gave up must not find its command applied later)."""
+        (a client that gave up must not find its command applied later). Its waits for the
+        store share one budget from now (`store_budget`): the time spent queued for a
+        worker and every recorder call's wait count against the same store timeout."""
         deadline = _DEADLINE.get()
+        store_until = time.monotonic() + self._config.db_timeout_seconds
 
         def run() -> T:
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlinePassed
-            return function(*args, **kwargs)
+            with store_budget(store_until):
+                return function(*args, **kwargs)
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, run)
@@ -662,9 +696,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         auth.require_audit(self._principal(context))
         page = await self._call(self._app.hand_history, request.hand_id,
                                 after_version=request.after_version, limit=request.limit)
-        return pb.GetHandHistoryResponse(
-            events=[event_to_proto(e, e.public(AUDITOR)) for e in page.events],
-            has_more=page.has_more)
+        events = [event_to_proto(e, e.public(AUDITOR)) for e in page.events]
+        kept = fitting(events, self._budget)
+        return pb.GetHandHistoryResponse(events=events[:kept],
+                                         has_more=page.has_more or kept < len(events))
 
     @_rpc
     async def GetHandAt(self, request: pb.GetHandAtRequest, context: Context
@@ -737,6 +772,11 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             return [event_to_proto(e, e.public(viewer)) for e in page.events], page
 
         events, page = await self._call(read)
+        kept = fitting(events, self._budget)
+        if kept < len(events):  # the rest is the next page's
+            return pb.ReadEventsResponse(events=events[:kept],
+                                         last_position=events[kept - 1].position,
+                                         has_more=True)
         return pb.ReadEventsResponse(events=events, last_position=page.last_position,
                                      has_more=page.has_more)
 
@@ -767,10 +807,13 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 raise unavailable(error) from error
 
         page = await self._call(listing)
+        tables = [summary_to_proto(table) for table in page.tables]
+        kept = fitting(tables, self._budget)
+        next_before = page.tables[kept - 1].last_position if kept < len(tables) else (
+            page.next_before)
         return pb.ListTablesResponse(
-            tables=[summary_to_proto(table) for table in page.tables],
-            next_page_token=(encode_page_token(page.next_before)
-                             if page.next_before is not None else ""),
+            tables=tables[:kept],
+            next_page_token=encode_page_token(next_before) if next_before is not None else "",
             as_of_position=page.as_of_position)
 
     # -- webhooks ---------------------------------------------------------------------------
@@ -830,10 +873,15 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
 
         def letters() -> list[DeadLetter]:
             store.endpoint(webhook_id)  # NOT_FOUND for an unknown endpoint
-            return store.dead_letters(webhook_id)
+            return store.dead_letters(webhook_id, after_position=request.after_position,
+                                      limit=DEAD_LETTER_PAGE + 1)
 
+        found = await self._store_call(letters)
+        page = [dead_letter_to_proto(d) for d in found[:DEAD_LETTER_PAGE]]
+        kept = fitting(page, self._budget)
         return pb.ListWebhookDeadLettersResponse(
-            dead_letters=[dead_letter_to_proto(d) for d in await self._store_call(letters)])
+            dead_letters=page[:kept], has_more=kept < len(found),
+            last_position=page[kept - 1].position if kept else request.after_position)
 
     @_rpc
     async def RedeliverWebhookEvents(self, request: pb.RedeliverWebhookEventsRequest,
@@ -894,14 +942,20 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         sending = _Sending()
         watchdog = asyncio.create_task(self._cut_off_stalled(context, sending),
                                        name="watch-watchdog")
+        expiry = _token_expiry(principal, table_id)
         try:
             position = request.after_position
             views = self._stream_views() if request.include_views else None
             while True:
                 self._check_running()
+                if expiry is not None:
+                    _check_not_expired(*expiry)
                 events = await self._hub.after(position)
                 if not events:
                     idle = WATCH_IDLE_SECONDS
+                    if expiry is not None:  # wake when the token expires, to end the stream
+                        left = (expiry[0] - datetime.now(UTC)).total_seconds()
+                        idle = max(EXPIRY_SLACK_SECONDS, min(idle, left))
                     if delay is not None:
                         due = delay.seconds_to_next(datetime.now(UTC))
                         idle = idle if due is None else min(idle, due)
@@ -987,6 +1041,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 message.table.CopyFrom(self._table_message(aggregate.view()))
             else:
                 message.hand.CopyFrom(hand_to_proto(aggregate.view(viewer)))
+        check_answer_size(message, self._config.max_message_bytes)  # ends the stream richly
         return message
 
     def _stream_views(self) -> StreamAggregates:

@@ -519,8 +519,12 @@ class Config:
 
     @property
     def webhook_settings(self) -> WebhookSettings:
-        """How webhook deliveries are retried, timed out and leased."""
-        return parse_webhook_settings(self.webhooks)
+        """How webhook deliveries are retried, timed out and leased, and where they may go
+        (loopback endpoints, unless the operator says otherwise, only on a loopback bind)."""
+        settings = parse_webhook_settings(self.webhooks)
+        if settings.loopback is None:
+            settings = dataclasses.replace(settings, loopback=is_loopback(self.host))
+        return settings
 
     @property
     def tls(self) -> TlsFiles | None:
@@ -766,7 +770,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f" ({keys.TRUSTED_PROXIES}; see deploy/README.md)")
     group.add_argument("--webhooks", metavar="SPEC",
                        help="webhook delivery: attempts, backoff, max_backoff, timeout,"
-                            f" lease, poll, e.g. attempts=20,backoff=2 ({keys.WEBHOOKS})")
+                            " lease, poll, private, loopback, e.g. attempts=20,backoff=2"
+                            f" ({keys.WEBHOOKS})")
     group.add_argument("--processes", type=int,
                        help=f"server processes sharing the gRPC port, one per core"
                             f" ({keys.PROCESSES}, default 1; use PostgreSQL with several)")

@@ -1,16 +1,21 @@
-"""Where webhook deliveries may go: public addresses; loopback only when the URL names it;
-private networks only when the operator allows them; link-local (cloud metadata) never."""
+"""Where webhook deliveries may go: public addresses; loopback only when the URL names it
+(and, off loopback, only when the operator allows it); private networks only when the
+operator allows them; link-local (cloud metadata) never."""
 
 from __future__ import annotations
 
 import pytest
 
 from fiftyk_referee.service.errors import InvalidArgument
+from fiftyk_referee.service.ops.config import Config
 from fiftyk_referee.service.webhook_settings import WebhookSettingsError, parse_webhook_settings
 from fiftyk_referee.service.webhooks import address_allowed, check_url
 
 PUBLIC = ("93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c")
 PRIVATE = ("10.0.0.5", "172.16.3.4", "192.168.1.10", "100.64.0.1", "fd12:3456:789a::1")
+REAL_SECRETS = {"token_secret": "token-secret-0123456789abcdef",
+                "audit_key": "audit-key-0123456789abcdef",
+                "platform_key": "platform-key-0123456789abcdef", "signing_key": "5e" * 32}
 NEVER = ("169.254.169.254", "fe80::1", "0.0.0.0", "::", "224.0.0.1", "240.0.0.1",
          "ff02::1", "not an address")
 
@@ -77,3 +82,32 @@ def test_the_private_setting_is_a_flag() -> None:
     assert not parse_webhook_settings("private=0,attempts=3").private
     with pytest.raises(WebhookSettingsError, match="private"):
         parse_webhook_settings("private=yes")
+
+
+def test_off_loopback_loopback_endpoints_need_the_operators_consent() -> None:
+    assert not address_allowed("localhost", "127.0.0.1", loopback=False)
+    assert not address_allowed("::1", "::1", private=True, loopback=False)
+    for url in ("http://127.0.0.1:9/hooks", "http://localhost:8080/", "https://[::1]/",
+                "http://127.9.9.9/"):
+        with pytest.raises(InvalidArgument) as refused:
+            check_url(url, loopback=False)
+        assert "loopback=1" in str(refused.value)
+    assert check_url("https://hooks.example.com/x", loopback=False)
+
+
+@pytest.mark.parametrize(("host", "spec", "allowed"), [
+    ("127.0.0.1", "", True), ("::1", "", True), ("localhost", "", True),
+    ("127.0.0.2", "", True),  # all of 127/8 is loopback
+    ("0.0.0.0", "", False), ("::", "", False), ("10.0.0.5", "", False),
+    ("0.0.0.0", "loopback=1", True), ("127.0.0.1", "loopback=0", False)])
+def test_loopback_endpoints_follow_the_servers_bind_unless_the_operator_says(
+        host: str, spec: str, allowed: bool) -> None:
+    config = Config(host=host, trusted_network=True, webhooks=spec, **REAL_SECRETS).validate()
+    assert config.webhook_settings.loopback is allowed
+
+
+def test_the_loopback_setting_is_a_flag() -> None:
+    assert parse_webhook_settings("").loopback is None
+    assert parse_webhook_settings("loopback=1").loopback is True
+    with pytest.raises(WebhookSettingsError, match="loopback"):
+        parse_webhook_settings("loopback=yes")

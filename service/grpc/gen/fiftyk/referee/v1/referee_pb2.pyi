@@ -5401,7 +5401,8 @@ class RegisterWebhookRequest(_message.Message):
     """
     url: _builtins.str
     """url is the endpoint: https://, or http:// only to a loopback address (at most 2048
-    characters, no user or password).
+    characters, no user or password). A referee bound off loopback refuses loopback
+    endpoints unless its operator allows them (FIFTYK_WEBHOOKS loopback=1).
     """
     description: _builtins.str
     """description is a note for people (at most 256 characters)."""
@@ -5567,7 +5568,10 @@ class WebhookDeadLetter(_message.Message):
     attempts: _builtins.int
     """attempts counts the POSTs made."""
     last_error: _builtins.str
-    """last_error is what went wrong last (e.g. "HTTP 503", "ConnectError: ...")."""
+    """last_error is what went wrong last, generically: the status class ("HTTP 5xx"), "no
+    answer within 10 s", "no HTTP answer (...)" or a refused address (the detail is in the
+    referee's log).
+    """
     redelivering: _builtins.bool
     """redelivering is set while a redelivery asked for by RedeliverWebhookEvents is pending."""
     @_builtins.property
@@ -5600,16 +5604,22 @@ class ListWebhookDeadLettersRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     WEBHOOK_ID_FIELD_NUMBER: _builtins.int
+    AFTER_POSITION_FIELD_NUMBER: _builtins.int
     webhook_id: _builtins.str
     """webhook_id identifies the endpoint."""
+    after_position: _builtins.int
+    """after_position lists only the dead letters of events after this feed position (the
+    previous page's `last_position`); 0: from the first.
+    """
     def __init__(
         self,
         *,
         webhook_id: _builtins.str = ...,
+        after_position: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["webhook_id", b"webhook_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_position", b"after_position", "webhook_id", b"webhook_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -5617,11 +5627,23 @@ Global___ListWebhookDeadLettersRequest: _TypeAlias = ListWebhookDeadLettersReque
 
 @_typing.final
 class ListWebhookDeadLettersResponse(_message.Message):
-    """ListWebhookDeadLettersResponse returns the dead letters in feed order."""
+    """ListWebhookDeadLettersResponse returns the dead letters in feed order, a page at a time
+    (at most 1,000, and no more than fit in one message).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     DEAD_LETTERS_FIELD_NUMBER: _builtins.int
+    HAS_MORE_FIELD_NUMBER: _builtins.int
+    LAST_POSITION_FIELD_NUMBER: _builtins.int
+    has_more: _builtins.bool
+    """has_more is set when more dead letters follow: ask again with `after_position` set to
+    `last_position`.
+    """
+    last_position: _builtins.int
+    """last_position is the position of the last dead letter returned (the request's
+    `after_position` when none was).
+    """
     @_builtins.property
     def dead_letters(self) -> _containers.RepeatedCompositeFieldContainer[Global___WebhookDeadLetter]:
         """dead_letters are the endpoint's dead letters."""
@@ -5630,10 +5652,12 @@ class ListWebhookDeadLettersResponse(_message.Message):
         self,
         *,
         dead_letters: _abc.Iterable[Global___WebhookDeadLetter] | None = ...,
+        has_more: _builtins.bool = ...,
+        last_position: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_letters", b"dead_letters"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_letters", b"dead_letters", "has_more", b"has_more", "last_position", b"last_position"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
