@@ -26,6 +26,7 @@ Errors answer `{"error": message, "reason": CODE}` with the HTTP status of the g
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -85,6 +86,8 @@ SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
 # left without closing its connection is found out by the write.
 HEARTBEAT_SECONDS = 15.0
 HEARTBEAT = b": heartbeat\n\n"
+# At shutdown, how long the live streams have to tell their viewers why they end.
+STREAM_END_SECONDS = 2.0
 # Transcript replays run on threads of their own (never the ones serving gRPC), at most
 # REPLAY_IN_FLIGHT running or waiting at once; more answer 503 with Retry-After.
 REPLAY_WORKERS = 2
@@ -250,6 +253,8 @@ class WebTable:
         self._aio_channel: grpc.aio.Channel | None = None
         self._runner: web.AppRunner | None = None
         self._streams: set[asyncio.Task[Any]] = set()
+        self._no_streams = asyncio.Event()  # set while no stream is open
+        self._no_streams.set()
         self.app = web.Application(client_max_size=max_body_bytes,
                                    middlewares=[self._headers])
         self.app.router.add_get("/", self._index)
@@ -289,8 +294,13 @@ class WebTable:
         sockets = getattr(server, "sockets", None) or []
         return int(sockets[0].getsockname()[1]) if sockets else port
 
-    async def stop(self) -> None:
-        """Close the streams and the port."""
+    async def stop(self, grace: float = STREAM_END_SECONDS) -> None:
+        """Close the streams and the port. The service has ended their gRPC streams
+        UNAVAILABLE/SHUTTING_DOWN by now: each stream gets `grace` seconds to write that to its
+        viewer as an `error` event (so a page says why and goes elsewhere), then is cut."""
+        if self._streams:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._no_streams.wait(), grace)
         for task in list(self._streams):
             task.cancel()
         if self._runner is not None:
@@ -394,12 +404,15 @@ class WebTable:
         task = asyncio.current_task()
         if task is not None:
             self._streams.add(task)
+            self._no_streams.clear()
         try:
             return await self._stream(request, call)
         finally:
             call.cancel()
             if task is not None:
                 self._streams.discard(task)
+                if not self._streams:
+                    self._no_streams.set()
 
     async def _stream(self, request: web.Request, call: Any) -> web.StreamResponse:
         # The first message (or the refusal) comes before the answer's status is chosen.

@@ -211,6 +211,11 @@ class SseClient:
         """Wait for the stream's first event."""
         self._read_until(b"event: event")
 
+    def read_to_end(self) -> None:
+        """Read until the server closes the stream."""
+        while chunk := self.sock.recv(65536):
+            self.received += chunk
+
     def close(self) -> None:
         """Go away without a word, as a closed browser tab does."""
         self.sock.close()
@@ -289,3 +294,28 @@ def test_a_grpc_client_at_the_web_port_is_refused_with_one_warning_and_no_traceb
         [r.getMessage() for r in web_records]
     assert all(r.exc_info is None and r.levelno == logging.WARNING for r in warned())
     assert "\n" not in warned()[0].getMessage()
+
+
+# -- a shutdown tells the web viewers why their streams end ----------------------------------
+
+@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+def test_a_shutdown_ends_every_web_stream_with_an_error_event_saying_why(
+        tmp_path: Path, game: str) -> None:
+    live = LiveServer(server_config(tmp_path, web_port=0))
+    streams: list[SseClient] = []
+    try:
+        table_id, token = quiet_table(live, game)
+        port = live.running.web_port
+        assert port is not None
+        streams = [SseClient(port, f"/api/tables/{table_id}/watch?token={token}")
+                   for _ in range(2)]
+        for stream in streams:
+            assert stream.status == 200, stream.received
+            stream.first_event()
+    finally:
+        live.stop()
+    for stream in streams:
+        stream.read_to_end()
+        stream.close()
+        assert b"event: error" in stream.received, stream.received
+        assert b'"reason":"SHUTTING_DOWN"' in stream.received, stream.received
