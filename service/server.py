@@ -90,13 +90,15 @@ class StoreHealth:
     counts recoveries and changes of the writable server (a failover followed)."""
 
     def __init__(self, availability: StoreAvailability, health: health.aio.HealthServicer,
-                 metrics: Metrics, interval_seconds: float) -> None:
+                 metrics: Metrics, interval_seconds: float, *,
+                 executor: ThreadPoolExecutor | None = None) -> None:
         self._availability = availability
         self._health = health
         self._metrics = metrics
         self._interval = interval_seconds
         # A thread of its own: a probe never waits behind commands blocked on the store.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-probe")
+        self._executor = executor or ThreadPoolExecutor(max_workers=1,
+                                                        thread_name_prefix="store-probe")
         self._task: asyncio.Task[None] | None = None
         self._serving = True  # as create_server set readiness before starting the probe
         self._server = ""  # the writable server the last good probe reached
@@ -115,15 +117,17 @@ class StoreHealth:
     async def _probe(self) -> bool:
         loop = asyncio.get_running_loop()
         probe = loop.run_in_executor(self._executor, self._availability.probe)
-        try:
-            return await asyncio.wait_for(
-                asyncio.shield(probe), self._availability.timeout_seconds + PROBE_GRACE_SECONDS)
-        except TimeoutError:
+        # Not `wait_for`: on Python 3.11 it returns the answer when a cancellation (`stop`)
+        # arrives with it, and the probing went on for ever. `wait` lets the cancellation
+        # through, and leaves the probe running when the time is up.
+        answered, _ = await asyncio.wait(
+            {probe}, timeout=self._availability.timeout_seconds + PROBE_GRACE_SECONDS)
+        if not answered:
             # A network that drops packets can hold a probe for minutes: the store is down
             # meanwhile, and the next probe starts only after this one returns.
             self._availability.mark_down()
             await self._report(up=False)
-            return await probe
+        return await probe
 
     async def _report(self, *, up: bool) -> None:
         """Publish the store's state: the gauge always, readiness and counters on a change."""

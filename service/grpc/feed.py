@@ -99,8 +99,11 @@ class FeedHub:
                 if page.has_more:
                     continue
             self._wake.clear()
+            # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` swallows a
+            # cancellation that arrives as the poke does, and `stop` never ended.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll_seconds)
+                async with asyncio.timeout(self._poll_seconds):
+                    await self._wake.wait()
 
     async def after(self, position: int) -> list[FeedEvent]:
         """Events after `position` that are known now (from memory, else from the store)."""
@@ -124,5 +127,5 @@ class FeedHub:
         """Wait until the hub has seen an event after `position` (or the timeout passes)."""
         async with self._changed:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    self._changed.wait_for(lambda: self._head > position), timeout)
+                async with asyncio.timeout(timeout):  # not `wait_for`: see `_run`
+                    await self._changed.wait_for(lambda: self._head > position)
