@@ -21,10 +21,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import resource
 import shutil
 import signal
+import sys
 import tempfile
+import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -68,6 +72,10 @@ LIVENESS_SERVICE = "liveness"
 READINESS_SERVICES = ("", SERVICE_NAME)
 # A probe stuck longer than the store timeout (plus this) counts as a failed one.
 PROBE_GRACE_SECONDS = 1.0
+# The bound of each shutdown step (the drain of the gRPC calls: the grace period more). A
+# healthy step takes milliseconds; a stuck one costs this, then the shutdown goes on.
+SHUTDOWN_STEP_SECONDS = 5.0
+EXIT_LEFT_BEHIND = 1  # `fiftyk serve` exited, but a shutdown step had to be left behind
 TLS_RELOAD_CHECK_SECONDS = 2.0
 WEB_SOCKET_NAME = "grpc.sock"
 # gRPC's own limit sits above ours, so an oversize request under it gets our rich status.
@@ -183,32 +191,88 @@ class RunningServer:
     lobby: LobbyFollower | None = None
     webhooks: WebhookDispatcher | None = None
 
-    async def stop(self, grace: float) -> None:
-        """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
-        await cancel(self.certificates)
-        await cancel(self.integrity)
+    async def stop(self, grace: float) -> list[str]:
+        """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything.
+
+        Every step has a bound (`SHUTDOWN_STEP_SECONDS`, the drain the grace period more):
+        one that overruns or fails is logged and left behind, and the next step starts.
+        Returns the steps left behind (a thread of theirs may still be running)."""
+        steps = ShutdownSteps()
+        await steps.run("TLS reloading", cancel(self.certificates))
+        await steps.run("integrity audit", cancel(self.integrity))
         if self.store_health is not None:
-            await self.store_health.stop()
-        await self.health.enter_graceful_shutdown()
+            await steps.run("store probe", self.store_health.stop())
+        await steps.run("health", self.health.enter_graceful_shutdown())
         if self.servicer is not None:
             # Calls that reach a handler now, and the open watch streams, end UNAVAILABLE
             # with SHUTTING_DOWN: clients learn to go to another replica, not to give up.
             self.servicer.drain()
-        await self.clock.stop()
+        await steps.run("turn clock", self.clock.stop())
         if self.web is not None:
-            await self.web.stop()
-        await self.server.stop(grace)
+            await steps.run("web table", self.web.stop())
+        await steps.run("gRPC calls", self.server.stop(grace), more=grace)
         if self.web_socket_dir is not None:
             shutil.rmtree(self.web_socket_dir, ignore_errors=True)
-        await self.hub.stop()
+        await steps.run("feed hub", self.hub.stop())
+        # Blocking calls, each on a thread of its own: a lobby or webhook thread, or a
+        # command, may be waiting for the database or an endpoint.
         if self.lobby is not None:
-            self.lobby.stop()
+            await steps.run_blocking("lobby", self.lobby.stop)
         if self.webhooks is not None:
-            # Off the event loop: a worker may be waiting for an endpoint's answer.
-            await asyncio.get_running_loop().run_in_executor(None, self.webhooks.stop)
-        self.metrics.stop_http_server()
-        self.executor.shutdown(wait=True)
-        self.app.close()
+            await steps.run_blocking("webhooks", self.webhooks.stop)
+        await steps.run_blocking("metrics endpoint", self.metrics.stop_http_server)
+        await steps.run_blocking("worker threads", lambda: self.executor.shutdown(wait=True))
+        await steps.run_blocking("event store", self.app.close)
+        return steps.left_behind
+
+
+class ShutdownSteps:
+    """The steps of a shutdown, each within its bound: one that overruns is logged (which,
+    after how long) and left behind, as is one that fails, and the shutdown goes on."""
+
+    def __init__(self) -> None:
+        self.left_behind: list[str] = []
+
+    async def run(self, name: str, step: Awaitable[None], *, more: float = 0.0) -> None:
+        """Await `step` for at most `SHUTDOWN_STEP_SECONDS` (plus `more`)."""
+        bound = SHUTDOWN_STEP_SECONDS + more
+        task = asyncio.ensure_future(step)
+        done, _ = await asyncio.wait({task}, timeout=bound)
+        if not done:
+            task.cancel()
+            self.left_behind.append(name)
+            log.error("shutdown: %s did not finish in %.1f s; going on without it", name,
+                      bound, extra={"step": name, "bound_seconds": bound})
+        elif not task.cancelled() and task.exception() is not None:
+            self.left_behind.append(name)
+            log.error("shutdown: %s failed; going on", name, exc_info=task.exception(),
+                      extra={"step": name})
+
+    async def run_blocking(self, name: str, call: Callable[[], None]) -> None:
+        """Run a blocking `call` on a daemon thread of its own, as a step: it holds up
+        neither the event loop nor, should it never return, the process's exit."""
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+
+        def settle(error: BaseException | None) -> None:
+            if finished.done():  # left behind: nobody waits for it any more
+                return
+            if error is None:
+                finished.set_result(None)
+            else:
+                finished.set_exception(error)
+
+        def work() -> None:
+            error: BaseException | None = None
+            try:
+                call()
+            except BaseException as caught:  # handed to the step, which logs it
+                error = caught
+            with contextlib.suppress(RuntimeError):  # the event loop closed meanwhile
+                loop.call_soon_threadsafe(settle, error)
+
+        threading.Thread(target=work, name=f"shutdown {name}", daemon=True).start()
+        await self.run(name, finished)
 
 
 def connection_limit(limits: TransportLimits, pool_size: int) -> int:
@@ -429,4 +493,12 @@ async def serve(config: Config, *, announce: bool = True) -> None:
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     log.info("shutting down", extra={"grace_seconds": config.shutdown_grace_seconds})
-    await running.stop(config.shutdown_grace_seconds)
+    left_behind = await running.stop(config.shutdown_grace_seconds)
+    if left_behind:
+        # A step left behind may hold a thread (a call to a database that stopped answering)
+        # that the interpreter would wait for at exit, for ever: the process leaves now.
+        log.error("exiting without waiting for: %s", ", ".join(left_behind),
+                  extra={"left_behind": left_behind})
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(EXIT_LEFT_BEHIND)

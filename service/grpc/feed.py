@@ -25,11 +25,16 @@ log = logging.getLogger(__name__)
 
 
 async def cancel(task: asyncio.Task[None] | None) -> None:
-    """Cancel a background task and wait until it has stopped."""
+    """Cancel a background task and wait until it has stopped. A cancellation of the caller
+    meanwhile goes on to the caller (it is not taken for the task's own)."""
     if task is not None:
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await task
+        except asyncio.CancelledError:
+            caller = asyncio.current_task()
+            if caller is not None and caller.cancelling():
+                raise
 
 
 class FeedHub:
