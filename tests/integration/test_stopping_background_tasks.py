@@ -20,7 +20,7 @@ import pytest
 from grpc_health.v1 import health
 
 from fiftyk_referee.service.application import FeedEvent, Referee
-from fiftyk_referee.service.grpc.feed import FeedHub
+from fiftyk_referee.service.grpc.feed import FeedHub, cancel
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.server import StoreHealth
@@ -146,3 +146,25 @@ def test_a_watcher_cancelled_as_its_event_arrives_ends_cancelled(tmp_path: Path)
     finally:
         executor.shutdown(wait=True)
         app.close()
+
+
+def test_a_stop_cancelled_while_it_waits_for_a_background_task_ends_cancelled() -> None:
+    async def scenario() -> bool:
+        cleaned_up = asyncio.Event()
+
+        async def background() -> None:
+            try:
+                await asyncio.sleep(NEVER_SECONDS)
+            finally:
+                await cleaned_up.wait()  # its clean-up takes a moment
+
+        task = asyncio.create_task(background())
+        await asyncio.sleep(0)  # the task sleeps
+        stopping = asyncio.create_task(cancel(task))
+        await asyncio.sleep(0)  # the stop cancelled the task and waits for its clean-up
+        stopping.cancel()  # the stop itself is cancelled (a shutdown step past its bound)
+        cleaned_up.set()
+        await asyncio.wait({stopping, task}, timeout=WAIT_SECONDS)
+        return stopping.cancelled()
+
+    assert asyncio.run(scenario()), "cancel() took its caller's cancellation for the task's"
