@@ -194,7 +194,8 @@ class RunningServer:
     async def stop(self, grace: float) -> list[str]:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything.
 
-        Every step has a bound (`SHUTDOWN_STEP_SECONDS`, the drain the grace period more):
+        Every step has a bound (`SHUTDOWN_STEP_SECONDS`; the drain of the calls in flight
+        the grace period more, the webhooks the attempt timeout more):
         one that overruns or fails is logged and left behind, and the next step starts.
         Returns the steps left behind (a thread of theirs may still be running)."""
         steps = ShutdownSteps()
@@ -218,8 +219,9 @@ class RunningServer:
         # command, may be waiting for the database or an endpoint.
         if self.lobby is not None:
             await steps.run_blocking("lobby", self.lobby.stop)
-        if self.webhooks is not None:
-            await steps.run_blocking("webhooks", self.webhooks.stop)
+        if self.webhooks is not None:  # an attempt in flight may take its whole timeout
+            await steps.run_blocking("webhooks", self.webhooks.stop,
+                                     more=self.webhooks.settings.timeout)
         await steps.run_blocking("metrics endpoint", self.metrics.stop_http_server)
         await steps.run_blocking("worker threads", lambda: self.executor.shutdown(wait=True))
         await steps.run_blocking("event store", self.app.close)
@@ -248,7 +250,8 @@ class ShutdownSteps:
             log.error("shutdown: %s failed; going on", name, exc_info=task.exception(),
                       extra={"step": name})
 
-    async def run_blocking(self, name: str, call: Callable[[], None]) -> None:
+    async def run_blocking(self, name: str, call: Callable[[], None], *,
+                           more: float = 0.0) -> None:
         """Run a blocking `call` on a daemon thread of its own, as a step: it holds up
         neither the event loop nor, should it never return, the process's exit."""
         loop = asyncio.get_running_loop()
@@ -272,7 +275,7 @@ class ShutdownSteps:
                 loop.call_soon_threadsafe(settle, error)
 
         threading.Thread(target=work, name=f"shutdown {name}", daemon=True).start()
-        await self.run(name, finished)
+        await self.run(name, finished, more=more)
 
 
 def connection_limit(limits: TransportLimits, pool_size: int) -> int:
@@ -475,7 +478,8 @@ async def _follow_certificates(tls: CertificateReloader, metrics: Metrics) -> No
 
 
 async def serve(config: Config, *, announce: bool = True) -> None:
-    """Run until SIGINT/SIGTERM, then shut down gracefully."""
+    """Run until SIGINT/SIGTERM, then shut down gracefully; exit the process at once if a
+    shutdown step had to be left behind."""
     configure_logging(config.log_level)
     running = await create_server(config)
     if announce:
