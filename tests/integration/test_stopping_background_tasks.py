@@ -1,5 +1,6 @@
 """The server's background tasks end when stopped, even when the stop arrives together with
-the answer the task was waiting for (a probe's result, a poke, a new event).
+the answer the task was waiting for (a probe's result, a poke, a new event); and a shutdown
+step that fails or never ends is logged and left behind.
 
 On a loaded machine the event loop runs late, and a stop request and an answer land in the
 same turn of the loop. On Python 3.11 `asyncio.wait_for` then returned the answer and
@@ -12,6 +13,7 @@ a generous bound so that a hang fails the test instead of stalling it.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,7 +25,7 @@ from fiftyk_referee.service.application import FeedEvent, Referee
 from fiftyk_referee.service.grpc.feed import FeedHub, cancel
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.ops.metrics import Metrics
-from fiftyk_referee.service.server import StoreHealth
+from fiftyk_referee.service.server import SHUTDOWN_STEP_SECONDS, ShutdownSteps, StoreHealth
 from fiftyk_referee.service.store import OneCallPostgresRecorder, persistence_env
 
 STOP_BOUND_SECONDS = 60.0  # a stop takes milliseconds; this only turns a hang into a failure
@@ -168,3 +170,29 @@ def test_a_stop_cancelled_while_it_waits_for_a_background_task_ends_cancelled() 
         return stopping.cancelled()
 
     assert asyncio.run(scenario()), "cancel() took its caller's cancellation for the task's"
+
+
+def test_a_shutdown_step_that_fails_or_never_ends_is_logged_and_the_next_one_runs(
+        caplog: pytest.LogCaptureFixture) -> None:
+    ran: list[str] = []
+
+    def fails() -> None:
+        raise OSError("the metrics socket is gone")
+
+    async def scenario() -> list[str]:
+        steps = ShutdownSteps()
+        await steps.run_blocking("failing call", fails)
+        await steps.run("endless wait", asyncio.Event().wait())
+        await steps.run_blocking("last call", lambda: ran.append("last call"))
+        return steps.left_behind
+
+    with caplog.at_level(logging.ERROR, logger="fiftyk_referee.service.server"):
+        left_behind = asyncio.run(scenario())
+    assert left_behind == ["failing call", "endless wait"]
+    assert ran == ["last call"]
+    failed, overran = caplog.records
+    assert getattr(failed, "step") == "failing call"  # noqa: B009 - a field of `extra`
+    assert failed.exc_info is not None and failed.exc_info[0] is OSError
+    assert getattr(overran, "step") == "endless wait"  # noqa: B009
+    assert getattr(overran, "bound_seconds") == SHUTDOWN_STEP_SECONDS  # noqa: B009
+    assert "did not finish in" in overran.getMessage()
