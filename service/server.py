@@ -22,10 +22,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import resource
 import shutil
 import signal
+import sys
 import tempfile
+import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -72,6 +76,10 @@ LIVENESS_SERVICE = "liveness"
 READINESS_SERVICES = ("", SERVICE_NAME)
 # A probe stuck longer than the store timeout (plus this) counts as a failed one.
 PROBE_GRACE_SECONDS = 1.0
+# The bound of each shutdown step (the drain of the gRPC calls: the grace period more). A
+# healthy step takes milliseconds; a stuck one costs this, then the shutdown goes on.
+SHUTDOWN_STEP_SECONDS = 5.0
+EXIT_LEFT_BEHIND = 1  # `fiftyk serve` exited, but a shutdown step had to be left behind
 TLS_RELOAD_CHECK_SECONDS = 2.0
 WEB_SOCKET_NAME = "grpc.sock"
 # File descriptors kept back from client connections: the database pool (counted apart),
@@ -92,13 +100,15 @@ class StoreHealth:
     counts recoveries and changes of the writable server (a failover followed)."""
 
     def __init__(self, availability: StoreAvailability, health: health.aio.HealthServicer,
-                 metrics: Metrics, interval_seconds: float) -> None:
+                 metrics: Metrics, interval_seconds: float, *,
+                 executor: ThreadPoolExecutor | None = None) -> None:
         self._availability = availability
         self._health = health
         self._metrics = metrics
         self._interval = interval_seconds
         # A thread of its own: a probe never waits behind commands blocked on the store.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-probe")
+        self._executor = executor or ThreadPoolExecutor(max_workers=1,
+                                                        thread_name_prefix="store-probe")
         self._task: asyncio.Task[None] | None = None
         self._serving = True  # as create_server set readiness before starting the probe
         self._server = ""  # the writable server the last good probe reached
@@ -117,15 +127,17 @@ class StoreHealth:
     async def _probe(self) -> bool:
         loop = asyncio.get_running_loop()
         probe = loop.run_in_executor(self._executor, self._availability.probe)
-        try:
-            return await asyncio.wait_for(
-                asyncio.shield(probe), self._availability.timeout_seconds + PROBE_GRACE_SECONDS)
-        except TimeoutError:
+        # Not `wait_for`: on Python 3.11 it returns the answer when a cancellation (`stop`)
+        # arrives with it, and the probing went on for ever. `wait` lets the cancellation
+        # through, and leaves the probe running when the time is up.
+        answered, _ = await asyncio.wait(
+            {probe}, timeout=self._availability.timeout_seconds + PROBE_GRACE_SECONDS)
+        if not answered:
             # A network that drops packets can hold a probe for minutes: the store is down
             # meanwhile, and the next probe starts only after this one returns.
             self._availability.mark_down()
             await self._report(up=False)
-            return await probe
+        return await probe
 
     async def _report(self, *, up: bool) -> None:
         """Publish the store's state: the gauge always, readiness and counters on a change."""
@@ -183,32 +195,91 @@ class RunningServer:
     # The full names of the gRPC services the server offers (what it registered).
     services: tuple[str, ...] = ()
 
-    async def stop(self, grace: float) -> None:
-        """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything."""
-        await cancel(self.certificates)
-        await cancel(self.integrity)
+    async def stop(self, grace: float) -> list[str]:
+        """Graceful shutdown: NOT_SERVING, drain in-flight calls, then release everything.
+
+        Every step has a bound (`SHUTDOWN_STEP_SECONDS`; the drain of the calls in flight
+        the grace period more, the webhooks the attempt timeout more):
+        one that overruns or fails is logged and left behind, and the next step starts.
+        Returns the steps left behind (a thread of theirs may still be running)."""
+        steps = ShutdownSteps()
+        await steps.run("TLS reloading", cancel(self.certificates))
+        await steps.run("integrity audit", cancel(self.integrity))
         if self.store_health is not None:
-            await self.store_health.stop()
-        await self.health.enter_graceful_shutdown()
+            await steps.run("store probe", self.store_health.stop())
+        await steps.run("health", self.health.enter_graceful_shutdown())
         if self.servicer is not None:
             # Calls that reach a handler now, and the open watch streams, end UNAVAILABLE
             # with SHUTTING_DOWN: clients learn to go to another replica, not to give up.
             self.servicer.drain()
-        await self.clock.stop()
+        await steps.run("turn clock", self.clock.stop())
         if self.web is not None:
-            await self.web.stop()
-        await self.server.stop(grace)
+            await steps.run("web table", self.web.stop())
+        await steps.run("gRPC calls", self.server.stop(grace), more=grace)
         if self.web_socket_dir is not None:
             shutil.rmtree(self.web_socket_dir, ignore_errors=True)
-        await self.hub.stop()
+        await steps.run("feed hub", self.hub.stop())
+        # Blocking calls, each on a thread of its own: a lobby or webhook thread, or a
+        # command, may be waiting for the database or an endpoint.
         if self.lobby is not None:
-            self.lobby.stop()
-        if self.webhooks is not None:
-            # Off the event loop: a worker may be waiting for an endpoint's answer.
-            await asyncio.get_running_loop().run_in_executor(None, self.webhooks.stop)
-        self.metrics.stop_http_server()
-        self.executor.shutdown(wait=True)
-        self.app.close()
+            await steps.run_blocking("lobby", self.lobby.stop)
+        if self.webhooks is not None:  # an attempt in flight may take its whole timeout
+            await steps.run_blocking("webhooks", self.webhooks.stop,
+                                     more=self.webhooks.settings.timeout)
+        await steps.run_blocking("metrics endpoint", self.metrics.stop_http_server)
+        await steps.run_blocking("worker threads", lambda: self.executor.shutdown(wait=True))
+        await steps.run_blocking("event store", self.app.close)
+        return steps.left_behind
+
+
+class ShutdownSteps:
+    """The steps of a shutdown, each within its bound: one that overruns is logged (which,
+    after how long) and left behind, as is one that fails, and the shutdown goes on."""
+
+    def __init__(self) -> None:
+        self.left_behind: list[str] = []
+
+    async def run(self, name: str, step: Awaitable[None], *, more: float = 0.0) -> None:
+        """Await `step` for at most `SHUTDOWN_STEP_SECONDS` (plus `more`)."""
+        bound = SHUTDOWN_STEP_SECONDS + more
+        task = asyncio.ensure_future(step)
+        done, _ = await asyncio.wait({task}, timeout=bound)
+        if not done:
+            task.cancel()
+            self.left_behind.append(name)
+            log.error("shutdown: %s did not finish in %.1f s; going on without it", name,
+                      bound, extra={"step": name, "bound_seconds": bound})
+        elif not task.cancelled() and task.exception() is not None:
+            self.left_behind.append(name)
+            log.error("shutdown: %s failed; going on", name, exc_info=task.exception(),
+                      extra={"step": name})
+
+    async def run_blocking(self, name: str, call: Callable[[], None], *,
+                           more: float = 0.0) -> None:
+        """Run a blocking `call` on a daemon thread of its own, as a step: it holds up
+        neither the event loop nor, should it never return, the process's exit."""
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+
+        def settle(error: BaseException | None) -> None:
+            if finished.done():  # left behind: nobody waits for it any more
+                return
+            if error is None:
+                finished.set_result(None)
+            else:
+                finished.set_exception(error)
+
+        def work() -> None:
+            error: BaseException | None = None
+            try:
+                call()
+            except BaseException as caught:  # handed to the step, which logs it
+                error = caught
+            with contextlib.suppress(RuntimeError):  # the event loop closed meanwhile
+                loop.call_soon_threadsafe(settle, error)
+
+        threading.Thread(target=work, name=f"shutdown {name}", daemon=True).start()
+        await self.run(name, finished, more=more)
 
 
 def connection_limit(limits: TransportLimits, pool_size: int) -> int:
@@ -420,7 +491,8 @@ async def _follow_certificates(tls: CertificateReloader, metrics: Metrics) -> No
 
 
 async def serve(config: Config, *, announce: bool = True) -> None:
-    """Run until SIGINT/SIGTERM, then shut down gracefully."""
+    """Run until SIGINT/SIGTERM, then shut down gracefully; exit the process at once if a
+    shutdown step had to be left behind."""
     configure_logging(config.log_level)
     running = await create_server(config)
     if announce:
@@ -438,4 +510,12 @@ async def serve(config: Config, *, announce: bool = True) -> None:
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     log.info("shutting down", extra={"grace_seconds": config.shutdown_grace_seconds})
-    await running.stop(config.shutdown_grace_seconds)
+    left_behind = await running.stop(config.shutdown_grace_seconds)
+    if left_behind:
+        # A step left behind may hold a thread (a call to a database that stopped answering)
+        # that the interpreter would wait for at exit, for ever: the process leaves now.
+        log.error("exiting without waiting for: %s", ", ".join(left_behind),
+                  extra={"left_behind": left_behind})
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(EXIT_LEFT_BEHIND)

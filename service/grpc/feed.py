@@ -25,11 +25,16 @@ log = logging.getLogger(__name__)
 
 
 async def cancel(task: asyncio.Task[None] | None) -> None:
-    """Cancel a background task and wait until it has stopped."""
+    """Cancel a background task and wait until it has stopped. A cancellation of the caller
+    meanwhile goes on to the caller (it is not taken for the task's own)."""
     if task is not None:
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await task
+        except asyncio.CancelledError:
+            caller = asyncio.current_task()
+            if caller is not None and caller.cancelling():
+                raise
 
 
 class FeedHub:
@@ -102,8 +107,11 @@ class FeedHub:
                 if page.has_more:
                     continue
             self._wake.clear()
+            # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` swallows a
+            # cancellation that arrives as the poke does, and `stop` never ended.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll_seconds)
+                async with asyncio.timeout(self._poll_seconds):
+                    await self._wake.wait()
 
     async def after(self, position: int) -> list[FeedEvent]:
         """Events after `position` that are known now (from memory, else from the store)."""
@@ -139,4 +147,5 @@ class FeedHub:
             return
         advanced = self._advanced
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(advanced.wait(), timeout)
+            async with asyncio.timeout(timeout):  # not `wait_for`: see `_run`
+                await advanced.wait()

@@ -5,6 +5,7 @@ database that is down at start gives one line naming it (never its password)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,8 +20,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from fiftyk_referee.service.grpc.errors import error_details
-from fiftyk_referee.service.server import LIVENESS_SERVICE, SERVICE_NAME
+from fiftyk_referee.service.server import EXIT_LEFT_BEHIND, LIVENESS_SERVICE, SERVICE_NAME
 from tests.e2e.harness import LiveServer, server_config
+from tests.e2e.live import start_serve
 from tests.support.pgserver import TEST_DATABASE, ThrowawayPostgres, _free_port
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -36,6 +38,9 @@ LOAD_WAIT_SECONDS = 30.0
 # SERVING to the first command that worked).
 LONG_OUTAGE_SECONDS = 45.0
 OUTAGE_CALL_PAUSE_SECONDS = 2.0
+# Generous: a shutdown takes its grace period and, when the database hangs, a few bounded
+# steps; one that waits for the database for ever never ends.
+SHUTDOWN_WAIT_SECONDS = 180.0
 
 
 def _health(target: str, service: str) -> int:
@@ -224,3 +229,34 @@ def test_an_outage_under_load_fails_only_unavailable_and_loses_no_acknowledged_c
         assert len(set(acknowledged.values())) == len(acknowledged)
     finally:
         live.stop()
+
+
+@pytest.mark.postgres
+def test_a_referee_whose_database_hangs_still_shuts_down_and_exits_on_sigterm(
+        own_postgres: ThrowawayPostgres, tmp_path: Path) -> None:
+    serving = start_serve(["--port", "0", "--metrics-port", "0", "--rate-limits", "off",
+                           "--database-url", own_postgres.url(TEST_DATABASE),
+                           "--db-timeout-seconds", str(STORE_TIMEOUT_SECONDS)],
+                          {}, tmp_path / "serve.log")
+    try:
+        _wait_for_health(serving.target, "", SERVING)
+        # Every process of the database stops: connections stay open, nothing answers. The
+        # threads that were asking it (the feed hub's poll, the lobby, the webhooks) wait.
+        own_postgres.freeze()
+        _wait_for_health(serving.target, "", NOT_SERVING)
+        serving.process.terminate()
+        try:
+            code = serving.process.wait(SHUTDOWN_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("fiftyk serve did not exit after SIGTERM") from None
+    finally:
+        own_postgres.thaw()
+        serving.stop()
+    records = [json.loads(line) for line in serving.log_lines() if line.startswith("{")]
+    overran = [r for r in records if "did not finish" in r["message"]]
+    assert overran, "no shutdown step waited for the database"
+    # Each is named, with its bound, and the shutdown went on to the end.
+    assert all(r["step"] and r["bound_seconds"] > 0 for r in overran)
+    exiting = [r for r in records if r["message"].startswith("exiting without waiting for")]
+    assert exiting and exiting[-1]["left_behind"] == [r["step"] for r in overran]
+    assert code == EXIT_LEFT_BEHIND

@@ -7,6 +7,7 @@ import os
 import pwd
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -71,6 +72,7 @@ class ThrowawayPostgres:
         self.logfile = self._base / "postgres.log"
         self.port = 0
         self._running = False
+        self._frozen = False
         self._prepare_dirs()
 
     def _prepare_dirs(self) -> None:
@@ -183,12 +185,42 @@ class ThrowawayPostgres:
                 f"pg_ctl start failed:\n{started.stdout}\n{started.stderr}\n{self._log_text()}")
         self._running = True
 
+    def _processes(self) -> list[int]:
+        """This server's processes: its postmaster, then everything the postmaster started
+        (backends, background workers)."""
+        postmaster = int((self.datadir / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):  # the process ended meanwhile
+                continue
+            if parent == postmaster:
+                children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+    def freeze(self) -> None:
+        """Stop this server's processes (SIGSTOP) until `thaw`: a database that hangs. Its
+        connections stay open and the kernel keeps them alive, but nothing answers."""
+        os.kill(self._processes()[0], signal.SIGSTOP)  # first: no new backend after this
+        for pid in self._processes()[1:]:
+            os.kill(pid, signal.SIGSTOP)
+        self._frozen = True
+
+    def thaw(self) -> None:
+        """Let a frozen server run again (SIGCONT)."""
+        for pid in reversed(self._processes()):
+            os.kill(pid, signal.SIGCONT)
+        self._frozen = False
+
     def url(self, dbname: str) -> str:
         """Connection URL for one database on this server."""
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{dbname}"
 
     def stop(self) -> None:
         """Stop the server (if running) and delete its files; safe to call twice."""
+        if self._frozen:
+            self.thaw()
         if self._running:
             self._running = False
             self._run([str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", "fast", "stop"])
