@@ -133,8 +133,15 @@ class HandLog:
 
     @property
     def log(self) -> MerkleLog:
-        """The Merkle log of the leaves read so far (append-only: safe to read)."""
+        """The Merkle log of the leaves read so far (append-only: safe to read up to a size
+        taken from `view`, while another thread appends)."""
         return self._log
+
+    def view(self) -> tuple[MerkleLog, int]:
+        """The log and its size as one snapshot: every node of a tree of that size is there,
+        however many leaves a concurrent refresh appends (or a reset starts over with)."""
+        with self._lock:
+            return self._log, len(self._log)
 
     def inclusion(self, hand_id: str) -> Inclusion | None:
         """The hand's place and inclusion proof (None: not in the log)."""

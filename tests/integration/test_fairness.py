@@ -122,6 +122,28 @@ class Database:
         return template.replace("stored_events", self.table).format(*[marker] * len(params))
 
 
+class FeedReads:
+    """Counts the rows an application reads from the store's feed (the ledger's source): the
+    real recorder, its reads counted."""
+
+    def __init__(self, app: Referee) -> None:
+        self.rows = 0
+        select = app.recorder.select_notifications
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            found = select(*args, **kwargs)
+            self.rows += len(found)
+            return found
+
+        setattr(app.recorder, "select_notifications", counted)  # noqa: B010
+
+    def during(self, call: Callable[[], object]) -> int:
+        """The rows read during one call."""
+        before = self.rows
+        call()
+        return self.rows - before
+
+
 def rechain(rows: list[tuple[int, str, bytes]], stream: str) -> list[bytes]:
     """The stored states of a stream sealed again from scratch (a forger's consistent chain)."""
     prev, sealed = GENESIS, []
@@ -300,6 +322,67 @@ class FairnessCases:
         later = app.export_evidence(first, since_size=earlier["ledger"]["size"])
         report = verify(later, trusted=[SIGNER.public], since=earlier)
         assert report.ok and any(line.check == "consistency" for line in report.lines)
+
+
+    def test_verify_hand_and_evidence_read_no_more_of_the_ledger_as_it_grows(
+            self, open_app: Callable[[], Referee]) -> None:
+        app = open_app()
+        reads = FeedReads(app)
+        fiftyk_table = open_table(app, "fiftyk", "qq3", 3)
+        first = play_hand(app, fiftyk_table)
+        assert app.verify_hand(first).ok  # this process reads the ledger (one hand) once
+        small = (reads.during(lambda: app.verify_hand(first)),
+                 reads.during(lambda: app.export_evidence(first)))
+        shengji = play_hand(app, open_table(app, "shengji", "tractor", 4))
+        play_hand(app, fiftyk_table)
+        play_hand(app, fiftyk_table)
+        audit = app.verify_hand(shengji)  # reads the three hands recorded since
+        assert audit.ok and "ledger of 4 hands" in audit.lines[-1].detail
+        for hand_id in (first, shengji):
+            grown = (reads.during(lambda h=hand_id: app.verify_hand(h)),
+                     reads.during(lambda h=hand_id: app.export_evidence(h)))
+            assert grown == small, hand_id  # the stored tail checked, nothing read again
+
+    def test_hands_another_process_finished_are_in_the_ledger(
+            self, open_app: Callable[[], Referee]) -> None:
+        serving, other = open_app(), open_app()
+        mine = play_hand(serving, open_table(serving, "fiftyk", "qq3", 3))
+        assert serving.verify_hand(mine).ok  # the serving process has read a ledger of one
+        theirs = play_hand(other, open_table(other, "shengji", "tractor", 4))
+        evidence = serving.export_evidence(theirs)
+        assert (evidence["ledger"]["index"], evidence["ledger"]["size"]) == (1, 2)
+        assert verify(evidence, trusted=[SIGNER.public]).ok
+        audit = serving.verify_hand(theirs)
+        assert audit.ok and "ledger of 2 hands" in audit.lines[-1].detail
+        again = serving.export_evidence(mine)
+        assert (again["ledger"]["index"], again["ledger"]["size"]) == (0, 2)
+        assert again["ledger"]["checkpoint"]["root"] == evidence["ledger"]["checkpoint"]["root"]
+        assert other.verify_hand(mine).ok
+
+    def test_a_rewritten_ledger_the_audit_found_fails_verify_hands_ledger_history(
+            self, open_app: Callable[[], Referee], database: Database) -> None:
+        app = open_app()
+        table_id = open_table(app, "fiftyk", "qq3", 3)
+        first = play_hand(app, table_id)
+        second = play_hand(app, table_id)
+        assert app.audit.run().problems == []  # a checkpoint of two hands, signed and stored
+        assert app.verify_hand(second).ok
+        # Rewrite the table's record of the first hand (another head), consistently chained.
+        head = app.export_evidence(first)["chain"]["head"]
+        rows = database.rows(table_id)
+        at = next(i for i, (_, topic, state) in enumerate(rows)
+                  if topic.endswith("HandRecorded") and head.encode() in state)
+        version, topic, state = rows[at]
+        rows[at] = (version, topic, state.replace(head.encode(), b"0" * len(head)))
+        for (version, _, _), sealed in zip(rows, rechain(rows, table_id), strict=True):
+            database.set_state(table_id, version, sealed)
+        problems = app.audit.run().history  # the audit reads the whole ledger again
+        assert problems and all("no longer extends" in problem for problem in problems)
+        report = app.verify_hand(second)  # the second hand itself is intact
+        assert failed(report) == "ledger history" and "integrity audit" in report.lines[-1].detail
+        report = open_app().verify_hand(second)  # a new process reads the rewritten ledger
+        assert failed(report) == "ledger history" and "no longer extends" in \
+            report.lines[-1].detail
 
 
 class TestSQLite(FairnessCases):
