@@ -51,6 +51,7 @@ class Recorded:
     table_id: str
     hand_id: str
     hand_head: str
+    table_version: int  # the record's version in the table's stream
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ class HandLog:
                         self._index[event.hand_id] = len(self._log)
                         self._log.append(leaf_hash(leaf_data(event.hand_id, head)))
                         self._records.append(Recorded(str(event.originator_id),
-                                                      event.hand_id, head))
+                                                      event.hand_id, head,
+                                                      event.originator_version))
                     self._position = notification.id
                     self._last = _key(notification)
                 if len(page) < PAGE_SIZE:
@@ -130,6 +132,12 @@ class HandLog:
         """A copy of the leaves' sources read so far."""
         with self._lock:
             return list(self._records)
+
+    def recorded(self, hand_id: str) -> Recorded | None:
+        """The source of the hand's leaf, as read (None: not in the log read so far)."""
+        with self._lock:
+            index = self._index.get(hand_id)
+            return None if index is None else self._records[index]
 
     @property
     def log(self) -> MerkleLog:
