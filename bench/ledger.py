@@ -19,6 +19,9 @@ needed to check the played hand; the integrity audit would name them missing).
   created through the application on SQLite under `tracemalloc`: the traced growth per
   table and the allocation sites that dominate it (the server's caches live in the
   application: the aggregate cache, the chain's remembered heads, the ledger).
+- `--server-idle-tables N`: the same tables created through the gRPC API of a `fiftyk
+  serve` child process on SQLite (as the suite's memory figure, which uses PostgreSQL): its
+  VmRSS growth per table, and at each quarter of the way.
 
 To compare with another checkout's code, run this file from that checkout's directory
 (`cd OTHER && ../wt/.venv/bin/python -m bench.ledger ...` after copying it there): it uses
@@ -43,10 +46,11 @@ from uuid import UUID, uuid4
 
 from eventsourcing.persistence import StoredEvent
 
+from bench import machine
 from bench.arguments import positive
-from bench.growth import copy_table, open_table, play_hand
+from bench.growth import MemoryGrowth, copy_table, idle_table_memory, open_table, play_hand
 from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.ops.config import parse_database_url
+from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY, parse_database_url
 from fiftyk_referee.service.store import persistence_env
 
 DEFAULT_SIZES = (100, 1_000, 10_000)
@@ -206,6 +210,17 @@ def idle_memory(tables: int, seed: int = 5) -> IdleMemory:
     return IdleMemory(tables, traced, traced / tables, sites, seconds)
 
 
+def server_idle_memory(tables: int) -> MemoryGrowth:
+    """A `fiftyk serve` on SQLite: its VmRSS growth over `tables` idle tables."""
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        server = machine.ServerProcess(["--database-url", f"sqlite:///{directory}/idle.db"],
+                                       directory / "server.log")
+        with server as serving:
+            return idle_table_memory(serving.target, server.rss_kib, tables,
+                                     DEV_PLATFORM_KEY)
+
+
 def _dealt_table(app: Referee, rng: random.Random) -> None:
     table_id = open_table(app, f"idle-{rng.randrange(1 << 30)}")
     app.start_hand(table_id)
@@ -231,6 +246,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"calls to time at each size (default {DEFAULT_REPEAT})")
     parser.add_argument("--idle-tables", type=int, default=0, metavar="N",
                         help="also measure memory over N idle tables (default 0: not)")
+    parser.add_argument("--server-idle-tables", type=int, default=0, metavar="N",
+                        help="also measure a server's VmRSS over N idle tables (default 0)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -238,9 +255,12 @@ def run(args: argparse.Namespace) -> int:
     """Run `scripts/bench ledger` and print a table (or JSON)."""
     sizes = per_call(args.sizes, args.repeat)
     memory = idle_memory(args.idle_tables) if args.idle_tables > 0 else None
+    served = server_idle_memory(args.server_idle_tables) if args.server_idle_tables > 0 \
+        else None
     if args.json:
         print(json.dumps({"sizes": [asdict(s) for s in sizes],
-                          "memory": asdict(memory) if memory else None}))
+                          "memory": asdict(memory) if memory else None,
+                          "server_memory": asdict(served) if served else None}))
         return 0
     rows = [("ledger size", "VerifyHand wall / CPU ms, feed rows",
              "evidence wall / CPU ms, feed rows", "first VerifyHand of a new process")]
@@ -255,6 +275,11 @@ def run(args: argparse.Namespace) -> int:
               f" {memory.traced_kib / KIB:.1f} MiB, {memory.per_table_kib:.1f} KiB per table")
         for site, kib, blocks in memory.sites:
             print(f"  {site:<40} {kib / KIB:8.2f} MiB  {blocks:+,} blocks")
+    if served is not None:
+        print(f"\nserver VmRSS over {served.tables:,} idle tables ({served.seconds:.0f} s):"
+              f" {served.rss_before_kib / KIB:.1f} -> {served.rss_after_kib / KIB:.1f} MiB,"
+              f" {served.per_table_kib:.1f} KiB per table; at "
+              + ", ".join(f"{n:,}: {kib / KIB:.1f} MiB" for n, kib in served.checkpoints))
     return 0
 
 
