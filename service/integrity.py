@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -79,6 +80,8 @@ class AuditResult:
     tables: int = 0
     problems: list[str] = field(default_factory=list)
     checkpoint: Mapping[str, Any] | None = None
+    history: list[str] = field(default_factory=list)  # the problems of the ledger's history
+    time: str = ""  # when the run ended (ISO 8601)
 
 
 class IntegrityAudit:
@@ -90,6 +93,7 @@ class IntegrityAudit:
         self._metrics = metrics
         self._on_problem = on_problem
         self._highest: Mapping[str, Any] | None = None  # the largest checkpoint seen here
+        self.last: AuditResult | None = None  # the latest run's findings
 
     def run(self) -> AuditResult:
         """One full check; signs and stores a new checkpoint when all is well."""
@@ -98,7 +102,8 @@ class IntegrityAudit:
         result = AuditResult(hands=ledger.size)
         self._check_streams(ledger, result)
         stored = self._stored_checkpoints()
-        result.problems.extend(self.history_problems(ledger.log, stored))
+        result.history = self.history_problems(ledger.log, stored)
+        result.problems.extend(result.history)
         if not result.problems:
             result.checkpoint = self._sign(ledger, stored)
         for problem in result.problems:
@@ -107,6 +112,8 @@ class IntegrityAudit:
                 self._on_problem(problem)
         if self._metrics is not None:
             self._metrics.integrity_checked(len(result.problems), result.hands)
+        result.time = datetime.now(UTC).isoformat()
+        self.last = result
         return result
 
     def _check_streams(self, ledger: HandLog, result: AuditResult) -> None:
@@ -131,16 +138,18 @@ class IntegrityAudit:
                     f" recorded {record.hand_head}: the hand was replaced")
         result.tables = len(tables)
 
-    def history_problems(self, log: MerkleLog,
-                         stored: LedgerCheckpoints | None = None) -> list[str]:
-        """How a log of these leaves fails to extend the checkpoints signed before (the
-        stored one and the highest this process has seen); empty when it extends both."""
+    def history_problems(self, log: MerkleLog, stored: LedgerCheckpoints | None = None,
+                         *, size: int | None = None) -> list[str]:
+        """How the first `size` leaves of this log (all by default) fail to extend the
+        checkpoints signed before (the stored one and the highest this process has seen);
+        empty when they extend both. O(log n) node hashes: the log keeps its subtrees."""
         if stored is None:
             stored = self._stored_checkpoints()
+        size = len(log) if size is None else size
         found = AuditResult()
         for checkpoint in (stored.latest if stored else None, self._highest):
             if checkpoint is not None:
-                self._check_extends(checkpoint, log, found)
+                self._check_extends(checkpoint, log, size, found)
         return found.problems
 
     def _stored_checkpoints(self) -> LedgerCheckpoints | None:
@@ -150,7 +159,7 @@ class IntegrityAudit:
             return None
         return found if isinstance(found, LedgerCheckpoints) else None
 
-    def _check_extends(self, checkpoint: Mapping[str, Any], log: MerkleLog,
+    def _check_extends(self, checkpoint: Mapping[str, Any], log: MerkleLog, held: int,
                        result: AuditResult) -> None:
         try:
             # The key the checkpoint names: one signed before a key rotation still counts.
@@ -159,16 +168,16 @@ class IntegrityAudit:
             result.problems.append(f"the stored checkpoint: {error}")
             return
         size, signed_root = int(checkpoint["size"]), bytes.fromhex(checkpoint["root"])
-        if len(log) < size:
+        if held < size:
             result.problems.append(
-                f"the ledger holds {len(log)} hands, fewer than the {size} of the"
+                f"the ledger holds {held} hands, fewer than the {size} of the"
                 f" checkpoint signed at {checkpoint.get('time')}: it was rolled back")
             return
         if size == 0:
             return
         try:
-            verify_consistency(size, signed_root, len(log), log.root(),
-                               log.consistency_proof(size))
+            verify_consistency(size, signed_root, held, log.root(held),
+                               log.consistency_proof(size, held))
         except ProofError as error:
             result.problems.append(f"the ledger no longer extends the checkpoint of {size}"
                                    f" hands signed at {checkpoint.get('time')}: {error}")

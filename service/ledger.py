@@ -51,6 +51,7 @@ class Recorded:
     table_id: str
     hand_id: str
     hand_head: str
+    table_version: int  # the record's version in the table's stream
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ class HandLog:
                         self._index[event.hand_id] = len(self._log)
                         self._log.append(leaf_hash(leaf_data(event.hand_id, head)))
                         self._records.append(Recorded(str(event.originator_id),
-                                                      event.hand_id, head))
+                                                      event.hand_id, head,
+                                                      event.originator_version))
                     self._position = notification.id
                     self._last = _key(notification)
                 if len(page) < PAGE_SIZE:
@@ -131,10 +133,23 @@ class HandLog:
         with self._lock:
             return list(self._records)
 
+    def recorded(self, hand_id: str) -> Recorded | None:
+        """The source of the hand's leaf, as read (None: not in the log read so far)."""
+        with self._lock:
+            index = self._index.get(hand_id)
+            return None if index is None else self._records[index]
+
     @property
     def log(self) -> MerkleLog:
-        """The Merkle log of the leaves read so far (append-only: safe to read)."""
+        """The Merkle log of the leaves read so far (append-only: safe to read up to a size
+        taken from `view`, while another thread appends)."""
         return self._log
+
+    def view(self) -> tuple[MerkleLog, int]:
+        """The log and its size as one snapshot: every node of a tree of that size is there,
+        however many leaves a concurrent refresh appends (or a reset starts over with)."""
+        with self._lock:
+            return self._log, len(self._log)
 
     def inclusion(self, hand_id: str) -> Inclusion | None:
         """The hand's place and inclusion proof (None: not in the log)."""

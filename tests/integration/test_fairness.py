@@ -122,6 +122,30 @@ class Database:
         return template.replace("stored_events", self.table).format(*[marker] * len(params))
 
 
+class StoreReads:
+    """Counts the rows an application reads from the store, the feed's (the ledger's
+    source) and the streams': the real recorder, its reads counted."""
+
+    def __init__(self, app: Referee) -> None:
+        self.rows = 0
+        for name in ("select_notifications", "select_events"):
+            setattr(app.recorder, name, self._counted(getattr(app.recorder, name)))
+
+    def _counted(self, select: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            found = select(*args, **kwargs)
+            self.rows += len(found)
+            return found
+
+        return counted
+
+    def during(self, call: Callable[[], object]) -> int:
+        """The rows read during one call."""
+        before = self.rows
+        call()
+        return self.rows - before
+
+
 def rechain(rows: list[tuple[int, str, bytes]], stream: str) -> list[bytes]:
     """The stored states of a stream sealed again from scratch (a forger's consistent chain)."""
     prev, sealed = GENESIS, []
@@ -300,6 +324,70 @@ class FairnessCases:
         later = app.export_evidence(first, since_size=earlier["ledger"]["size"])
         report = verify(later, trusted=[SIGNER.public], since=earlier)
         assert report.ok and any(line.check == "consistency" for line in report.lines)
+
+
+    def test_verify_hand_and_evidence_read_no_more_as_the_ledger_and_the_table_grow(
+            self, open_app: Callable[[], Referee]) -> None:
+        app = open_app()
+        reads = StoreReads(app)
+        fiftyk_table = open_table(app, "fiftyk", "qq3", 3)
+        hands = [play_hand(app, fiftyk_table),
+                 play_hand(app, open_table(app, "shengji", "tractor", 4))]
+        small = {}
+        for hand_id in hands:
+            assert app.verify_hand(hand_id).ok  # this process has read the ledger
+            small[hand_id] = (reads.during(lambda h=hand_id: app.verify_hand(h)),
+                              reads.during(lambda h=hand_id: app.export_evidence(h)))
+        play_hand(app, fiftyk_table)
+        play_hand(app, fiftyk_table)
+        audit = app.verify_hand(hands[1])  # reads the two hands recorded since
+        assert audit.ok and "ledger of 4 hands" in audit.lines[-1].detail
+        for hand_id in hands:
+            grown = (reads.during(lambda h=hand_id: app.verify_hand(h)),
+                     reads.during(lambda h=hand_id: app.export_evidence(h)))
+            # The ledger's stored tail checked, the hand's events, one event of its table.
+            assert grown == small[hand_id], hand_id
+
+    def test_hands_another_process_finished_are_in_the_ledger(
+            self, open_app: Callable[[], Referee]) -> None:
+        serving, other = open_app(), open_app()
+        mine = play_hand(serving, open_table(serving, "fiftyk", "qq3", 3))
+        assert serving.verify_hand(mine).ok  # the serving process has read a ledger of one
+        theirs = play_hand(other, open_table(other, "shengji", "tractor", 4))
+        evidence = serving.export_evidence(theirs)
+        assert (evidence["ledger"]["index"], evidence["ledger"]["size"]) == (1, 2)
+        assert verify(evidence, trusted=[SIGNER.public]).ok
+        audit = serving.verify_hand(theirs)
+        assert audit.ok and "ledger of 2 hands" in audit.lines[-1].detail
+        again = serving.export_evidence(mine)
+        assert (again["ledger"]["index"], again["ledger"]["size"]) == (0, 2)
+        assert again["ledger"]["checkpoint"]["root"] == evidence["ledger"]["checkpoint"]["root"]
+        assert other.verify_hand(mine).ok
+
+    def test_a_rewritten_ledger_the_audit_found_fails_verify_hands_ledger_history(
+            self, open_app: Callable[[], Referee], database: Database) -> None:
+        app = open_app()
+        table_id = open_table(app, "fiftyk", "qq3", 3)
+        first = play_hand(app, table_id)
+        second = play_hand(app, table_id)
+        assert app.audit.run().problems == []  # a checkpoint of two hands, signed and stored
+        assert app.verify_hand(second).ok
+        # Rewrite the table's record of the first hand (another head), consistently chained.
+        head = app.export_evidence(first)["chain"]["head"]
+        rows = database.rows(table_id)
+        at = next(i for i, (_, topic, state) in enumerate(rows)
+                  if topic.endswith("HandRecorded") and head.encode() in state)
+        version, topic, state = rows[at]
+        rows[at] = (version, topic, state.replace(head.encode(), b"0" * len(head)))
+        for (version, _, _), sealed in zip(rows, rechain(rows, table_id), strict=True):
+            database.set_state(table_id, version, sealed)
+        problems = app.audit.run().history  # the audit reads the whole ledger again
+        assert problems and all("no longer extends" in problem for problem in problems)
+        report = app.verify_hand(second)  # the second hand itself is intact
+        assert failed(report) == "ledger history" and "integrity audit" in report.lines[-1].detail
+        report = open_app().verify_hand(second)  # a new process reads the rewritten ledger
+        assert failed(report) == "ledger history" and "no longer extends" in \
+            report.lines[-1].detail
 
 
 class TestSQLite(FairnessCases):

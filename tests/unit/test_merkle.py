@@ -138,3 +138,24 @@ def test_a_log_answers_for_any_earlier_size_as_it_grows() -> None:
     assert log.consistency_proof(5, 9) == _rfc_subproof(5, leaves[:9], True)
     with pytest.raises(ProofError, match="not 41"):
         log.root(41)
+
+
+GROWN_SIZE = 66  # past 64: every tree shape up to one level above a full 64-leaf tree
+
+
+def test_a_log_grown_leaf_by_leaf_proves_every_earlier_size_as_a_full_recomputation() -> None:
+    """The kept subtrees of a log appended one leaf at a time answer, for every size 0..N
+    it ever had, with the root and proofs RFC 6962 computes from that prefix's leaves."""
+    leaves = _leaves(GROWN_SIZE)
+    log = MerkleLog()
+    for leaf in leaves:
+        log.append(leaf)
+        assert log.root() == _rfc_root(leaves[:len(log)])
+    for size in range(GROWN_SIZE + 1):
+        prefix = leaves[:size]
+        assert log.root(size) == _rfc_root(prefix), size
+        for index in range(size):
+            assert log.inclusion_proof(index, size) == _rfc_path(index, prefix), (index, size)
+        for old in range(1, size + 1):
+            assert log.consistency_proof(old, size) == _rfc_subproof(old, prefix, True), \
+                (old, size)
