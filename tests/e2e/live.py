@@ -361,3 +361,36 @@ def unexplained_events(history: Sequence[pb.Event]) -> list[str]:
     explained = {"fiftyk.hand_dealt", "fiftyk.cards_played", "fiftyk.passed",
                  *AUTOMATIC_HAND_EVENTS}
     return [event.name for event in history if event.name not in explained]
+
+
+class StreamEnding:
+    """Reads a server stream on a thread of its own until it ends; `error` says how."""
+
+    def __init__(self, stream: Iterator[Any]) -> None:
+        self._errors: list[grpc.RpcError] = []
+        self._thread = threading.Thread(target=self._follow, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _follow(self, stream: Iterator[Any]) -> None:
+        try:
+            for _ in stream:
+                pass
+        except grpc.RpcError as error:
+            self._errors.append(error)
+
+    def error(self, timeout: float) -> grpc.RpcError:
+        """The error the stream ended with (a bounded wait; fails if it ends OK or not)."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the stream did not end"
+        assert self._errors, "the stream ended OK"
+        return self._errors[0]
+
+
+def dead_letters(platform: RefereeClient, webhook_id: str,
+                 timeout: float) -> list[pb.WebhookDeadLetter]:
+    """A webhook's dead letters, once it has any (a bounded wait)."""
+    deadline = time.monotonic() + timeout
+    while not (letters := platform.webhook_dead_letters(webhook_id)):
+        assert time.monotonic() < deadline, "no dead letter"
+        time.sleep(0.05)
+    return list(letters)

@@ -22,6 +22,7 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.server import SERVICE_NAME
 from tests.e2e.harness import LiveServer, seat_bots, server_config
+from tests.e2e.live import StreamEnding
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -190,21 +191,9 @@ def test_a_graceful_shutdown_ends_open_watch_streams_with_shutting_down(
     stream = live.platform().watch(seated.table_id)
     first = next(stream)  # the stream is open and replaying the table's history
     assert first.event.name == "table.opened"
-    outcome: list[grpc.RpcError] = []
-
-    def follow() -> None:
-        try:
-            for _ in stream:
-                pass
-        except grpc.RpcError as error:
-            outcome.append(error)
-
-    follower = threading.Thread(target=follow)
-    follower.start()
+    ending = StreamEnding(stream)
     live.stop(SHUTDOWN_GRACE)
-    follower.join(WAIT_SECONDS)
-    assert not follower.is_alive() and outcome
-    code, reason, message = error_reason(outcome[0])
+    code, reason, message = error_reason(ending.error(WAIT_SECONDS))
     assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")
     assert "another replica" in message
 

@@ -5,8 +5,7 @@ for every kind of watcher of both games."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -14,9 +13,9 @@ import pytest
 
 from fiftyk_referee.service.grpc.auth import issue_seat_token
 from fiftyk_referee.service.grpc.errors import error_reason
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e import test_shengji
 from tests.e2e.harness import LiveServer, Seated, seat_bots, server_config
+from tests.e2e.live import StreamEnding
 
 # Shorter than the stream's own idle wait (1 s): the server's grace runs out while the
 # streams wait for events, so only the shutdown itself can end them well.
@@ -30,29 +29,8 @@ GAMES: dict[str, Callable[[LiveServer], Seated]] = {
 }
 
 
-def _ending(stream: Iterator[pb.WatchTableResponse]) -> threading.Thread:
-    """Read the stream in a thread until it ends; the thread's `error` holds how."""
-    outcome: list[grpc.RpcError] = []
-
-    def follow() -> None:
-        try:
-            for _ in stream:
-                pass
-        except grpc.RpcError as error:
-            outcome.append(error)
-
-    follower = threading.Thread(target=follow, daemon=True)
-    follower.outcome = outcome  # type: ignore[attr-defined]
-    follower.start()
-    return follower
-
-
-def _ended_with(follower: threading.Thread) -> tuple[grpc.StatusCode, str]:
-    follower.join(WAIT_SECONDS)
-    assert not follower.is_alive(), "the stream did not end"
-    outcome: list[grpc.RpcError] = follower.outcome  # type: ignore[attr-defined]
-    assert outcome, "the stream ended OK"
-    code, reason, _message = error_reason(outcome[0])
+def _ended_with(ending: StreamEnding) -> tuple[grpc.StatusCode, str]:
+    code, reason, _message = error_reason(ending.error(WAIT_SECONDS))
     return code, reason
 
 
@@ -79,7 +57,7 @@ def test_a_shutdown_ends_every_waiting_watch_stream_unavailable_shutting_down(
     assert next(streams[0]).event.name
     assert next(streams[3]).event.name
     for stream in streams:
-        followers.append(_ending(stream))
+        followers.append(StreamEnding(stream))
     live.stop(SHORT_GRACE)
     endings = [_ended_with(follower) for follower in followers]
     assert endings == [(grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")] * len(streams)
@@ -95,7 +73,7 @@ def test_a_spectator_stream_ends_token_expired_when_its_token_expires(
             seated.table_id, ttl_seconds=SHORT_TTL_SECONDS).spectator_token
         stream = live.client(token=token).watch(seated.table_id)
         assert next(stream).event.name == "table.opened"
-        follower = _ending(stream)  # a quiet table: nothing else would end it
+        follower = StreamEnding(stream)  # a quiet table: nothing else would end it
         assert _ended_with(follower) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED")
     finally:
         live.stop()
@@ -114,7 +92,7 @@ def test_a_seat_stream_ends_token_expired_when_its_seat_token_expires(
                                  ttl_seconds=SHORT_TTL_SECONDS)
         stream = live.client(token=token).watch(seated.table_id)
         assert next(stream).event.name == "table.opened"
-        follower = _ending(stream)
+        follower = StreamEnding(stream)
         assert _ended_with(follower) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED")
     finally:
         live.stop()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -22,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.webhooks import ADDRESS_REFUSED, MAX_ANSWER_BYTES, Sender
 from tests.e2e.harness import LiveServer, server_config
+from tests.e2e.live import dead_letters
 from tests.support.certs import TestCA
 from tests.support.hostile_endpoint import HostileEndpoint
 from tests.support.webhook_receiver import WebhookReceiver
@@ -194,18 +193,10 @@ def test_the_referee_dead_letters_what_a_redirect_or_a_rebound_name_would_have_t
             }
             platform.create_table("classic", 4)
             for error, registered in endpoints.items():
-                letters = _dead_letters(platform, registered.webhook.webhook_id)
+                letters = dead_letters(platform, registered.webhook.webhook_id, WAIT_SECONDS)
                 assert [(letter.attempts, letter.name) for letter in letters] == [
                     (2, "table.opened")]
                 assert letters[0].last_error == error
         finally:
             server.stop()
         assert target.deliveries == []
-
-
-def _dead_letters(platform: Any, webhook_id: str) -> list[pb.WebhookDeadLetter]:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not (letters := platform.webhook_dead_letters(webhook_id)):
-        assert time.monotonic() < deadline, "no dead letter"
-        time.sleep(0.05)
-    return list(letters)

@@ -20,9 +20,9 @@ import grpc
 import pytest
 
 from fiftyk_referee.service.grpc.errors import error_details
-from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.webhooks import ADDRESS_REFUSED, NO_ANSWER, Sender
 from tests.e2e.harness import LiveServer, server_config
+from tests.e2e.live import dead_letters
 from tests.support.webhook_receiver import WebhookReceiver
 
 REAL_SECRETS = {
@@ -42,14 +42,6 @@ def _off_loopback(tmp_path: Path, webhooks: str = FAST) -> LiveServer:
 
 def _platform(live: LiveServer) -> Any:
     return live.client(platform_key=REAL_SECRETS["platform_key"])
-
-
-def _dead_letters(platform: Any, webhook_id: str) -> list[pb.WebhookDeadLetter]:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not (letters := platform.webhook_dead_letters(webhook_id)):
-        assert time.monotonic() < deadline, "no dead letter"
-        time.sleep(0.05)
-    return list(letters)
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:{port}/hooks", "http://localhost:{port}/",
@@ -105,7 +97,7 @@ def test_an_endpoint_stored_on_loopback_gets_nothing_once_the_server_is_off_loop
             platform = _platform(live)
             with caplog.at_level(logging.WARNING, "fiftyk_referee.service.webhooks"):
                 platform.create_table("classic", 4)
-                letters = _dead_letters(platform, webhook.webhook.webhook_id)
+                letters = dead_letters(platform, webhook.webhook.webhook_id, WAIT_SECONDS)
             assert [letter.last_error for letter in letters] == [ADDRESS_REFUSED]
             assert "127.0.0.1" not in letters[0].last_error
             assert any("127.0.0.1" in record.getMessage() for record in caplog.records)
@@ -135,10 +127,10 @@ def test_a_dead_letter_names_a_status_class_or_no_answer_never_the_transport_err
                                                 ["table.opened"])
             status = platform.register_webhook(failing.url, ["table.opened"])
             platform.create_table("classic", 4)
-            assert [x.last_error for x in _dead_letters(platform, refused.webhook.webhook_id)
-                    ] == [NO_ANSWER]
-            assert [x.last_error for x in _dead_letters(platform, status.webhook.webhook_id)
-                    ] == ["HTTP 5xx"]
+            refusals = dead_letters(platform, refused.webhook.webhook_id, WAIT_SECONDS)
+            assert [x.last_error for x in refusals] == [NO_ANSWER]
+            failures = dead_letters(platform, status.webhook.webhook_id, WAIT_SECONDS)
+            assert [x.last_error for x in failures] == ["HTTP 5xx"]
         finally:
             live.stop()
 
