@@ -6,14 +6,26 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from bench import e2e, fairness, hand, rules, shengji, store, suite, transport, web, webhooks
+from bench import (
+    compare,
+    e2e,
+    fairness,
+    hand,
+    rules,
+    shengji,
+    store,
+    suite,
+    transport,
+    web,
+    webhooks,
+)
 
 BenchRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 # Each entry adds one benchmark; extend by listing its `add_parser`.
 BENCHMARKS: list[BenchRegistrar] = [rules.add_parser, store.add_parser, e2e.add_parser,
                                     hand.add_parser, suite.add_parser, shengji.add_parser,
                                     transport.add_parser, web.add_parser, fairness.add_parser,
-                                    webhooks.add_parser]
+                                    webhooks.add_parser, compare.add_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:
