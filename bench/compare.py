@@ -9,8 +9,11 @@ one (`pip install -e '.[dev]'`, pip's cache reused) — unless its pyproject.tom
 working tree's: then the dependencies are the same and the working tree's virtualenv serves
 both (`--build-venv` builds one anyway; `--ref-python PY` names an interpreter to use).
 
-The runs alternate REF, working tree, REF, working tree, … for `--rounds` rounds, against one
-PostgreSQL server, so both see the same machine load. For every figure the two suites report,
+The runs alternate between the two sides for `--rounds` rounds, against one PostgreSQL
+server, so both see the same machine load: REF first in odd rounds, the working tree first in
+even ones (REF, working tree, working tree, REF, …), so that whichever runs second in a round
+(a machine whose load is falling, caches warmed by the first run) is not always the same side.
+For every figure the two suites report,
 the ratio working tree ÷ REF is taken per round; the table gives its median and its min–max
 over the rounds, and says whether every round agrees on the direction. A benchmark a person
 reads, not a test: on a shared machine quote the medians, the spread and the load average.
@@ -144,6 +147,12 @@ class Compared:
                 "ratio_max": max(self.ratios, default=None), "verdict": self.verdict}
 
 
+def round_order(number: int) -> tuple[str, str]:
+    """Which side runs first in round `number` (from 1): REF in odd rounds, else the working
+    tree, so that an order effect falls on both sides alike."""
+    return ("ref", "working") if number % 2 else ("working", "ref")
+
+
 def direction(unit: str) -> str | None:
     """Which way a figure in this unit improves."""
     if unit in HIGHER_IS_BETTER:
@@ -210,7 +219,8 @@ def render(data: dict[str, Any]) -> str:
     lines = [
         f"# `{data['command']}`", "",
         f"{data['rounds']} rounds of `{data['suite']}`, interleaved"
-        f" (REF, then the working tree, in every round); {data['seconds']:.0f} s in all.", "",
+        f" (REF first in odd rounds, the working tree first in even ones);"
+        f" {data['seconds']:.0f} s in all.", "",
         f"- REF `{ref['ref']}` = {ref['revision']} — Python: {ref['venv']}",
         f"- working tree = {work['revision']} — Python: {work['venv']}",
         f"- load average (1/5/15 min): before {_load(data['load_average_before'])},"
@@ -379,14 +389,15 @@ def compare(args: argparse.Namespace, commit: str, sections: Sequence[str]) -> d
         suite_args = suite_arguments(args, sections, postgres_url)
         runs: list[Run] = []
         for number in range(1, args.rounds + 1):
-            for key, side in (("ref", ref), ("working", work)):
+            for key in round_order(number):
+                side = ref if key == "ref" else work
                 runs.append(run_suite(side, number, key, suite_args,
                                       out / f"round-{number}" / key))
     return {
         "command": shlex.join(["scripts/bench", "compare", *args.argv]),
         "suite": shlex.join(["bench", "suite", *suite_arguments(args, sections, None)]),
         "rounds": args.rounds,
-        "order": ["ref", "working"],
+        "order": [list(round_order(n)) for n in range(1, args.rounds + 1)],
         "seconds": round(time.perf_counter() - started, 1),
         "ref": {"ref": args.ref, "commit": commit, "revision": ref.revision,
                 "venv": ref.venv, "imports": ref.imports},
@@ -490,4 +501,4 @@ def _argv(args: argparse.Namespace) -> list[str]:
 
 
 __all__ = ["Compared", "Run", "add_parser", "compare_runs", "direction", "figures_of",
-           "render", "run"]
+           "render", "round_order", "run"]

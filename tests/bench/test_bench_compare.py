@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from bench.__main__ import main
-from bench.compare import REPO_ROOT, Run, compare_runs, direction, figures_of
+from bench.compare import REPO_ROOT, Run, compare_runs, direction, figures_of, round_order
 
 # One round of the rules section on each side: two suite runs of a few seconds each. REF is
 # HEAD, whose pyproject.toml is the working tree's, so REF reuses this virtualenv: no pip.
@@ -55,6 +55,12 @@ def test_compare_runs_ref_then_the_working_tree_and_keeps_their_reports(
         assert [s["key"] for s in report["sections"]] == ["rules"]
         assert report["settings"]["quick"] is True
     assert data["suite"] == "bench suite --quick --only rules"
+    assert data["order"] == [["ref", "working"]]
+
+
+def test_compare_puts_each_side_first_in_every_other_round() -> None:
+    assert [round_order(n) for n in (1, 2, 3, 4)] == [
+        ("ref", "working"), ("working", "ref"), ("ref", "working"), ("working", "ref")]
 
 
 def test_compare_runs_ref_from_its_own_exported_tree_and_removes_it(
