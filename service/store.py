@@ -301,25 +301,59 @@ def _unretried(function: Callable[P, T]) -> Callable[P, T]:
 
 
 class ArrayParameter(list[Any]):
-    """A list sent to PostgreSQL as an array whose type is fixed in advance (`array_of`)."""
-
-
-@functools.cache
-def array_of(element: str) -> type[ArrayParameter]:
-    """The list type psycopg sends as the binary array `element[]` (e.g. `uuid[]`).
+    """A list sent to PostgreSQL as the binary array `element[]`, its type known in advance.
 
     Sent as a plain list, every array parameter is inspected on every call (the types of its
     elements, the largest integer) to choose its PostgreSQL type, then written as text — a
     bytea element as escaped hex, searched by regular expressions: under load, about a tenth
-    of the server's CPU per command went there. A list of this type is written by a dumper
-    whose array and element types are known, in binary, without looking at the elements.
+    of the server's CPU per command went there. A connection set up by `send_typed_arrays`
+    writes these lists in binary without looking at their elements.
     """
-    info = psycopg.postgres.types[element]
-    dumper = type(f"{element.title()}ArrayDumper", (ListBinaryDumper,),
-                  {"oid": info.array_oid, "element_oid": info.oid})
-    parameter = type(f"{element.title()}Array", (ArrayParameter,), {})
-    psycopg.adapters.register_dumper(parameter, dumper)
-    return parameter
+
+    element = ""
+
+
+class UUIDArray(ArrayParameter):
+    """`uuid[]`: stream ids."""
+
+    element = "uuid"
+
+
+class TextArray(ArrayParameter):
+    """`text[]`: topics (and stream ids where the store keeps them as text)."""
+
+    element = "text"
+
+
+class BigintArray(ArrayParameter):
+    """`bigint[]`: versions."""
+
+    element = "int8"
+
+
+class ByteaArray(ArrayParameter):
+    """`bytea[]`: event states."""
+
+    element = "bytea"
+
+
+ID_ARRAYS: dict[str, type[ArrayParameter]] = {"uuid": UUIDArray, "text": TextArray}
+_ARRAY_DUMPERS = {
+    parameter: type(f"{parameter.__name__}Dumper", (ListBinaryDumper,), {
+        "oid": psycopg.postgres.types[parameter.element].array_oid,
+        "element_oid": psycopg.postgres.types[parameter.element].oid})
+    for parameter in (UUIDArray, TextArray, BigintArray, ByteaArray)
+}
+
+
+def send_typed_arrays(conn: Connection[Any]) -> None:
+    """Set up a connection to send the `ArrayParameter` lists with their fixed types.
+
+    Per connection, as it opens: a connection copies psycopg's global adapters when it opens
+    and would not see a dumper registered globally later.
+    """
+    for parameter, dumper in _ARRAY_DUMPERS.items():
+        conn.adapters.register_dumper(parameter, dumper)
 
 
 def statement_text(statement: Composable) -> str:
@@ -339,7 +373,7 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
     order and the feed stays gapless (unlike the library's optional `es_insert_events_*`
     function, which does not lock the table). Duplicate versions still fail with
     `IntegrityError`. Reads of one stream use statements composed once, not per call, and
-    the append's arrays are sent with their types fixed in advance (`array_of`).
+    the append's arrays are sent with their types fixed in advance (`ArrayParameter`).
 
     Guards: an append may name streams it read but does not change, each with the version
     it read (`insert_events(..., guards={id: version})`). Under the same table lock the
@@ -398,9 +432,7 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
             statements.append(statement_text(
                 SQL("SELECT * FROM {}.{}({})").format(schema, function, arguments)))
         self.append_statement, self.guarded_append_statement = statements
-        self._ids = array_of(id_type)
-        self._versions, self._topics, self._states = (
-            array_of("int8"), array_of("text"), array_of("bytea"))
+        self._ids = ID_ARRAYS[id_type]
         select = SQL("SELECT * FROM {} WHERE originator_id = %s").format(table)
         self._selects = {
             (gt, lte, desc, limit): statement_text(
@@ -424,13 +456,13 @@ class OneCallPostgresRecorder(PostgresApplicationRecorder):
             return []
         params: tuple[ArrayParameter, ...] = (
             self._ids(e.originator_id for e in stored_events),
-            self._versions(e.originator_version for e in stored_events),
-            self._topics(e.topic for e in stored_events),
-            self._states(e.state for e in stored_events),
+            BigintArray(e.originator_version for e in stored_events),
+            TextArray(e.topic for e in stored_events),
+            ByteaArray(e.state for e in stored_events),
         )
         statement, function = self.append_statement, self.append_function
         if guards:
-            params += (self._ids(guards), self._versions(guards.values()))
+            params += (self._ids(guards), BigintArray(guards.values()))
             statement, function = self.guarded_append_statement, self.guarded_append_function
         with self.datastore.get_connection() as conn, conn.cursor() as curs:
             curs.execute(statement, params, prepare=True)
@@ -504,7 +536,8 @@ class BoundedAggregateRecorder(PostgresAggregateRecorder):
 
 class RefereePostgresFactory(PostgresFactory):
     """The library's PostgreSQL factory with the referee's recorders — one-call appends for
-    the events, every recorder bounded by the store timeout — and the referee's pool.
+    the events, every recorder bounded by the store timeout — and the referee's pool (whose
+    connections send the appends' arrays typed in advance: `send_typed_arrays`).
 
     The library connects with five discrete settings (one host, one port); the pool here
     connects with the whole libpq connection string of the configured database (every host
@@ -523,6 +556,12 @@ class RefereePostgresFactory(PostgresFactory):
             raise OSError(f"the referee's PostgreSQL connection string is not in {CONNINFO_ENV}")
         reconnect = float(self.env.get(RECONNECT_ENV) or DEFAULT_RECONNECT_SECONDS)
         stock = self.datastore.pool
+        after_connect = self.datastore.after_connect_func()
+
+        def configure(conn: Connection[DictRow]) -> None:
+            after_connect(conn)
+            send_typed_arrays(conn)
+
         self.datastore.pool = FailoverPool(
             conninfo,
             name=Database("postgresql", params=tuple(
@@ -533,7 +572,7 @@ class RefereePostgresFactory(PostgresFactory):
             min_size=stock.min_size,
             max_size=stock.max_size,
             open=False,
-            configure=self.datastore.after_connect_func(),
+            configure=configure,
             timeout=stock.timeout,
             max_waiting=stock.max_waiting,
             max_lifetime=stock.max_lifetime,

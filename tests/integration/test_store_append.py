@@ -3,25 +3,28 @@ its guards still refuse a stream that moved on, and its arrays go out typed in a
 
 psycopg inspects a plain list on every call (the types of its elements) to choose the array
 type, then writes it as text; the recorder's arrays carry their PostgreSQL type instead
-(`service.store.array_of`) and are written in binary, which is most of what an append cost
-the server's CPU in psycopg.
+(`service.store.ArrayParameter`, set up on every connection the pool opens) and are written
+in binary, which is most of what an append cost the server's CPU in psycopg.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
-from psycopg.types.array import BaseListDumper
 
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import OneCallPostgresRecorder, persistence_env
 
 pytestmark = pytest.mark.postgres
+ROOT = Path(__file__).resolve().parents[2]
 
 # States and topics that text arrays must quote and escape: quotes, backslashes, braces,
 # commas, spaces, NUL and every other byte, an empty state, non-ASCII text.
@@ -74,19 +77,41 @@ def test_a_guarded_append_is_refused_when_its_guard_moved_on(
         recorder.insert_events(_events(hand, first=2)[:1])
 
 
-def test_the_append_does_not_inspect_its_arrays_to_type_them(
-    recorder: OneCallPostgresRecorder, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    inspected: list[int] = []
-    find = BaseListDumper._find_list_element
+# A fresh process, as a server starts: its pool opens connections while the application is
+# built, before any append; each of them must send the arrays typed.
+FRESH_PROCESS_APPENDS = """
+import sys, uuid
+from pathlib import Path
+from eventsourcing.persistence import StoredEvent
+from psycopg.types.array import BaseListDumper
+from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.ops.config import parse_database_url
+from fiftyk_referee.service.store import persistence_env
 
-    def counting(self: BaseListDumper, *args: object, **kwargs: object) -> object:
-        inspected.append(1)
-        return find(self, *args, **kwargs)  # type: ignore[arg-type]
+inspected = []
+find = BaseListDumper._find_list_element
 
-    monkeypatch.setattr(BaseListDumper, "_find_list_element", counting)
-    table, hand = uuid.uuid4(), uuid.uuid4()
-    recorder.insert_events(_events(table)[:1])
-    recorder.insert_events(_events(hand), guards={table: 1})
-    assert inspected == []
-    assert len(recorder.select_events(hand)) == len(AWKWARD_STATES)
+def counting(self, *args):
+    inspected.append(1)
+    return find(self, *args)
+
+BaseListDumper._find_list_element = counting
+app = Referee(persistence_env(parse_database_url(sys.argv[1], Path()), pool_size=2))
+try:
+    table = uuid.uuid4()
+    app.recorder.insert_events([StoredEvent(table, 1, "t", b"{x}")])
+    for _ in range(6):
+        app.recorder.insert_events([StoredEvent(uuid.uuid4(), 1, "h", b"a, b")],
+                                   guards={table: 1})
+finally:
+    app.close()
+print(len(inspected))
+"""
+
+
+def test_the_append_does_not_inspect_its_arrays_to_type_them(fresh_postgres_db: str) -> None:
+    done = subprocess.run([sys.executable, "-c", FRESH_PROCESS_APPENDS, fresh_postgres_db],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0"]  # lists psycopg inspected to choose their type
