@@ -13,12 +13,11 @@ The runs alternate between the two sides for `--rounds` rounds, against one Post
 server, so both see the same machine load: REF first in odd rounds, the working tree first in
 even ones (REF, working tree, working tree, REF, …), so that whichever runs second in a round
 (a machine whose load is falling, caches warmed by the first run) is not always the same side.
-For every figure the two suites report,
-the ratio working tree ÷ REF is taken per round; the table gives its median and its min–max
-over the rounds, and says whether every round agrees on the direction. A benchmark a person
-reads, not a test: on a shared machine quote the medians, the spread and the load average.
-Everything temporary (REF's tree, its virtualenv, the reports unless `--out`) is removed
-afterwards.
+For every figure the two suites report, the ratio working tree ÷ REF is taken per round; the
+table gives its median and its min–max over the rounds, and says whether every round agrees
+on the direction. A benchmark a person reads, not a test: on a shared machine quote the
+medians, the spread and the load average. Everything temporary (REF's tree, its virtualenv,
+the reports unless `--out`) is removed afterwards, and when Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -241,8 +240,11 @@ def render(data: dict[str, Any]) -> str:
             f" {figure['verdict']} |")
     failed = [f"round {r['round']} {r['side']}: {', '.join(r['failed_sections'])}"
               for r in data["runs"] if r["failed_sections"]]
+    chance = 2 ** (1 - data["rounds"])
     lines += ["", "Ratio = working tree ÷ REF per round (REF and working-tree columns: medians"
-              " over the rounds); ↑ or ↓: the direction that is better."]
+              " over the rounds); ↑ or ↓: the direction that is better. A figure the change"
+              f" cannot touch still agrees in all {data['rounds']} rounds by chance with"
+              f" probability {chance:.0%}: compare with the control rows (echo, pgbench)."]
     if failed:
         lines += ["", "**Failed sections** (their figures are missing; see the run logs): "
                   + "; ".join(failed)]
