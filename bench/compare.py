@@ -217,7 +217,8 @@ def render(data: dict[str, Any]) -> str:
     ref, work = data["ref"], data["working_tree"]
     lines = [
         f"# `{data['command']}`", "",
-        f"{data['rounds']} rounds of `{data['suite']}`, interleaved"
+        f"{data['rounds']} round{'s' if data['rounds'] != 1 else ''} of `{data['suite']}`,"
+        " interleaved"
         f" (REF first in odd rounds, the working tree first in even ones);"
         f" {data['seconds']:.0f} s in all.", "",
         f"- REF `{ref['ref']}` = {ref['revision']} — Python: {ref['venv']}",
