@@ -13,7 +13,6 @@ from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.combinations import THROW, TRACTOR
 from fiftyk_referee.domain.shengji.play import (
-    COMPLETE_LIMIT,
     EXAMPLE_LIMIT,
     Lead,
     follow_error,
@@ -235,5 +234,19 @@ def test_a_void_seat_on_a_single_gets_every_distinct_card_and_is_truncated_only_
     assert truncated == (distinct > EXAMPLE_LIMIT)
 
 
-def test_the_complete_limit_is_the_bound_of_a_proved_list() -> None:
-    assert COMPLETE_LIMIT >= EXAMPLE_LIMIT
+@pytest.mark.parametrize(("hand", "count"), [
+    ("4C 4C 5C 5C 6C 6C 7C 8C 9C JC", EXAMPLE_LIMIT),  # 21 two-card choices and 3 pairs
+    ("4C 4C 5C 5C 6C 6C 7C 7C 8C 9C JC", EXAMPLE_LIMIT + 1),  # one more pair
+])
+def test_a_void_seat_on_a_pair_is_told_its_follows_are_complete_only_when_they_all_fit(
+        hand: str, count: int) -> None:
+    # Void in spades: any two cards follow. Exactly EXAMPLE_LIMIT legal follows all fit in
+    # the list, which is then complete; one more and it is truncated.
+    lead = make_lead(cards("3S 3S"), HEARTS_10)
+    plays, truncated = follow_examples(cards(hand), lead, HEARTS_10)
+    every = every_legal_follow(BOOK, cards(hand), lead, HEARTS_10)
+    assert len(every) == count
+    assert len(plays) == EXAMPLE_LIMIT
+    assert truncated == (count > EXAMPLE_LIMIT)
+    if not truncated:
+        assert {tuple(sorted(p, key=HEARTS_10.sort_key)) for p in plays} == every
