@@ -10,6 +10,7 @@ import pytest
 
 from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
 from fiftyk_referee.domain.game import Action
+from fiftyk_referee.domain.observer import SeatViewer
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.hand import DECLARE, ShengjiHand, check_deck
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
@@ -131,3 +132,23 @@ def test_a_ruleset_object_with_a_preset_and_options_is_read() -> None:
     rules = ShengjiRules.from_json({"preset": "tractor", "options": {"kitty_cap": 8}})
     assert rules.kitty_cap == 8
     assert ShengjiRules.from_json({"preset": "tractor"}) == TRACTOR
+
+
+# -- asking a hand for what it does not have ----------------------------------------------------
+
+def test_a_hand_in_progress_leaves_no_record_on_the_match() -> None:
+    hand = new_hand()
+    error = refusal(hand.record)
+    assert error.reason == Reason.HAND_IN_PROGRESS and error.message == "the hand is not over"
+
+
+def test_the_shengji_ruling_of_another_game_s_hand_is_refused() -> None:
+    error = refusal(lambda: GAME.ruling(object()))
+    assert error.reason == Reason.INVALID_ACTION and error.message == "not a Shengji hand"
+
+
+@pytest.mark.parametrize("seat", [4, -1])
+def test_a_view_for_a_seat_that_is_not_at_the_table_is_refused(seat: int) -> None:
+    hand = new_hand()
+    error = refusal(lambda: hand.view(SeatViewer(seat)))
+    assert error.reason == Reason.INVALID_SEAT and error.message == "seat must be 0..3"
