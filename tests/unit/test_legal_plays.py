@@ -37,8 +37,10 @@ from fiftyk_referee.domain.fiftyk.combinations import (
     beats,
     classify,
 )
+from fiftyk_referee.domain.fiftyk.events import HandDealt
 from fiftyk_referee.domain.fiftyk.legal import can_beat, iter_legal_plays, legal_plays
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.observer import SeatViewer
 
 Opts = dict[str, Any]
 
@@ -452,3 +454,12 @@ def test_ace_two_low_runs_reach_the_king() -> None:
     pair_runs = {p for p in names(legal_plays(pairs, None, ruleset))
                  if p.startswith("pair_straight") and "KS" in p and "2S" in p}
     assert len(pair_runs) == 2  # A A … K K and 2 2 … K K
+
+
+def test_the_public_deal_event_names_its_table_and_dealer() -> None:
+    rules = FIFTYK.rules("classic")
+    hand = FIFTYK.deal(table_id="table-7", number=3, rules=rules, players=4, dealer=2,
+                       seat_players=[None] * 4, carry={}, deck=None, seed=b"s" * 32)
+    dealt = FIFTYK.public_event(hand.collect_events()[0], SeatViewer(1))
+    assert isinstance(dealt, HandDealt)
+    assert (dealt.table_id, dealt.hand_number, dealt.dealer) == ("table-7", 3, 2)

@@ -42,6 +42,13 @@ def test_a_declaration_naming_a_closed_window_is_refused() -> None:
     assert 0 in hand.spoken
 
 
+@pytest.mark.parametrize("value", ["one", "-1", "1.0", "1" * 10])
+def test_a_declaration_value_that_is_not_a_round_number_is_an_invalid_action(value: str) -> None:
+    hand = new_hand(dealer=None)
+    error = refusal(lambda: hand.act(0, Action(DECLARE, (), value=value)))
+    assert error.reason == Reason.INVALID_ACTION and "round number" in error.message
+
+
 def test_a_declaration_naming_a_window_not_open_yet_is_refused() -> None:
     hand = new_hand(dealer=None)
     assert refusal(lambda: hand.act(0, Action(DECLARE, (), value="2"))).reason == \
