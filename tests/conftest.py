@@ -7,6 +7,8 @@ carries its marker, and `tests/unit` holds none of them (nor benchmark or instal
 from __future__ import annotations
 
 import atexit
+import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,6 +51,26 @@ SLOWEST_FIRST = (
     "unit/test_legal_plays.py",
     "e2e/test_full_hands.py",
 )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under a mutation run (scripts/mutation), forget every result the code has cached.
+
+    mutmut runs each mutant's tests in a process forked from one that imported and collected
+    the tests with the code unmutated: an answer cached then (a trump order, a lead's
+    reading, the formats a follower owes) would hide the mutant."""
+    del session
+    if "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
+        return
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("fiftyk_referee."):
+            continue
+        for value in list(vars(module).values()):
+            found = [value, *(vars(value).values() if isinstance(value, type) else ())]
+            for item in found:
+                clear = getattr(getattr(item, "__func__", item), "cache_clear", None)
+                if callable(clear):
+                    clear()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

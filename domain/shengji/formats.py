@@ -194,11 +194,12 @@ def _beats_unit(unit: Unit, held: Counter[Card], order: TrumpOrder) -> bool:
     if not unit.is_run:
         low = order.info[unit.steps[0]].strength
         return any(n >= unit.width and order.info[c].strength > low for c, n in held.items())
-    # A run as long or longer, as wide or wider, starting at the unit's second step or above.
-    floor = walk_key(order, unit.steps[1])
+    # A run as long or longer, as wide or wider, starting at the unit's second step or above
+    # (by step alone: an off-suit trump-rank card starts a run on that step whatever its suit).
+    floor = order.info[unit.steps[1]].strength
     counts = dict(held)
     return any(_runs_from(order, c, counts, unit.width, len(unit.steps))
-               for c in held if walk_key(order, c) >= floor)
+               for c in held if order.info[c].strength >= floor)
 
 
 def first_blocked(units: Sequence[Unit], others: Sequence[Sequence[Card]],

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
+from fiftyk_referee.domain.fiftyk import GAME as FIFTYK
+from fiftyk_referee.domain.fiftyk.game import BOMBS, TRICKS
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.views import Announcement
 from fiftyk_referee.domain.observer import AUDITOR, SeatViewer
@@ -604,3 +606,12 @@ def test_seats_that_went_out_and_finished_hands_take_no_more_actions() -> None:
     assert rejected(hand, "3: resign") == Reason.HAND_OVER
     assert rejected(hand, "1: 3") == Reason.HAND_OVER
     assert hand.legal_plays(3) == []
+
+
+def test_the_game_observes_every_bomb_played_by_its_size_and_every_trick_won() -> None:
+    hand = deal("classic", CLASSIC_HANDS)
+    run(hand, CLASSIC_SCRIPT)
+    seen = FIFTYK.observe(hand, hand.collect_events())
+    # Seat 2's 2*8, seat 1's Q*4 and seat 2's 5*4; four tricks were won.
+    assert sorted(o.label for o in seen if o.name == BOMBS) == ["bomb_4", "bomb_4", "bomb_8"]
+    assert sum(o.name == TRICKS for o in seen) == 4

@@ -37,8 +37,10 @@ from fiftyk_referee.domain.fiftyk.combinations import (
     beats,
     classify,
 )
+from fiftyk_referee.domain.fiftyk.events import HandDealt
 from fiftyk_referee.domain.fiftyk.legal import can_beat, iter_legal_plays, legal_plays
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.observer import SeatViewer
 
 Opts = dict[str, Any]
 
@@ -419,3 +421,45 @@ def test_an_empty_hand_has_no_legal_plays() -> None:
     ruleset = ruleset_of("six_card", {})
     assert legal_plays([], None, ruleset) == []
     assert not can_beat([], classify(parse_cards("3S"), ruleset), ruleset)
+
+
+def test_four_with_two_single_kickers_is_a_legal_play_under_jiaodong() -> None:
+    ruleset = ruleset_of("jiaodong", {})  # 四带二 on: a four with two kickers of any ranks
+    hand = parse_cards("7S 7H 7C 7D 9S JS")
+    fours = [p for p in names(legal_plays(hand, None, ruleset)) if p.startswith("four_with")]
+    assert fours == ["four_with_two(7S 7H 7C 7D 9S JS)"]
+    top = classify(parse_cards("4S 4H 4C 4D 5S 6S"), ruleset)
+    following = names(legal_plays(hand, top, ruleset))
+    assert "four_with_two(7S 7H 7C 7D 9S JS)" in following
+
+
+def test_four_with_two_lists_a_pair_kicker_and_every_two_single_kickers() -> None:
+    ruleset = ruleset_of("jiaodong", {})
+    hand = parse_cards("7S 7H 7C 7D 9S 9H JS")
+    fours = [p for p in names(legal_plays(hand, None, ruleset)) if p.startswith("four_with")]
+    assert sorted(fours) == sorted([
+        "four_with_two(7S 7H 7C 7D 9S 9H)", "four_with_two(7S 7H 7C 7D 9S JS)"])
+
+
+def test_ace_two_low_runs_reach_the_king() -> None:
+    # The low order is A 2 3 … K: a straight from A or 2 may run up to the K.
+    ruleset = ruleset_of("classic", {"sequence_order": "ace_two_low"})
+    hand = parse_cards("AS 2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS KS")
+    straights = {p for p in names(legal_plays(hand, None, ruleset)) if p.startswith("straight")}
+    assert "straight(3S 4S 5S 6S 7S 8S 9S 10S JS QS KS AS 2S)" in straights  # A … K
+    assert "straight(3S 4S 5S 6S 7S 8S 9S 10S JS QS KS 2S)" in straights  # 2 … K
+    assert "straight(3S 4S 5S 6S 7S 8S 9S 10S JS QS KS AS)" in straights  # 3 … A, natural
+    pairs = parse_cards("AS AH 2S 2H 3S 3H 4S 4H 5S 5H 6S 6H 7S 7H 8S 8H 9S 9H 10S 10H JS JH"
+                        " QS QH KS KH")
+    pair_runs = {p for p in names(legal_plays(pairs, None, ruleset))
+                 if p.startswith("pair_straight") and "KS" in p and "2S" in p}
+    assert len(pair_runs) == 2  # A A … K K and 2 2 … K K
+
+
+def test_the_public_deal_event_names_its_table_and_dealer() -> None:
+    rules = FIFTYK.rules("classic")
+    hand = FIFTYK.deal(table_id="table-7", number=3, rules=rules, players=4, dealer=2,
+                       seat_players=[None] * 4, carry={}, deck=None, seed=b"s" * 32)
+    dealt = FIFTYK.public_event(hand.collect_events()[0], SeatViewer(1))
+    assert isinstance(dealt, HandDealt)
+    assert (dealt.table_id, dealt.hand_number, dealt.dealer) == ("table-7", 3, 2)

@@ -357,6 +357,7 @@ def test_trick_names_the_winning_play(plays: list[str], winner: int) -> None:
 def test_trick_plays_of_another_size_than_the_lead_are_not_legal_plays() -> None:
     answer = ask("trick", hearts(plays=[["3C"], ["4C"], ["5C", "6C"], ["7C"]]))
     assert answer["error"] == "INVALID_REQUEST"
+    assert answer["message"] == ("input.plays[2] has 2 cards; a legal follow has the lead's 1")
 
 
 # -- Shengji: throw (docs/shengji.md#leading-and-throwing) -----------------------------------

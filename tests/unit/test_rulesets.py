@@ -414,3 +414,14 @@ def test_stock_seat_counts_shrink_when_the_hands_would_not_fit_the_deck() -> Non
     assert Ruleset.from_spec("six_card_two_packs",
                              {"hand_size": 10, "jokers": False}).player_counts() == (
         2, 3, 4, 5, 6)
+
+
+@pytest.mark.parametrize(("size", "allowed"), [(5, True), (6, True), (8, True), (10, True),
+                                               (7, False), (9, False), (11, False)])
+def test_a_stock_game_deals_only_the_hand_sizes_the_options_allow(size: int,
+                                                                  allowed: bool) -> None:
+    if allowed:
+        assert Ruleset.from_spec("five_card", {"hand_size": size}).hand_size == size
+    else:
+        with pytest.raises(InvalidRuleset):
+            Ruleset.from_spec("five_card", {"hand_size": size})

@@ -90,6 +90,11 @@ def test_the_sequence_of_owed_formats_walks_down_one_split_at_a_time() -> None:
     assert describe_format(((2, 2, 2), (2,), (1,))) == "a tractor of 3, a pair, a single"
 
 
+def test_an_owed_format_is_named_in_words() -> None:
+    assert describe_format(((3, 3), (3,), (1,), (1,))) == "a titanic of 2, a triple, 2 × single"
+    assert describe_format(((3, 2), (2,), (2,))) == "a run of triple-pair, 2 × pair"
+
+
 def test_three_packs_a_triple_is_not_owed_where_the_house_reads_a_tractor() -> None:
     lead = "7S 7S 7S 8S 8S"  # the rule book: a triple and a pair; the house: 7-8 and a 7
     assert [c.kind for c in BOOK.read(cards(lead), HEARTS).components] == ["triple", "pair"]

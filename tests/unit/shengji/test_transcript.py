@@ -126,6 +126,7 @@ def test_the_hands_form_needs_four_hands() -> None:
         hands[(3 + index) % 4].append(card)
     base = {k: v for k, v in transcript([], dealer=2, levels=["5", "2"]).items() if k != "deck"}
     kitty = deck[4 * RULES.hand_size:]
-    with pytest.raises(InvalidTranscript):
+    with pytest.raises(InvalidTranscript) as error:
         GAME.adjudicate({**base, "hands": hands[:3], "kitty": kitty})
+    assert '"hands" must be a list of 4 card lists' in str(error.value)
     assert GAME.adjudicate({**base, "hands": hands, "kitty": kitty})["status"] == "in_progress"
