@@ -11,3 +11,11 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value

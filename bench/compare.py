@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import machine
-from bench.arguments import positive
+from bench.arguments import positive, positive_float
 from bench.suite import NEEDS_POSTGRES, SECTIONS, fmt
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -433,7 +433,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="the suite's full sizes instead of --quick (minutes per run)")
     parser.add_argument("--repeats", type=positive, metavar="N",
                         help="passed to `bench suite`: repeats of every load run")
-    parser.add_argument("--seconds", type=_positive_float, metavar="S",
+    parser.add_argument("--seconds", type=positive_float, metavar="S",
                         help="passed to `bench suite`: measured seconds of each load run")
     parser.add_argument("--tables", type=positive, metavar="T",
                         help="passed to `bench suite`: e2e tables")
@@ -451,13 +451,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="also write the comparison as JSON")
     parser.set_defaults(handler=run)
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

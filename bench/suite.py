@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import e2e, growth, hand, machine, rules, store
-from bench.arguments import positive
+from bench.arguments import positive, positive_float
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.store import DEFAULT_CACHE_SIZE
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
@@ -802,7 +802,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="where report.md, report.json and the server logs go")
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes for a smoke test (figures mean little)")
-    parser.add_argument("--seconds", type=_positive_float, metavar="S",
+    parser.add_argument("--seconds", type=positive_float, metavar="S",
                         help="measured seconds of each e2e/echo run (default 10; store runs"
                         " use at most 5)")
     parser.add_argument("--repeats", type=positive, metavar="N",
@@ -815,13 +815,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="an existing PostgreSQL server where the suite may create (and"
                         " drop) databases, instead of a throwaway one")
     parser.set_defaults(handler=run)
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return value
 
 
 def _argv(args: argparse.Namespace) -> list[str]:

@@ -14,9 +14,10 @@ from fiftyk_referee.domain.observer import SeatViewer
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.hand import DECLARE, ShengjiHand, check_deck
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
-from fiftyk_referee.domain.shengji.scoring import HandFacts, score_hand
+from fiftyk_referee.domain.shengji.scoring import score_hand
 from fiftyk_referee.domain.shengji.views import ShengjiResult
 from tests.unit.shengji.helpers import NOTHING, deck_for, new_hand
+from tests.unit.shengji.test_scoring import facts
 
 TRACTOR = ShengjiRules.from_spec("tractor")
 
@@ -58,15 +59,6 @@ def test_a_declaration_naming_a_window_not_open_yet_is_refused() -> None:
 
 
 # -- what a hand leaves on the match --------------------------------------------------------
-
-def facts(**changes: object) -> HandFacts:
-    """Facts of a tractor hand dealt by seat 0 with both teams at 2, changed as given."""
-    base: dict[str, object] = {
-        "dealer": 0, "levels": ("2", "2"), "trick_points": 0, "kitty_points": 0,
-        "last_winner": 0, "last_lead_largest": 1, "failed_throws": (), "room_points": (0,) * 4}
-    base.update(changes)
-    return HandFacts(**base)  # type: ignore[arg-type]
-
 
 def test_a_hand_that_does_not_end_the_match_scores_the_levels_climbed() -> None:
     # The dealer side (team 0) holds the attackers to 0 points: three levels, 2 -> 5.
