@@ -22,6 +22,7 @@ Run it alone: `./scripts/test -n 0 -m failover -s`.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import statistics
 import threading
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 import grpc
+import psutil
 import pytest
 
 from fiftyk_referee.service.client import RefereeClient
@@ -425,3 +427,35 @@ def _report(timings: list[tuple[float, float]], bots: Bots, synchronous: float,
           f" {bots.in_doubt} in doubt, resolved by resending ({bots.in_doubt_applied} had"
           f" been stored); refusals {dict(bots.refusals)}; throughput synchronous"
           f" {synchronous:.1f}/s, asynchronous {asynchronous:.1f}/s")
+
+
+def test_a_node_whose_keeper_service_dies_is_restarted_and_keeps_its_state() -> None:
+    """The formation's keepers survive their own service restarts. pg_autoctl's supervisor
+    restarts a service that dies; a node started by `create --run` restarts through the init
+    path, which in pg_auto_failover 2.0 fails five times and stops the node (what failed CI
+    once, and what this test saw on the old harness)."""
+    try:
+        formation = AutoFailoverCluster()
+    except ClusterError as error:
+        pytest.fail(str(error), pytrace=False)
+    try:
+        formation.start_monitor()
+        node = formation.add_node("node-a")
+        _until(lambda: bool(_services(node.process.pid)), "the node-active service")
+        services = _services(node.process.pid)
+        for service in services:
+            service.kill()
+        _until(lambda: bool(_services(node.process.pid) - services) or
+               node.process.poll() is not None, "a new node-active service")
+        assert node.process.poll() is None, formation.log_tail()
+        formation.wait_state("node-a", {"single"})
+    finally:
+        formation.stop()
+
+
+def _services(root: int) -> set[psutil.Process]:
+    """The running node-active services under a node's `pg_autoctl`."""
+    with contextlib.suppress(psutil.NoSuchProcess):
+        return {child for child in psutil.Process(root).children(recursive=True)
+                if "node-active" in child.cmdline() or "node active" in " ".join(child.cmdline())}
+    return set()

@@ -45,7 +45,6 @@ POLL_SECONDS = 0.2
 DROP_WAIT_SECONDS = 10
 DEADLOCK_ATTEMPTS = 5
 COMMAND_TIMEOUT_SECONDS = 120.0
-CONFIG_RETRY_SECONDS = 30.0
 # Monitor settings (milliseconds): how fast a dead primary is noticed and replaced.
 MONITOR_SETTINGS = {
     "pgautofailover.health_check_period": 1000,
@@ -118,26 +117,41 @@ class AutoFailoverCluster:
             return ["runuser", "-u", SERVER_OS_USER, "--", *command]
         return command
 
-    def _run(self, *argv: str) -> str:
+    def _run(self, *argv: str, log: Path | None = None) -> str:
+        """Run a pg_autoctl command to its end; its output is appended to `log` if given."""
         assert self.pg_autoctl is not None
         done = subprocess.run(self._argv([self.pg_autoctl, *argv]), cwd=self.base,
                               capture_output=True, text=True, errors="replace", check=False,
                               timeout=COMMAND_TIMEOUT_SECONDS)
+        if log is not None:
+            with log.open("a") as out:
+                out.write(done.stdout + done.stderr)
         if done.returncode != 0:
             raise ClusterError(f"pg_autoctl {' '.join(argv)} failed ({done.returncode}):\n"
                                f"{done.stdout}\n{done.stderr}")
         return done.stdout
 
-    def _spawn(self, name: str, argv: Sequence[str], port: int | None = None) -> Node:
+    def _spawn(self, name: str, create: Sequence[str], port: int | None = None,
+               settings: dict[str, str] | None = None) -> Node:
+        """Create the instance with `pg_autoctl create` (which returns once it is initialised:
+        a standby has its base backup), write its settings while nothing reads the
+        configuration, then run it with `pg_autoctl run`.
+
+        Never `create --run`: its supervisor restarts a failed service through the init
+        path, which in pg_auto_failover 2.0 then asks the local server instead of the monitor
+        whether the node was dropped, and gives up after five restarts (CI met this once)."""
         assert self.pg_autoctl is not None
         log = self.base / f"{name}.log"
         pgdata = self.base / name
         port = port or _free_port()
+        self._run(*create, "--pgdata", str(pgdata), "--pgport", str(port),
+                  "--pgctl", str(self.bindir / "pg_ctl"), "--hostname", HOST,
+                  "--auth", "trust", "--no-ssl", log=log)
+        for key, value in (settings or {}).items():
+            self._run("config", "set", "--pgdata", str(pgdata), key, value)
         with log.open("ab") as out:
             process = subprocess.Popen(
-                self._argv([self.pg_autoctl, *argv, "--pgdata", str(pgdata),
-                            "--pgport", str(port), "--pgctl", str(self.bindir / "pg_ctl"),
-                            "--hostname", HOST, "--auth", "trust", "--no-ssl", "--run"]),
+                self._argv([self.pg_autoctl, "run", "--pgdata", str(pgdata)]),
                 cwd=self.base, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True)
         return Node(name, port, pgdata, process, log)
@@ -189,28 +203,12 @@ class AutoFailoverCluster:
         a free port or the given one (a replacement taking a lost node's address); return
         once the monitor reports it primary or secondary."""
         node = self._spawn(name, ["create", "postgres", "--name", name, "--dbname", DATABASE,
-                                  "--listen", HOST, "--monitor", self.monitor_uri], port)
+                                  "--listen", HOST, "--monitor", self.monitor_uri], port,
+                           KEEPER_SETTINGS)
         self.nodes[name] = node
         self._wait(lambda: self.state(name) in {"primary", "secondary", "single"},
                    f"node {name} to join the formation")
-        for key, value in KEEPER_SETTINGS.items():
-            self._set_keeper_setting(node, key, value)
         return node
-
-    def _set_keeper_setting(self, node: Node, key: str, value: str) -> None:
-        """`pg_autoctl config set` on a running node. The node's keeper rewrites its
-        configuration file in place (truncate, then write) as it moves through its first
-        states, and a `config set` that reads it in between finds no `[pg_autoctl]` section
-        (CI met this once): read again until the file is whole."""
-        deadline = time.monotonic() + CONFIG_RETRY_SECONDS
-        while True:
-            try:
-                self._run("config", "set", "--pgdata", str(node.pgdata), key, value)
-                return
-            except ClusterError as error:
-                if "configuration file" not in str(error) or time.monotonic() > deadline:
-                    raise
-            time.sleep(POLL_SECONDS)
 
     def states(self) -> dict[str, tuple[str, str]]:
         """Every node's reported and assigned state, as the monitor has them."""
