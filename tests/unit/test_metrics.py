@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.cards import SUITS, parse_cards
 from fiftyk_referee.domain.fiftyk.combinations import classify
 from fiftyk_referee.domain.fiftyk.game import bomb_size_label
-from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.fiftyk.rulesets import OPTIONS, Ruleset
 from fiftyk_referee.domain.game import Observation
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.ops.metrics import LATENCY_BUCKETS, Metrics
@@ -84,6 +86,19 @@ def test_bomb_size_label_names_n_of_a_kind_by_count_and_special_bombs_by_type() 
     assert tuple(labels) == (
         "bomb_4", "fifty_k", "pure_fifty_k",
     )
+
+
+def test_bomb_sizes_shown_at_zero_are_exactly_the_n_of_a_kind_a_ruleset_can_make() -> None:
+    """Every n-of-a-kind bomb some ruleset can make shows from the first scrape, and no
+    other: the smallest is `min_bomb`'s smallest choice (triples as bombs), the largest every
+    card of a rank in the largest deal (eight, two packs)."""
+    choices = {spec.name: [int(str(choice)) for choice in spec.choices] for spec in OPTIONS
+               if spec.name in {"min_bomb", "packs"}}
+    smallest, largest = min(choices["min_bomb"]), max(choices["packs"]) * len(SUITS)
+    text = Metrics().render().decode()
+    sizes = set(re.findall(r'fiftyk_bombs_total\{game="fiftyk",preset="classic",size="bomb_(\d+)"',
+                           text))
+    assert sorted(int(size) for size in sizes) == list(range(smallest, largest + 1))
 
 
 def test_game_and_store_metrics_move_by_the_observed_amounts() -> None:
