@@ -16,6 +16,7 @@ import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk import GAME as FIFTYK
+from fiftyk_referee.domain.fiftyk.events import Announced
 from fiftyk_referee.domain.fiftyk.game import BOMBS, TRICKS
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.views import Announcement
@@ -469,6 +470,10 @@ def test_public_hand_counts_show_every_count_and_announcements_are_recorded() ->
     assert counts(hand, 3) == [1, 13, 13, 13]
     events: list[Any] = list(hand.collect_events())
     assert [(e.seat, e.count) for e in events if type(e).__name__ == "Announced"] == [(0, 1)]
+    # What a watcher is told: the announcing seat and its count, the same for every viewer.
+    told = {FIFTYK.public_event(event, viewer) for event in events
+            if type(event).__name__ == "Announced" for viewer in (SeatViewer(2), AUDITOR)}
+    assert told == {Announced(seat=0, cards_left=1)}
 
 
 def test_an_announced_count_is_withdrawn_when_the_stock_refills_the_hand() -> None:
