@@ -639,6 +639,10 @@ def test_a_question_the_engine_cannot_answer_gets_a_reason_code(question: Any, c
      "INVALID_REQUEST", "card strings"),
     ("follow", hearts(lead=["AC", "AC"], hand=["AC", "3C", "4C"], play=["3C", "4C"]),
      "tractor", "shengji", "CARD_NOT_IN_DECK", "AC ×3"),
+    # The play alone is checked against the deck too: more copies than the deck holds is bad
+    # input, not a play the seat happens not to hold.
+    ("follow", hearts(lead=["AC", "AC"], hand=["3C", "3C"], play=["3C", "3C", "3C"]),
+     "tractor", "shengji", "CARD_NOT_IN_DECK", "3C ×3"),
     ("trick", hearts(plays=[["AC"], ["AC"], ["AC"], ["3C"]]), "tractor", "shengji",
      "CARD_NOT_IN_DECK", "AC ×3"),
     ("trick", hearts(plays=[["AC"], ["KC"], ["3C"]]), "tractor", "shengji",

@@ -94,6 +94,7 @@ def test_an_equal_declaration_does_not_overcall_and_a_stronger_one_does() -> Non
     close_windows(hand)
     assert hand.phase == BURYING
     assert hand.dealer == 1  # 先亮者为庄家: the first declarer deals
+    assert {hand.view(viewer).dealer for viewer in (SPECTATOR, SeatViewer(2))} == {1}
     assert hand.order.suit == "D"
     assert len(hand.hands[1]) == hand.rules.hand_size + hand.rules.kitty_size
 
@@ -262,6 +263,7 @@ def test_the_game_object_deals_first_and_later_hands_from_the_carry() -> None:
                       carry={"next_dealer": 1, "levels": ["5", "3"], "room_points": [0] * 4},
                       deck=None, seed=b"y" * 32)
     assert later.dealer == 1 and later.first_seat == 2
+    assert later.view(SPECTATOR).dealer == 1  # a carried dealer is known from the deal
     assert later.rank == 3  # the dealer side (team 1) plays at its level, 3
     assert GAME.side_seats(rules, 4) == {"team:0": (0, 2), "team:1": (1, 3)}
 

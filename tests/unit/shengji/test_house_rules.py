@@ -131,6 +131,15 @@ def test_a_failed_throw_plays_the_first_unit_the_first_blocking_seat_beats() -> 
     assert house is not None and list(house.cards) == cards("9C")  # the smallest unit first
 
 
+def test_each_trick_option_stands_alone_a_house_reading_with_the_books_failed_throw() -> None:
+    # lead_reading=largest_unit alone: the throw is read into the house's units, and the
+    # rule book's failed-throw play still forces its lowest failed component.
+    mixed = TrickRules.of(ShengjiRules.from_spec("tractor", {"lead_reading": "largest_unit"}))
+    others = [cards("QC QC 3S"), cards("2D"), cards("3H")]
+    forced = mixed.forced(mixed.read(cards("9C 8C 8C 4C 4C"), HEARTS), others, HEARTS)
+    assert forced is not None and list(forced.cards) == cards("4C 4C")
+
+
 def test_the_seat_asked_first_decides_the_forced_unit() -> None:
     throw = "9C 8C 8C 4C 4C"
     first_beats_a_pair = [cards("5C 5C"), cards("JC"), cards("3H")]
@@ -242,6 +251,18 @@ def test_house_examples_of_a_long_holding_are_the_owed_format_at_its_lowest() ->
     assert HOUSE.requirements(hand, lead, HEARTS) == (
         Constraint("count", count=5), Constraint("suit", count=5, group="S"),
         Constraint("format", count=5, group="S", cards=("5S", "5S", "2S", "6S", "7S")))
+
+
+def test_house_examples_of_many_trumps_come_lowest_first_in_the_trump_order() -> None:
+    # Two trump singles led, twelve trumps held: the off-suit 10s (level 10) and the jokers rank
+    # above A♥ in this game's order, though a 10 is below a J by the cards' face value.
+    lead = HOUSE.read(cards("9H 7H"), HEARTS)
+    hand = cards("5H 5H 6H 7H 10S JH QH KH AH 10C SJ BJ 2D 3S")
+    examples, truncated = HOUSE.examples(hand, lead, HEARTS)
+    assert truncated and len(examples) == 24
+    keys = [[HEARTS.sort_key(card) for card in play] for play in examples]
+    assert keys == sorted(keys)
+    assert examples[:4] == [cards("5H 5H"), cards("5H 6H"), cards("5H 7H"), cards("5H JH")]
 
 
 def test_a_house_seat_short_of_the_suit_or_holding_just_enough_owes_no_format() -> None:
