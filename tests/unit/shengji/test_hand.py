@@ -154,7 +154,13 @@ def test_one_pack_forbids_burying_points() -> None:
     with_points = ["5S", "10S", "KS", *[c for c in held if c not in ("5S", "10S", "KS")][:3]]
     assert refused(hand, 0, Action(BURY, tuple(with_points))) == \
         Reason.BURY_POINTS_FORBIDDEN
-    bury_lowest(hand)
+    offered = hand.legal_actions(0)
+    assert offered.kinds == {BURY} and offered.truncated and len(offered.plays) == 1
+    example = offered.plays[0]
+    assert example is not None and example.kind == BURY
+    assert len(example.cards) == hand.rules.kitty_size
+    assert not {"5S", "10S", "KS", "5H", "10H", "KH"} & set(example.cards)
+    hand.act(0, Action(BURY, example.cards))  # the example the dealer is offered is accepted
     assert not any(c.rank in (5, 10, 13) for c in hand.kitty)
 
 
