@@ -254,8 +254,9 @@ def test_house_examples_of_a_long_holding_are_the_owed_format_at_its_lowest() ->
 
 
 def test_house_examples_of_many_trumps_come_lowest_first_in_the_trump_order() -> None:
-    # Two trump singles led, twelve trumps held: the off-suit 10s (level 10) and the jokers rank
-    # above A♥ in this game's order, though a 10 is below a J by the cards' face value.
+    # Two trump singles led, twelve trumps held (nothing owed but the suit): the off-suit 10s
+    # (level 10) and the jokers rank above A♥ in this game's order, though a 10 is below a J
+    # by the cards' face value.
     lead = HOUSE.read(cards("9H 7H"), HEARTS)
     hand = cards("5H 5H 6H 7H 10S JH QH KH AH 10C SJ BJ 2D 3S")
     examples, truncated = HOUSE.examples(hand, lead, HEARTS)
@@ -263,6 +264,13 @@ def test_house_examples_of_many_trumps_come_lowest_first_in_the_trump_order() ->
     keys = [[HEARTS.sort_key(card) for card in play] for play in examples]
     assert keys == sorted(keys)
     assert examples[:4] == [cards("5H 5H"), cards("5H 6H"), cards("5H 7H"), cards("5H JH")]
+    # Fifteen trumps against three singles: too many follows (455) to list them all, so the
+    # examples are only the ones drawn from the holding, lowest first.
+    lead = HOUSE.read(cards("9H 7H 6H"), HEARTS)
+    hand = cards("2H 3H 4H 5H 6H 8H JH QH KH AH 10S 10C 10D SJ BJ 2D 3S")
+    examples, truncated = HOUSE.examples(hand, lead, HEARTS)
+    assert truncated and len(examples) == 24
+    assert examples[:3] == [cards("2H 3H 4H"), cards("2H 3H 5H"), cards("2H 3H 6H")]
 
 
 def test_a_house_seat_short_of_the_suit_or_holding_just_enough_owes_no_format() -> None:
