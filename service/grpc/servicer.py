@@ -50,6 +50,7 @@ from fiftyk_referee.service.errors import (
     Unavailable,
 )
 from fiftyk_referee.service.grpc import auth
+from fiftyk_referee.service.grpc.callers import CALLER
 from fiftyk_referee.service.grpc.convert import (
     action_kinds_to_proto,
     entropy_window_from_proto,
@@ -302,6 +303,12 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return outcome
 
     def _principal(self, context: Context) -> auth.Principal:
+        """Who the call is: as the outermost interceptor verified it (`CALLER`), else
+        verified here. A call whose credential did not verify there (counted as anonymous)
+        is verified again here, which refuses it with its reason."""
+        caller = CALLER.get()
+        if caller is not None and caller.authenticated:
+            return caller.principal
         return auth.authenticate(context.invocation_metadata(), self._config)
 
     @staticmethod
