@@ -354,7 +354,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     await hub.start()
     lobby = await loop.run_in_executor(
         executor, lambda: Lobby(app, create=config.create_schema))
-    lobby_follower = LobbyFollower(lobby)
+    # The lobby follows the feed from the hub's batches (the hub reads and decodes each
+    # event once for both); it is handed every batch after the hub's head now.
+    lobby_follower = LobbyFollower(lobby, hub.head)
+    hub.add_listener(lobby_follower.offer)
     hooks = config.webhook_settings
     webhooks = await loop.run_in_executor(
         executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
