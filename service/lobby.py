@@ -394,10 +394,10 @@ class LobbyFollower:
     def _follow(self) -> None:
         retry = True  # the first round catches up with what was written before the hub
         while not self._stopping.is_set():
-            if not retry and not self._offered.wait(self.poll_seconds):
-                continue
-            if self._stopping.is_set():
-                return
+            if not retry:
+                self._offered.wait()  # `stop` sets it too
+                if self._stopping.is_set():
+                    return
             after, events = self._take()
             try:
                 self.lobby.apply(after, events)
@@ -408,8 +408,9 @@ class LobbyFollower:
             except ServiceError as error:  # e.g. STORE_UNAVAILABLE from the bounded recorder
                 log.warning("lobby: %s; retrying", error.message)
                 retry = True
-            if retry:
-                self._stopping.wait(self.poll_seconds)
+            # One transaction a round at most, however many batches the hub hands over
+            # meanwhile (under load it hands one over after nearly every command).
+            self._stopping.wait(self.poll_seconds)
 
     def stop(self) -> None:
         """Stop following."""
