@@ -10,7 +10,9 @@ also with several replicas on one PostgreSQL database, and the lobby survives re
 rebuilds from the whole feed when its tables are new.
 
 Listing catches up first, so a listing reflects every command acknowledged before it
-(`as_of_position`); a background thread (`LobbyFollower`) keeps it current in between. Tables
+(`as_of_position`); a background thread (`LobbyFollower`) keeps it current in between, from
+the events the feed hub has already read and decoded (it reads the store itself only for
+what the hub's batches do not cover). Tables
 are sorted by the feed position of their last event, most recent first, which is their
 last activity; pages continue after the last position shown (keyset paging).
 """
@@ -22,7 +24,7 @@ import binascii
 import json
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -55,6 +57,8 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 BATCH_SIZE = 500
 DEFAULT_FOLLOW_SECONDS = 0.5
+# Events offered by the feed hub and not applied yet, at most (beyond: read back later).
+MAX_PENDING = 10 * BATCH_SIZE
 log = logging.getLogger(__name__)
 
 CREATE_STATEMENTS = (
@@ -269,6 +273,19 @@ class Lobby:
                 position = self._batch(position, head)
             return position
 
+    def apply(self, after: int, events: Sequence[FeedEvent]) -> int:
+        """Apply feed events a caller already read and decoded (the feed hub's batches):
+        `events` must be every published event after position `after`, in order. What the
+        lobby lacks up to `after` is read from the store first; events it has applied are
+        skipped. Returns the lobby's position."""
+        with self._lock:
+            position = self.position()
+            while position < after:
+                position = self._batch(position, after)
+            while newer := [e for e in events if e.position > position][:self.batch_size]:
+                position = self._write(position, newer, newer[-1].position)
+            return position
+
     def _batch(self, seen: int, head: int) -> int:
         """Apply the events after `seen` (at most a batch, up to `head`); the new position."""
         notifications = self.app.recorder.select_notifications(
@@ -277,6 +294,12 @@ class Lobby:
         events = [e for n in notifications
                   if (e := feed_event(self.app.mapper.to_domain_event(n), n.id)) is not None]
         reached = notifications[-1].id if len(notifications) == self.batch_size else head
+        return self._write(seen, events, reached)
+
+    def _write(self, seen: int, events: Sequence[FeedEvent], reached: int) -> int:
+        """Apply `events` (those after `seen`, up to `reached`) and move the position to
+        `reached`, in one transaction; the position another replica claimed first if it
+        moved on meanwhile."""
         with self.store.transaction() as statements:
             claimed = statements.claim_position(PROCESS_NAME)
             if claimed != seen:  # another replica applied them meanwhile
@@ -325,13 +348,43 @@ class Lobby:
 
 
 class LobbyFollower:
-    """Keeps the lobby current on a background thread between listings."""
+    """Keeps the lobby current on a background thread between listings, from the events the
+    feed hub has already read and decoded (`offer`, its listener): the lobby reads the
+    store itself only for what the hub's batches do not cover (the events before the hub
+    started, a backlog larger than `max_pending`, or a batch a store error lost)."""
 
-    def __init__(self, lobby: Lobby, *, poll_seconds: float = DEFAULT_FOLLOW_SECONDS) -> None:
+    def __init__(self, lobby: Lobby, after: int, *,
+                 poll_seconds: float = DEFAULT_FOLLOW_SECONDS,
+                 max_pending: int = MAX_PENDING) -> None:
+        """`after`: the hub's position when `offer` starts to receive its batches."""
         self.lobby = lobby
         self.poll_seconds = poll_seconds
+        self.max_pending = max_pending
+        self._after = after  # every event after it up to the pending ones is offered
+        self._pending: list[FeedEvent] = []
+        self._guard = threading.Lock()
+        self._offered = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+
+    def offer(self, events: list[FeedEvent]) -> None:
+        """The hub's next batch (called on the event loop: only a hand-over)."""
+        with self._guard:
+            self._pending.extend(events)
+            excess = len(self._pending) - self.max_pending
+            if excess > 0:  # the oldest ones are read back from the store instead
+                self._after = self._pending[excess - 1].position
+                del self._pending[:excess]
+        self._offered.set()
+
+    def _take(self) -> tuple[int, list[FeedEvent]]:
+        with self._guard:
+            after, events = self._after, self._pending
+            self._pending = []
+            if events:
+                self._after = events[-1].position
+            self._offered.clear()
+        return after, events
 
     def start(self) -> None:
         """Follow the feed until `stop`."""
@@ -339,18 +392,30 @@ class LobbyFollower:
         self._thread.start()
 
     def _follow(self) -> None:
+        retry = True  # the first round catches up with what was written before the hub
         while not self._stopping.is_set():
+            if not retry:
+                self._offered.wait()  # `stop` sets it too
+                if self._stopping.is_set():
+                    return
+            after, events = self._take()
             try:
-                self.lobby.catch_up()
-            except STORE_ERRORS as error:  # the store is down or busy: the next round redoes it
+                self.lobby.apply(after, events)
+                retry = False
+            except STORE_ERRORS as error:  # the store is down or busy: read them back
                 log.warning("lobby: the store did not answer (%s); retrying", error)
+                retry = True
             except ServiceError as error:  # e.g. STORE_UNAVAILABLE from the bounded recorder
                 log.warning("lobby: %s; retrying", error.message)
+                retry = True
+            # One transaction a round at most, however many batches the hub hands over
+            # meanwhile (under load it hands one over after nearly every command).
             self._stopping.wait(self.poll_seconds)
 
     def stop(self) -> None:
         """Stop following."""
         self._stopping.set()
+        self._offered.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None

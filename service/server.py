@@ -69,6 +69,7 @@ from fiftyk_referee.service.store import (
 from fiftyk_referee.service.turn_clock import TurnClock
 from fiftyk_referee.service.web.gateway import WebTable
 from fiftyk_referee.service.webhooks import WebhookDispatcher, WebhookStore
+from fiftyk_referee.service.workers import Workers
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -182,7 +183,7 @@ class RunningServer:
     health: health.aio.HealthServicer
     hub: FeedHub
     clock: TurnClock
-    executor: ThreadPoolExecutor
+    executor: Workers
     store_health: StoreHealth | None = None
     certificates: asyncio.Task[None] | None = None
     servicer: RefereeServicer | None = None
@@ -335,7 +336,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     """
     tls = CertificateReloader(config.tls) if config.tls is not None else None  # TlsError
     metrics = Metrics()
-    executor = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="referee")
+    executor = Workers(config.workers, name="referee")
     loop = asyncio.get_running_loop()
     try:
         await loop.run_in_executor(executor, lambda: wait_for_database(
@@ -354,7 +355,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     await hub.start()
     lobby = await loop.run_in_executor(
         executor, lambda: Lobby(app, create=config.create_schema))
-    lobby_follower = LobbyFollower(lobby)
+    # The lobby follows the feed from the hub's batches (the hub reads and decodes each
+    # event once for both); it is handed every batch after the hub's head now.
+    lobby_follower = LobbyFollower(lobby, hub.head)
+    hub.add_listener(lobby_follower.offer)
     hooks = config.webhook_settings
     webhooks = await loop.run_in_executor(
         executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
@@ -467,7 +471,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
                          web_socket_dir, integrity, lobby_follower, dispatcher, services)
 
 
-async def _audit_periodically(app: Referee, executor: ThreadPoolExecutor,
+async def _audit_periodically(app: Referee, executor: Workers,
                               interval: float) -> None:
     """Run the integrity audit (service/integrity.py) every `interval` seconds."""
     loop = asyncio.get_running_loop()

@@ -3,8 +3,15 @@
 Watch streams and the turn clock follow the feed through the hub instead of each polling
 the database: the hub polls the store's notification log (so events written by other
 server processes sharing the database arrive too), keeps the recent tail in memory and
-wakes its listeners. A watcher that resumes from a position older than the tail reads the
-older part straight from the store, page by page, then continues from memory.
+wakes its listeners (the turn clock, the lobby, the webhooks, the active-table count: each
+event is read and decoded once for all of them). A watcher that resumes from a position
+older than the tail reads the older part straight from the store, page by page, then
+continues from memory.
+
+The tail is for watchers near the head: a few pages of the newest events. Each held event
+is a decoded domain event (about 2 KiB), so a long tail costs memory for as long as the
+process runs (20,000 events held some 40 MiB, most of a server's growth over 10,000 idle
+tables) while watchers further behind are served from the store all the same.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from concurrent.futures import Executor
 from fiftyk_referee.service.application import FeedEvent, Referee
 from fiftyk_referee.service.errors import Unavailable
 
-DEFAULT_TAIL = 20_000
+DEFAULT_TAIL = 2_000  # events held in memory: four pages
 PAGE = 500
 log = logging.getLogger(__name__)
 
@@ -55,6 +62,11 @@ class FeedHub:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[list[FeedEvent]], None]] = []
+
+    @property
+    def held(self) -> int:
+        """How many of the newest events the hub holds in memory (at most its tail)."""
+        return len(self._tail)
 
     @property
     def head(self) -> int:

@@ -13,7 +13,6 @@ import functools
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
-from concurrent.futures import Executor
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,6 +49,7 @@ from fiftyk_referee.service.errors import (
     Unavailable,
 )
 from fiftyk_referee.service.grpc import auth
+from fiftyk_referee.service.grpc.callers import CALLER
 from fiftyk_referee.service.grpc.convert import (
     action_kinds_to_proto,
     entropy_window_from_proto,
@@ -88,6 +88,7 @@ from fiftyk_referee.service.process_store import STORE_ERRORS, unavailable
 from fiftyk_referee.service.spectating import Held, SpectatorDelay
 from fiftyk_referee.service.store import store_budget
 from fiftyk_referee.service.webhooks import DeadLetter, Endpoint, WebhookStore
+from fiftyk_referee.service.workers import Workers
 
 Context = grpc.aio.ServicerContext[Any, Any]
 # The kinds the Declare and Bury aliases name (Shengji's): the edge's alias table, the game
@@ -241,7 +242,7 @@ def hand_to_proto(view: GameView) -> pb.HandView:
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
     """fiftyk.referee.v1.RefereeService over the `Referee` application."""
 
-    def __init__(self, app: Referee, config: Config, executor: Executor, hub: FeedHub,
+    def __init__(self, app: Referee, config: Config, executor: Workers, hub: FeedHub,
                  metrics: Metrics | None = None, lobby: Lobby | None = None,
                  webhooks: WebhookStore | None = None) -> None:
         self._app = app
@@ -291,8 +292,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             with store_budget(store_until):
                 return function(*args, **kwargs)
 
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, run)
+        return await self._executor.run(run)
 
     async def _command(self, function: Callable[..., Outcome], *args: Any,
                        **kwargs: Any) -> Outcome:
@@ -302,6 +302,12 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return outcome
 
     def _principal(self, context: Context) -> auth.Principal:
+        """Who the call is: as the outermost interceptor verified it (`CALLER`), else
+        verified here. A call whose credential did not verify there (counted as anonymous)
+        is verified again here, which refuses it with its reason."""
+        caller = CALLER.get()
+        if caller is not None and caller.authenticated:
+            return caller.principal
         return auth.authenticate(context.invocation_metadata(), self._config)
 
     @staticmethod

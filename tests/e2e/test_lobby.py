@@ -4,6 +4,10 @@ active first, and current with every command acknowledged before the call."""
 from __future__ import annotations
 
 import random
+import threading
+import time
+from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -12,6 +16,8 @@ from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e import test_shengji
 from tests.e2e.harness import LiveServer, server_config
+
+FOLLOW_SECONDS = 60  # a generous bound: the lobby follows within a poll or two
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +83,38 @@ def test_listing_is_for_the_platform_and_refuses_bad_tokens(lobby_server: LiveSe
         lobby_server.audit().list_tables()
     assert error_reason(refused.value)[:2] == (grpc.StatusCode.PERMISSION_DENIED,
                                                "PLATFORM_REQUIRED")
+
+
+def test_the_lobby_follows_the_feed_hub_without_reading_events_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub reads and decodes each new event once; the lobby is handed the hub's batches
+    and reads nothing from the store itself while they cover the feed."""
+    live = LiveServer(server_config(tmp_path))
+    try:
+        app, follower = live.running.app, live.running.lobby
+        assert follower is not None
+        readers: list[str] = []
+        real = app.recorder.select_notifications
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            readers.append(threading.current_thread().name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(app.recorder, "select_notifications", counted)
+        platform = live.platform()
+        fiftyk = platform.create_table("classic", 4).table.table_id
+        for seat in range(4):
+            platform.join_table(fiftyk, f"hub-f-{seat}", seat)
+        shengji = test_shengji.shengji_table(live)
+        platform.start_hand(shengji.table_id)
+        deadline = time.monotonic() + FOLLOW_SECONDS
+        while follower.lobby.position() < app.head_position():
+            assert time.monotonic() < deadline, "the lobby did not follow the feed"
+            time.sleep(0.02)
+        assert readers, "the hub reads the feed"
+        assert "lobby" not in readers
+        listed = {t.table_id: t for t in platform.list_tables().tables}
+        assert set(listed) == {fiftyk, shengji.table_id}
+        assert listed[shengji.table_id].state == pb.TABLE_STATE_PLAYING
+    finally:
+        live.stop()

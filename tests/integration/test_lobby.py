@@ -4,6 +4,7 @@ rebuilt from history, kept across restarts, each event applied once by racing re
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,13 @@ from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.table import CLOSED, PLAYING, WAITING
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.errors import ServiceError, ServiceReason, Unauthenticated
-from fiftyk_referee.service.lobby import Lobby, TableQuery
+from fiftyk_referee.service.lobby import Lobby, LobbyFollower, TableQuery
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.store import persistence_env
 
 RACERS = 3
 JOIN_TIMEOUT_SECONDS = 60
+POLL_SECONDS = 0.02
 
 
 def seated(app: Referee, game: str, preset: str, prefix: str) -> str:
@@ -162,6 +164,81 @@ class LobbyCases:
         # An event applied twice would count a hand twice.
         assert all(rows[t].state == CLOSED and rows[t].hands_played == 2 for t in tables)
         assert {lobby.position() for lobby in lobbies} == {writer.head_position()}
+
+
+    def test_the_follower_applies_the_hubs_batches_without_reading_them_back(
+            self, open_app: Callable[[], Referee], monkeypatch: pytest.MonkeyPatch) -> None:
+        app = open_app()
+        before = seated(app, "fiftyk", "classic", "early")
+        lobby = Lobby(app)
+        after = lobby.catch_up()
+        follower = LobbyFollower(lobby, after)
+        reads = _reads_by_thread(app, monkeypatch)
+        fiftyk = seated(app, "fiftyk", "classic", "fed-f")
+        shengji = seated(app, "shengji", "tractor", "fed-s")
+        resign_out(app, fiftyk)
+        app.start_hand(shengji)
+        # What the hub hands over: its pages, decoded once, in order.
+        offered = app.read_events(after, 500).events
+        for start in range(0, len(offered), 3):
+            follower.offer(offered[start:start + 3])
+        follower.start()
+        try:
+            _until(lambda: lobby.position() == app.head_position(), "the lobby to follow")
+        finally:
+            follower.stop()
+        assert "lobby" not in reads  # nothing read back from the store
+        listed = {t.table_id: t for t in lobby.list_tables(TableQuery()).tables}
+        assert set(listed) == {before, fiftyk, shengji}
+        assert (listed[fiftyk].state, listed[fiftyk].hands_played) == (WAITING, 1)
+        assert listed[shengji].state == PLAYING and listed[shengji].seats == [
+            f"fed-s-{seat}" for seat in range(4)]
+
+    def test_the_follower_reads_back_what_the_hubs_batches_missed(
+            self, open_app: Callable[[], Referee]) -> None:
+        """Events before the hub's first batch, and a backlog beyond `max_pending` (the
+        oldest offered ones are dropped), are read from the store: nothing is missed, nothing
+        applied twice."""
+        app = open_app()
+        before = seated(app, "shengji", "tractor", "old")  # before the follower: not offered
+        after = app.head_position()
+        follower = LobbyFollower(Lobby(app), after, max_pending=4)
+        fiftyk = seated(app, "fiftyk", "classic", "late-f")
+        resign_out(app, fiftyk)
+        resign_out(app, fiftyk)
+        offered = app.read_events(after, 500).events
+        assert len(offered) > 4
+        follower.offer(offered)  # more than it keeps: the oldest are dropped
+        follower.start()
+        try:
+            _until(lambda: follower.lobby.position() == app.head_position(),
+                   "the lobby to follow")
+        finally:
+            follower.stop()
+        listed = {t.table_id: t for t in follower.lobby.list_tables(TableQuery()).tables}
+        assert set(listed) == {before, fiftyk}
+        assert listed[fiftyk].hands_played == 2  # each HandRecorded applied once
+        assert listed[before].seats == [f"old-{seat}" for seat in range(4)]
+
+
+def _reads_by_thread(app: Referee, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that read the feed from the store from now on."""
+    names: list[str] = []
+    real = app.recorder.select_notifications
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        names.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app.recorder, "select_notifications", counted)
+    return names
+
+
+def _until(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + JOIN_TIMEOUT_SECONDS
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(POLL_SECONDS)
 
 
 class TestSQLite(LobbyCases):
