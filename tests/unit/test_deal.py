@@ -195,6 +195,10 @@ def test_a_preset_deck_must_be_exactly_the_presets_deck() -> None:
     with pytest.raises(RuleError) as jokers:
         check_deck(rules, [*deck, "SJ"])
     assert jokers.value.reason == Reason.INVALID_DEAL
+    assert jokers.value.message.endswith("; missing nothing, extra SJ")
+    with pytest.raises(RuleError) as one_short:
+        check_deck(rules, deck[1:])
+    assert one_short.value.message.endswith(f"; missing {deck[0]}, extra nothing")
     with pytest.raises(RuleError) as unknown:
         check_deck(rules, [*deck[:-1], "1X"])
     assert unknown.value.reason == Reason.INVALID_DEAL

@@ -19,7 +19,8 @@ from fiftyk_referee.domain.fiftyk import GAME as FIFTYK
 from fiftyk_referee.domain.fiftyk.events import Announced
 from fiftyk_referee.domain.fiftyk.game import BOMBS, TRICKS
 from fiftyk_referee.domain.fiftyk.hand import Hand
-from fiftyk_referee.domain.fiftyk.views import Announcement
+from fiftyk_referee.domain.fiftyk.views import Announcement, TopPlay
+from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.observer import AUDITOR, SeatViewer
 from tests.support.checks import (
     assert_adjudication_reproduces,
@@ -488,6 +489,27 @@ def test_an_announced_count_is_withdrawn_when_the_stock_refills_the_hand() -> No
 
 
 # -- resignation and timeouts ----------------------------------------------------------------
+
+
+def test_the_play_to_beat_is_shown_with_its_seat_type_and_cards() -> None:
+    hand = deal("classic", CLASSIC_HANDS)
+    assert hand.view(SeatViewer(1)).top is None
+    run(hand, "0: 3H")
+    for viewer in (SeatViewer(1), SeatViewer(0), AUDITOR):
+        assert hand.view(viewer).top == TopPlay(0, "single", ("3H",))
+
+
+def test_a_dry_run_checks_the_seats_own_play_and_changes_nothing() -> None:
+    hand = deal("classic", CLASSIC_HANDS)
+    version = hand.version
+    hand.check(0, Action.play(["3H"]))  # seat 0 leads and holds 3♥: no refusal
+    with pytest.raises(RuleError) as not_held:
+        hand.check(0, Action.play(["QS"]))
+    assert not_held.value.reason == Reason.CARDS_NOT_IN_HAND
+    with pytest.raises(RuleError) as not_on_turn:
+        hand.check(1, Action.play(["QS"]))
+    assert not_on_turn.value.reason == Reason.NOT_YOUR_TURN
+    assert hand.version == version
 
 
 def test_a_resigned_seat_keeps_its_cards_and_is_placed_last() -> None:

@@ -369,6 +369,13 @@ def test_bad_json_rulesets_are_refused(data: Any, fragment: str) -> None:
     assert fragment in error.value.message
 
 
+@pytest.mark.parametrize("data", [[], {"options": {}}, "classic", None])
+def test_a_ruleset_that_is_no_object_with_a_preset_is_told_the_shape(data: Any) -> None:
+    with pytest.raises(InvalidRuleset) as error:
+        Ruleset.from_json(data)
+    assert error.value.message == 'a ruleset is an object {"preset": NAME, "options": {...}}'
+
+
 # -- schema and seats ------------------------------------------------------------------------
 
 

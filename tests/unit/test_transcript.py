@@ -10,6 +10,7 @@ import pytest
 
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.fiftyk import GAME
+from fiftyk_referee.domain.fiftyk.hand import first_leader
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import (
     InvalidTranscript,
@@ -206,6 +207,8 @@ def test_hands_must_make_up_the_deck_and_fit_the_deal() -> None:
     assert "not a deal" in unreadable(by_hands(moved))
     assert "exactly" in unreadable(by_hands([*hands[:3], hands[3][1:]]))
     assert "stock" in unreadable(by_hands(hands, stock=["3H"]))
+    not_a_list = [hands[0], "3H 3S", *hands[2:]]
+    assert unreadable(by_hands(not_a_list)) == "hands[1] must be a list of card strings"
 
 
 def test_a_stock_game_transcript_gives_hands_and_the_stock_in_drawing_order() -> None:
@@ -253,6 +256,20 @@ def test_exports_of_live_hands_adjudicate_to_their_results() -> None:
                                        "options": {"first_lead": "previous_first_out"}}
         assert_adjudication_reproduces(hand)
         table.record_hand(hand)
+
+
+def test_under_previous_first_out_the_named_first_leader_stands_whoever_holds_the_lead_card(
+) -> None:
+    data = classic_transcript()
+    dealer = 3  # a transcript without "dealer": the last seat dealt
+    holder = first_leader(Ruleset.from_spec("classic"), data["deck"], 4, dealer, None)
+    other = (holder + 1) % 4
+    data["ruleset"] = {"preset": "classic", "options": {"first_lead": "previous_first_out"}}
+    data.update(first_leader=other, actions=[])
+    result = adjudicate(data)
+    assert result["status"] == "in_progress"
+    assert unreadable({**data, "ruleset": {"preset": "classic"}}).startswith(
+        f'"first_leader" {other} contradicts the deal')
 
 
 def test_exports_of_unfinished_hands_adjudicate_as_in_progress() -> None:
