@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from fiftyk_referee.domain.errors import InvalidRuleset, Reason
+from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
+from fiftyk_referee.domain.fiftyk import GAME as FIFTYK
 from fiftyk_referee.domain.fiftyk.rulesets import (
     DEFAULTS,
     OPTION_SPECS,
@@ -19,6 +20,7 @@ from fiftyk_referee.domain.fiftyk.rulesets import (
     Ruleset,
     describe_options,
 )
+from fiftyk_referee.domain.shengji import GAME as SHENGJI
 
 ALL_PRESETS = sorted(PRESETS)
 
@@ -432,3 +434,12 @@ def test_a_stock_game_deals_only_the_hand_sizes_the_options_allow(size: int,
     else:
         with pytest.raises(InvalidRuleset):
             Ruleset.from_spec("five_card", {"hand_size": size})
+
+
+def test_the_fiftyk_game_refuses_another_games_ruleset_by_name() -> None:
+    tractor = SHENGJI.rules("tractor")
+    with pytest.raises(RuleError) as error:
+        FIFTYK.deal(table_id="t", number=1, rules=tractor, players=4, dealer=0,
+                    seat_players=[None] * 4, carry={}, deck=None, seed=b"s" * 32)
+    assert error.value.reason == Reason.INVALID_RULESET
+    assert error.value.message == "not a 五十K ruleset: 'tractor'"
