@@ -10,8 +10,11 @@ shard audits and signs its own ledger. Both games are played.
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ import pytest
 from fiftyk_referee.domain.observer import AUDITOR, SeatViewer
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.errors import AlreadyExists, NotFound, ServiceReason
+from fiftyk_referee.service.grpc.feed import FeedHub
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.shards import ShardedReferee, ShardPositions, shard_of
 from fiftyk_referee.service.signing import Signer
@@ -34,6 +38,7 @@ pytestmark = pytest.mark.postgres
 TABLES = 12
 SIGNER = Signer.from_text("22" * 32)
 FEED_PAGE = 7  # small pages: a read crosses many page boundaries on both shards
+WAIT_SECONDS = 60.0  # a bound on waiting for the hub, never an expectation of speed
 
 
 def env_of(url: str) -> dict[str, str]:
@@ -240,3 +245,68 @@ def test_one_shard_is_the_single_database_referee(
     plain = open_plain(0)
     assert plain.get_table(table_id).seats[0] == "alice"
     assert plain.head_position() > 0
+
+
+@pytest.mark.parametrize(("game", "preset", "seats"), GAMES)
+def test_a_watch_on_the_tables_shard_sees_its_events_and_resumes_from_any_position(
+    open_router: Callable[..., ShardedReferee], open_plain: Callable[[int], Referee],
+    game: str, preset: str, seats: int,
+) -> None:
+    router = open_router()
+    tables = {}
+    while len(tables) < 2:  # a table on each shard, both written while one is watched
+        table_id = open_table(router, game, preset, seats)  # type: ignore[arg-type]
+        tables.setdefault(router.shard_index(table_id), table_id)
+    watched_shard, watched = 1, tables[1]
+    shard = router.shards[watched_shard]
+    executor = ThreadPoolExecutor(max_workers=2)
+
+    async def watch() -> tuple[int, list[tuple[str, int]], list[tuple[str, int]], set[str]]:
+        hub = FeedHub(shard, executor)
+        await hub.start()
+        try:
+            loop = asyncio.get_running_loop()
+            start = hub.head
+            hand_id = await loop.run_in_executor(
+                executor, lambda: play_hand(router, watched))  # type: ignore[arg-type]
+            await loop.run_in_executor(executor, lambda: play_hand(  # type: ignore[arg-type]
+                router, tables[0]))
+            ids = {watched, hand_id}
+            head = shard.head_position()
+            seen = await _follow(hub, start, ids, head)
+            middle = seen[len(seen) // 2][1]  # a client that reconnects from there
+            resumed = await _follow(hub, middle, ids, head)
+            return start, seen, resumed, ids
+        finally:
+            await hub.stop()
+
+    try:
+        start, seen, resumed, ids = asyncio.run(watch())
+    finally:
+        executor.shutdown(wait=True)
+    # What today's referee on that database would stream: the table's and its hand's events.
+    feed = open_plain(watched_shard).read_events(start, 1_000).events
+    assert seen == [(e.aggregate_id, e.position) for e in feed if e.aggregate_id in ids]
+    assert len(seen) > seats
+    assert resumed == [item for item in seen if item[1] > seen[len(seen) // 2][1]]
+    assert tables[0] not in {e.aggregate_id for e in feed}, "another shard's table leaked"
+
+
+async def _follow(hub: FeedHub, position: int, ids: set[str], until: int
+                  ) -> list[tuple[str, int]]:
+    """A watch stream's loop: the events of `ids` after `position`, until the hub has read
+    past `until` (bounded: fails after WAIT_SECONDS)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    seen: list[tuple[str, int]] = []
+    while position < until:
+        assert time.monotonic() < deadline, "the hub did not reach the shard's head"
+        events = await hub.after(position)
+        if not events:
+            hub.poke()
+            await hub.wait_beyond(position, 1.0)
+            continue
+        for event in events:
+            position = event.position
+            if event.aggregate_id in ids:
+                seen.append((event.aggregate_id, event.position))
+    return seen
