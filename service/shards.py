@@ -43,6 +43,7 @@ from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.application import (
     DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
     FeedEvent,
     HistoryPage,
     MetricsHook,
@@ -298,12 +299,13 @@ class ShardedReferee(NamedCommands):
             raise InvalidArgument(ServiceReason.INVALID_REQUEST,
                                   f"a feed position of {len(after.positions)} shards, not"
                                   f" {self.count}")
-        pages = [shard.read_events(after.positions[index], limit, names)
+        size = min(limit, MAX_PAGE_SIZE) if limit > 0 else DEFAULT_PAGE_SIZE  # as one store's
+        pages = [shard.read_events(after.positions[index], size, names)
                  for index, shard in enumerate(self.shards)]
         streams: list[Iterable[tuple[int, FeedEvent]]] = [
             [(index, event) for event in page.events] for index, page in enumerate(pages)]
         merged = heapq.merge(*streams, key=lambda item: (item[1].timestamp, item[0]))
-        taken = list(itertools.islice(merged, max(1, limit)))
+        taken = list(itertools.islice(merged, size))
         place = after
         for index, event in taken:
             place = place.advanced(index, event.position)

@@ -193,6 +193,8 @@ def test_the_feed_across_shards_returns_every_event_once_in_each_shards_order(
         assert [p for s, p in seen if s == index] == [e.position for e in everything]
     assert place == router.head()
     assert router.read_feed(place).events == []
+    # No limit: the page size of one store's feed (100 events), not one event.
+    assert len(router.read_feed(ShardPositions.start(router.count), 0).events) == len(seen)
 
 
 def test_a_restart_keeps_every_table_on_its_shard(
