@@ -173,12 +173,16 @@ class ServerProcess:
     Its output goes to `log_path`; the first line names the ports.
     """
 
-    def __init__(self, arguments: Sequence[str], log_path: Path) -> None:
+    def __init__(self, arguments: Sequence[str], log_path: Path, *,
+                 start_timeout: float = START_TIMEOUT_SECONDS) -> None:
         # No rate limits: the lab measures the referee's capacity, which floods of tables
         # and bots at full speed would otherwise meet as RATE_LIMITED refusals.
         self.argv = [*fiftyk_command(), "serve", "--host", "127.0.0.1", "--port", "0",
                      "--metrics-port", "0", "--rate-limits", "off", *arguments]
         self.log_path = log_path
+        # `--processes N` prints its first line once every process serves: N imports and
+        # pools on a loaded machine can take minutes.
+        self.start_timeout = start_timeout
         self._process: subprocess.Popen[str] | None = None
         self._log: IO[str] | None = None
         self._drain: threading.Thread | None = None
@@ -214,7 +218,7 @@ class ServerProcess:
                                                               if process.stdout else ""),
                                   daemon=True)
         reader.start()
-        reader.join(START_TIMEOUT_SECONDS)
+        reader.join(self.start_timeout)
         return lines[0].strip() if lines else ""
 
     def _copy_output(self) -> None:

@@ -392,9 +392,11 @@ class Probes:
 
 
 @contextmanager
-def _server(ctx: Context, name: str, arguments: list[str]
+def _server(ctx: Context, name: str, arguments: list[str], *,
+            start_timeout: float = machine.START_TIMEOUT_SECONDS
             ) -> Iterator[tuple[machine.ServerProcess, machine.Serving]]:
-    process = machine.ServerProcess(arguments, ctx.out / "logs" / f"server-{name}.log")
+    process = machine.ServerProcess(arguments, ctx.out / "logs" / f"server-{name}.log",
+                                    start_timeout=start_timeout)
     with process as serving:
         yield process, serving
 
@@ -642,8 +644,8 @@ def section_scaling(ctx: Context) -> Section:
     for repeat in range(s.repeats):
         # Interleaved, one server at a time: idle servers would poll the database meanwhile.
         for n in s.writer_processes:
-            with _server(ctx, f"writers-{n}", ["--database-url", url, "--processes", str(n)]
-                         ) as (process, serving):
+            with _server(ctx, f"writers-{n}", ["--database-url", url, "--processes", str(n)],
+                         start_timeout=machine.START_TIMEOUT_SECONDS * n) as (process, serving):
                 argv[n] = process.argv
                 runs[n].append(_run_once(
                     ctx, f"writers-{n}", serving.target,
