@@ -210,20 +210,24 @@ class _Share:
     cpu_seconds: float = 0.0
 
 
-def store_env(database_url: str, tables: int, *, cache: bool) -> dict[str, str]:
+def store_env(database_url: str, tables: int, *, cache: bool,
+              create: bool = True) -> dict[str, str]:
     """The store settings for a run: one connection per table thread, a little overflow."""
     database = parse_database_url(database_url, Path("."))
     return persistence_env(database, pool_size=tables + 1, max_overflow=tables,
-                           lock_timeout_ms=10_000, cache_size=1_000 if cache else 0)
+                           lock_timeout_ms=10_000, cache_size=1_000 if cache else 0,
+                           create_schema=create)
 
 
 def open_store(database_urls: Sequence[str], tables: int, *, cache: bool,
-               metrics: Metrics | None = None) -> Referee | ShardedReferee:
-    """The application on one database, or the shard router over several (in order)."""
-    if len(database_urls) == 1:
-        return Referee(store_env(database_urls[0], tables, cache=cache), metrics=metrics)
-    return ShardedReferee([store_env(url, tables, cache=cache) for url in database_urls],
-                          metrics=metrics)
+               metrics: Metrics | None = None, create: bool = True
+               ) -> Referee | ShardedReferee:
+    """The application on one database, or the shard router over several (in order);
+    `create`: create the schema where it is missing."""
+    envs = [store_env(url, tables, cache=cache, create=create) for url in database_urls]
+    if len(envs) == 1:
+        return Referee(envs[0], metrics=metrics)
+    return ShardedReferee(envs, metrics=metrics)
 
 
 def _cpu_in_window(window: tuple[float, float], out: list[float]) -> None:
@@ -241,7 +245,8 @@ def play_tables(database_url: str | Sequence[str], tables: int, seconds: float, 
     process has its tables ready (`ready`: a barrier shared by the processes, if several)."""
     metrics = Metrics()
     urls = [database_url] if isinstance(database_url, str) else list(database_url)
-    app = open_store(urls, tables, cache=cache, metrics=metrics)
+    # Several processes: the caller created the schema (creating it at once collides).
+    app = open_store(urls, tables, cache=cache, metrics=metrics, create=ready is None)
     try:
         players = [TablePlayer(app, seed * 1_000 + i, (0.0, 0.0)) for i in range(tables)]
         if ready is not None:
@@ -290,7 +295,7 @@ def throughput(database_url: str | Sequence[str], tables: int, seconds: float, *
         shares = [play_tables(database_url, tables, seconds, cache, seed)]
     else:
         # The schema first, from here: processes creating it at once on a new database
-        # collide on PostgreSQL's catalog.
+        # collide on PostgreSQL's catalog ("tuple concurrently updated").
         open_store([database_url] if isinstance(database_url, str) else database_url, 1,
                    cache=cache).close()
         context = multiprocessing.get_context("spawn")

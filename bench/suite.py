@@ -691,7 +691,11 @@ def section_scaling(ctx: Context) -> Section:
     section.details["writers"] = {str(n): r for n, r in runs.items()}
     section.details["servers"] = {str(n): a for n, a in argv.items()}
     section.details["pgbench"] = [asdict(b) for b in bench_runs]
-    _shards(ctx, section)
+    try:
+        _shards(ctx, section)
+    except Exception:  # the writers' figures stand; the report shows the failure
+        section.error = traceback.format_exc()
+        print(section.error, file=sys.stderr)
     return section
 
 
