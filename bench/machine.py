@@ -138,9 +138,22 @@ def postmaster_pid(datadir: Path) -> int | None:
     return int(lines[0]) if lines and lines[0].strip().isdigit() else None
 
 
+def reaped_children_cpu_seconds(pid: int) -> float:
+    """CPU time of a process's children that ended and were waited for (cutime + cstime):
+    a postmaster's backends whose connections closed."""
+    text = _read(Path(f"/proc/{pid}/stat"))
+    if not text:
+        return 0.0
+    fields = text.rsplit(")", 1)[1].split()
+    return (int(fields[STAT_UTIME_AFTER_COMM + 2]) + int(fields[STAT_UTIME_AFTER_COMM + 3])
+            ) / CLOCK_TICKS
+
+
 def tree_cpu_seconds(pid: int) -> float:
-    """CPU time of a process and its direct children (a postmaster and its backends)."""
-    return process_cpu_seconds(pid) + sum(process_cpu_seconds(c) for c in children_of(pid))
+    """CPU time of a process and its direct children (a postmaster and its backends), the
+    ended ones included: a run whose connections closed before the reading still counts."""
+    return (process_cpu_seconds(pid) + reaped_children_cpu_seconds(pid)
+            + sum(process_cpu_seconds(c) for c in children_of(pid)))
 
 
 def rss_kib(pid: int) -> int:
@@ -255,5 +268,6 @@ class ServerProcess:
 
 __all__ = ["ServerProcess", "Serving", "children_of", "cpu_model", "fiftyk_command",
            "git_revision", "load_average", "machine_facts", "package_versions",
-           "postgres_facts", "postmaster_pid", "process_cpu_seconds", "rss_kib",
+           "postgres_facts", "postmaster_pid", "process_cpu_seconds",
+           "reaped_children_cpu_seconds", "rss_kib",
            "tree_cpu_seconds"]
