@@ -40,7 +40,7 @@ from typing import Any
 
 from bench import machine
 from bench.arguments import positive, positive_float
-from bench.suite import NEEDS_POSTGRES, SECTIONS, fmt
+from bench.suite import DEFAULT_SECTIONS, NEEDS_POSTGRES, SECTIONS, fmt
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ROUNDS = 3
@@ -426,9 +426,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("ref", metavar="REF", help="a commit, branch or tag (e.g. main)")
     parser.add_argument("--rounds", type=positive, default=DEFAULT_ROUNDS, metavar="N",
                         help=f"REF/working-tree pairs of suite runs (default {DEFAULT_ROUNDS})")
-    parser.add_argument("--only", default=",".join(SECTIONS),
-                        help="comma-separated sections of the suite to run (default: all:"
-                        f" {','.join(SECTIONS)})")
+    parser.add_argument("--only", default=",".join(DEFAULT_SECTIONS),
+                        help="comma-separated sections of the suite to run (default:"
+                        f" {','.join(DEFAULT_SECTIONS)}; also: scaling)")
     parser.add_argument("--full", action="store_true",
                         help="the suite's full sizes instead of --quick (minutes per run)")
     parser.add_argument("--repeats", type=positive, metavar="N",
@@ -483,7 +483,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _argv(args: argparse.Namespace) -> list[str]:
     argv = [args.ref, "--rounds", str(args.rounds)]
-    if args.only != ",".join(SECTIONS):
+    if args.only != ",".join(DEFAULT_SECTIONS):
         argv += ["--only", args.only]
     argv += ["--full"] if args.full else []
     argv += ["--build-venv"] if args.build_venv else []

@@ -138,9 +138,22 @@ def postmaster_pid(datadir: Path) -> int | None:
     return int(lines[0]) if lines and lines[0].strip().isdigit() else None
 
 
+def reaped_children_cpu_seconds(pid: int) -> float:
+    """CPU time of a process's children that ended and were waited for (cutime + cstime):
+    a postmaster's backends whose connections closed."""
+    text = _read(Path(f"/proc/{pid}/stat"))
+    if not text:
+        return 0.0
+    fields = text.rsplit(")", 1)[1].split()
+    return (int(fields[STAT_UTIME_AFTER_COMM + 2]) + int(fields[STAT_UTIME_AFTER_COMM + 3])
+            ) / CLOCK_TICKS
+
+
 def tree_cpu_seconds(pid: int) -> float:
-    """CPU time of a process and its direct children (a postmaster and its backends)."""
-    return process_cpu_seconds(pid) + sum(process_cpu_seconds(c) for c in children_of(pid))
+    """CPU time of a process and its direct children (a postmaster and its backends), the
+    ended ones included: a run whose connections closed before the reading still counts."""
+    return (process_cpu_seconds(pid) + reaped_children_cpu_seconds(pid)
+            + sum(process_cpu_seconds(c) for c in children_of(pid)))
 
 
 def rss_kib(pid: int) -> int:
@@ -173,12 +186,16 @@ class ServerProcess:
     Its output goes to `log_path`; the first line names the ports.
     """
 
-    def __init__(self, arguments: Sequence[str], log_path: Path) -> None:
+    def __init__(self, arguments: Sequence[str], log_path: Path, *,
+                 start_timeout: float = START_TIMEOUT_SECONDS) -> None:
         # No rate limits: the lab measures the referee's capacity, which floods of tables
         # and bots at full speed would otherwise meet as RATE_LIMITED refusals.
         self.argv = [*fiftyk_command(), "serve", "--host", "127.0.0.1", "--port", "0",
                      "--metrics-port", "0", "--rate-limits", "off", *arguments]
         self.log_path = log_path
+        # `--processes N` prints its first line once every process serves: N imports and
+        # pools on a loaded machine can take minutes.
+        self.start_timeout = start_timeout
         self._process: subprocess.Popen[str] | None = None
         self._log: IO[str] | None = None
         self._drain: threading.Thread | None = None
@@ -214,7 +231,7 @@ class ServerProcess:
                                                               if process.stdout else ""),
                                   daemon=True)
         reader.start()
-        reader.join(START_TIMEOUT_SECONDS)
+        reader.join(self.start_timeout)
         return lines[0].strip() if lines else ""
 
     def _copy_output(self) -> None:
@@ -251,5 +268,6 @@ class ServerProcess:
 
 __all__ = ["ServerProcess", "Serving", "children_of", "cpu_model", "fiftyk_command",
            "git_revision", "load_average", "machine_facts", "package_versions",
-           "postgres_facts", "postmaster_pid", "process_cpu_seconds", "rss_kib",
+           "postgres_facts", "postmaster_pid", "process_cpu_seconds",
+           "reaped_children_cpu_seconds", "rss_kib",
            "tree_cpu_seconds"]

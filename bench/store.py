@@ -42,6 +42,7 @@ from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.service.application import Outcome, Referee, replay
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.ops.metrics import Metrics
+from fiftyk_referee.service.shards import ShardedReferee
 from fiftyk_referee.service.store import persistence_env
 
 PRESET = "classic"
@@ -55,8 +56,8 @@ COMMAND_TARGET = 1_000.0
 REBUILD_TARGET = 30_000.0
 BENCH_TABLE = "fiftyk_bench_rows"
 PERCENTILE_95 = 0.95
-SETUP_SECONDS = 2.0  # process start and connection pools, before the common start time
-SETUP_SECONDS_PER_TABLE = 0.05  # creating and seating each table
+SETUP_TIMEOUT_SECONDS = 300.0  # processes start, open their pools and seat their tables
+START_SLACK_SECONDS = 0.05  # from the processes' rendezvous to the window's common start
 MS = 1_000.0
 TPS = re.compile(r"^tps = ([0-9.]+)", re.MULTILINE)
 
@@ -87,6 +88,8 @@ class Throughput:
     conflicts: int
     hands_completed: int
     hand_ids: list[str] = field(default_factory=list, repr=False)
+    shards: int = 1  # databases the tables were spread over (service/shards.py)
+    cpu_seconds: float = 0.0  # CPU of the playing processes within the window
 
 
 @dataclass
@@ -137,7 +140,8 @@ class Report:
 class TablePlayer(threading.Thread):
     """One table's loop: deal, then random legal moves, from `start_at` until `stop_at`."""
 
-    def __init__(self, app: Referee, seed: int, window: tuple[float, float]) -> None:
+    def __init__(self, app: Referee | ShardedReferee, seed: int,
+                 window: tuple[float, float]) -> None:
         super().__init__(daemon=True)
         self.app = app
         self.rng = random.Random(seed)
@@ -203,26 +207,62 @@ class _Share:
     conflicts: int
     completed: int
     hand_ids: list[str]
+    cpu_seconds: float = 0.0
 
 
-def store_env(database_url: str, tables: int, *, cache: bool) -> dict[str, str]:
+def store_env(database_url: str, tables: int, *, cache: bool,
+              create: bool = True) -> dict[str, str]:
     """The store settings for a run: one connection per table thread, a little overflow."""
     database = parse_database_url(database_url, Path("."))
     return persistence_env(database, pool_size=tables + 1, max_overflow=tables,
-                           lock_timeout_ms=10_000, cache_size=1_000 if cache else 0)
+                           lock_timeout_ms=10_000, cache_size=1_000 if cache else 0,
+                           create_schema=create)
 
 
-def play_tables(database_url: str, tables: int, window: tuple[float, float], cache: bool,
-                seed: int) -> _Share:
-    """One process's part of a run: `tables` threads on one application instance."""
+def open_store(database_urls: Sequence[str], tables: int, *, cache: bool,
+               metrics: Metrics | None = None, create: bool = True
+               ) -> Referee | ShardedReferee:
+    """The application on one database, or the shard router over several (in order);
+    `create`: create the schema where it is missing."""
+    envs = [store_env(url, tables, cache=cache, create=create) for url in database_urls]
+    if len(envs) == 1:
+        return Referee(envs[0], metrics=metrics)
+    return ShardedReferee(envs, metrics=metrics)
+
+
+def _cpu_in_window(window: tuple[float, float], out: list[float]) -> None:
+    """This process's CPU time between the window's wall-clock start and end."""
+    time.sleep(max(0.0, window[0] - time.time()))
+    started = time.process_time()
+    time.sleep(max(0.0, window[1] - time.time()))
+    out.append(time.process_time() - started)
+
+
+def play_tables(database_url: str | Sequence[str], tables: int, seconds: float, cache: bool,
+                seed: int, ready: Any = None) -> _Share:
+    """One process's part of a run: `tables` threads on one application instance (over
+    several databases when given several: the shard router). The window opens once every
+    process has its tables ready (`ready`: a barrier shared by the processes, if several)."""
     metrics = Metrics()
-    app = Referee(store_env(database_url, tables, cache=cache), metrics=metrics)
+    urls = [database_url] if isinstance(database_url, str) else list(database_url)
+    # Several processes: the caller created the schema (creating it at once collides).
+    app = open_store(urls, tables, cache=cache, metrics=metrics, create=ready is None)
     try:
-        players = [TablePlayer(app, seed * 1_000 + i, window) for i in range(tables)]
+        players = [TablePlayer(app, seed * 1_000 + i, (0.0, 0.0)) for i in range(tables)]
+        if ready is not None:
+            ready.wait(SETUP_TIMEOUT_SECONDS)
+        opens = time.time() + START_SLACK_SECONDS
+        window = (opens, opens + seconds)
+        for player in players:
+            player.start_at, player.stop_at = window
+        cpu: list[float] = []
+        meter = threading.Thread(target=_cpu_in_window, args=(window, cpu), daemon=True)
+        meter.start()
         for player in players:
             player.start()
         for player in players:
             player.join()
+        meter.join()
         errors = [p.error for p in players if p.error is not None]
         if errors:
             raise errors[0]
@@ -234,29 +274,35 @@ def play_tables(database_url: str, tables: int, window: tuple[float, float], cac
                       choosing=sum(p.choosing for p in players),
                       busy=sum(p.busy for p in players), conflicts=int(conflicts or 0),
                       completed=int(completed or 0),
-                      hand_ids=[h for p in players for h in p.hand_ids])
+                      hand_ids=[h for p in players for h in p.hand_ids],
+                      cpu_seconds=sum(cpu))
     finally:
         app.close()
 
 
-def throughput(database_url: str, tables: int, seconds: float, *, cache: bool = True,
-               seed: int = 1, processes: int = 1) -> Throughput:
+def throughput(database_url: str | Sequence[str], tables: int, seconds: float, *,
+               cache: bool = True, seed: int = 1, processes: int = 1) -> Throughput:
     """Accepted commands/s with `tables` tables playing concurrently for `seconds`.
 
     With several processes the tables are split between them (like server replicas sharing
-    the database), each process running its tables on threads over one application.
+    the database), each process running its tables on threads over one application. With
+    several database URLs the tables are spread over them as shards (service/shards.py).
     """
+    shards = 1 if isinstance(database_url, str) else len(database_url)
     workers = max(1, min(processes, tables))
     counts = [tables // workers + (1 if i < tables % workers else 0) for i in range(workers)]
-    start_at = time.time() + SETUP_SECONDS + SETUP_SECONDS_PER_TABLE * max(counts)
-    window = (start_at, start_at + seconds)
     if workers == 1:
-        shares = [play_tables(database_url, tables, window, cache, seed)]
+        shares = [play_tables(database_url, tables, seconds, cache, seed)]
     else:
+        # The schema first, from here: processes creating it at once on a new database
+        # collide on PostgreSQL's catalog ("tuple concurrently updated").
+        open_store([database_url] if isinstance(database_url, str) else database_url, 1,
+                   cache=cache).close()
         context = multiprocessing.get_context("spawn")
-        with context.Pool(workers) as pool:
+        with context.Manager() as manager, context.Pool(workers) as pool:
+            ready = manager.Barrier(workers)
             shares = pool.starmap(play_tables, [
-                (database_url, count, window, cache, seed * 100 + i)
+                (database_url, count, seconds, cache, seed * 100 + i, ready)
                 for i, count in enumerate(counts)
             ])
     latencies = sorted(x for share in shares for x in share.latencies)
@@ -270,6 +316,8 @@ def throughput(database_url: str, tables: int, seconds: float, *, cache: bool = 
         conflicts=sum(share.conflicts for share in shares),
         hands_completed=sum(share.completed for share in shares),
         hand_ids=[h for share in shares for h in share.hand_ids],
+        shards=shards,
+        cpu_seconds=sum(share.cpu_seconds for share in shares),
     )
 
 

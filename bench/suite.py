@@ -38,10 +38,13 @@ from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.store import DEFAULT_CACHE_SIZE
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 
-SECTIONS = ("rules", "store", "e2e", "growth")
+SECTIONS = ("rules", "store", "e2e", "growth", "scaling")
+# `scaling` starts up to 8 server processes and a second PostgreSQL server: asked for by name.
+DEFAULT_SECTIONS = ("rules", "store", "e2e", "growth")
 TITLES = {"rules": "1. Rules engine", "store": "2. Event store (PostgreSQL)",
-          "e2e": "3. End to end (gRPC)", "growth": "4. How cost grows"}
-NEEDS_POSTGRES = frozenset({"store", "e2e", "growth"})
+          "e2e": "3. End to end (gRPC)", "growth": "4. How cost grows",
+          "scaling": "5. The road past one database"}
+NEEDS_POSTGRES = frozenset({"store", "e2e", "growth", "scaling"})
 E2E_TARGET_PER_SECOND = 1_000.0
 E2E_TARGET_P99_MS = 50.0
 ECHO_RATIO_TARGET = 0.5
@@ -77,6 +80,8 @@ class Settings:
     latency_repeats: int
     latency_seconds: float
     illegal_rate: float = ILLEGAL_RATE
+    writer_processes: tuple[int, ...] = (1, 2, 4, 8)  # `fiftyk serve --processes N` runs
+    shard_tables: int = 16  # tables of each shard comparison run
 
     @classmethod
     def choose(cls, *, quick: bool, seconds: float | None, repeats: int | None,
@@ -87,7 +92,8 @@ class Settings:
                        tables=tables or 4, processes=1, store_seconds=seconds or 0.5,
                        store_tables=(1,), cache_off_tables=1, snapshot_events=60,
                        rules_repeat=2, hand_repeat=2, memory_tables=100, small_events=1_000,
-                       big_events=10_000, latency_repeats=1, latency_seconds=0.3)
+                       big_events=10_000, latency_repeats=1, latency_seconds=0.3,
+                       writer_processes=(1, 2), shard_tables=2)
         chosen = seconds or 10.0
         runs = repeats or 3
         return cls(quick=False, repeats=runs, seconds=chosen, warmup=2.0,
@@ -386,9 +392,11 @@ class Probes:
 
 
 @contextmanager
-def _server(ctx: Context, name: str, arguments: list[str]
+def _server(ctx: Context, name: str, arguments: list[str], *,
+            start_timeout: float = machine.START_TIMEOUT_SECONDS
             ) -> Iterator[tuple[machine.ServerProcess, machine.Serving]]:
-    process = machine.ServerProcess(arguments, ctx.out / "logs" / f"server-{name}.log")
+    process = machine.ServerProcess(arguments, ctx.out / "logs" / f"server-{name}.log",
+                                    start_timeout=start_timeout)
     with process as serving:
         yield process, serving
 
@@ -618,13 +626,149 @@ def section_growth(ctx: Context) -> Section:
 
 # -- running and reporting --------------------------------------------------------------------
 
+# -- 5. the road past one database -----------------------------------------------------------
+
+SHARD_LOAD_PROCESSES = 2  # processes playing the shard comparison's tables (one per core)
+SHARD_TARGET = 1.7  # issue 25: two databases against one
+
+
+def section_scaling(ctx: Context) -> Section:
+    """Writer processes on one database next to pgbench; two databases (shards) against one."""
+    s = ctx.settings
+    section = Section("scaling", TITLES["scaling"])
+    url = ctx.database("scaling")
+    runs: dict[int, list[dict[str, Any]]] = {n: [] for n in s.writer_processes}
+    argv: dict[int, list[str]] = {}
+    pgbench = store.find_pgbench(None)
+    bench_runs: list[store.PgbenchRun] = []
+    for repeat in range(s.repeats):
+        # Interleaved, one server at a time: idle servers would poll the database meanwhile.
+        for n in s.writer_processes:
+            with _server(ctx, f"writers-{n}", ["--database-url", url, "--processes", str(n)],
+                         start_timeout=machine.START_TIMEOUT_SECONDS * n) as (process, serving):
+                argv[n] = process.argv
+                runs[n].append(_run_once(
+                    ctx, f"writers-{n}", serving.target,
+                    {"server": process.cpu_seconds, "postgres": ctx.postgres_cpu},
+                    500 + 10 * repeat + n))
+        if pgbench:
+            bench_runs += store.pgbench_runs(pgbench, url, s.writer_processes, s.store_seconds)
+    one = None
+    for n in s.writer_processes:
+        figure = _e2e_figures(section, f"writers_{n}",
+                              f"{plural(n, 'server process', 'server processes')}", runs[n],
+                              None)
+        locked = [b.tps for b in bench_runs if b.clients == n and b.script == "lock+insert"]
+        if one is None:
+            one = figure
+            if locked:
+                compared(figure, f"pgbench LOCK TABLE + INSERT, {plural(n, 'client')}",
+                         median(locked), "tx/s")
+        else:
+            compared(figure, one.name, one.value)
+            if locked:
+                figure.note += (f"; {ratio(figure.value, median(locked)) or 0:.2f}× pgbench"
+                                f" LOCK TABLE + INSERT with {plural(n, 'client')}")
+    for n in s.writer_processes:
+        for script, label in (("insert", "INSERT"), ("lock+insert", "LOCK TABLE + INSERT")):
+            samples = [b.tps for b in bench_runs if b.clients == n and b.script == script]
+            if samples:
+                section.add(measured(f"scaling.pgbench_{script.replace('+', '_')}.{n}",
+                                     f"pgbench {label}, {plural(n, 'client')}", samples,
+                                     "tx/s"))
+    if not pgbench:
+        section.notes.append("pgbench not found (PATH or pg_config --bindir): no baseline.")
+    section.notes.append(
+        f"Writers: {plural(s.repeats, 'repeat')}; in each, `fiftyk serve --processes N` for N"
+        f" in {', '.join(map(str, s.writer_processes))} on the same database, started one at a"
+        f" time, each loaded by {plural(s.tables, 'table')} (one closed-loop bot each) from"
+        f" {plural(s.processes, 'load process', 'load processes')}, {s.warmup:g} s warm-up,"
+        f" {s.seconds:g} s measured. `cores busy` is CPU seconds ÷ measured seconds: with"
+        f" {machine.machine_facts()['cpus_usable']} usable cores, whoever nears that number is"
+        " what saturates. pgbench runs the same client counts on the same server: a"
+        " single-row INSERT, and one behind the recorder's `LOCK TABLE ... IN EXCLUSIVE MODE`"
+        " (what every append of the library takes to keep the feed gapless).")
+    section.details["writers"] = {str(n): r for n, r in runs.items()}
+    section.details["servers"] = {str(n): a for n, a in argv.items()}
+    section.details["pgbench"] = [asdict(b) for b in bench_runs]
+    try:
+        _shards(ctx, section)
+    except Exception:  # the writers' figures stand; the report shows the failure
+        section.error = traceback.format_exc()
+        print(section.error, file=sys.stderr)
+    return section
+
+
+def _shards(ctx: Context, section: Section) -> None:
+    """The shard router's aggregate write rate: one database, two on one server, two on two
+    servers (a second throwaway server started here)."""
+    s = ctx.settings
+    tables = s.shard_tables
+    one = ctx.database("shard_one")
+    same = [ctx.database("shard_same_a"), ctx.database("shard_same_b")]
+    other = ThrowawayPostgres()
+    other.start()
+    try:
+        second_pid = machine.postmaster_pid(other.datadir)
+        create_database(other.url("postgres"), "bench_shard_two")
+        two = [ctx.database("shard_two_a"), other.url("bench_shard_two")]
+        meters: dict[str, Callable[[], float]] = {"postgres": ctx.postgres_cpu}
+        if second_pid is not None:
+            meters["second postgres"] = lambda: machine.tree_cpu_seconds(second_pid)
+        layouts: dict[str, str | list[str]] = {"one": one, "same_server": same,
+                                                "two_servers": two}
+        results: dict[str, list[dict[str, Any]]] = {key: [] for key in layouts}
+        for repeat in range(s.repeats):
+            for key, urls in layouts.items():  # interleaved
+                cpu = CpuProbe(meters)
+                cpu.start()
+                started = time.perf_counter()
+                run = store.throughput(urls, tables, s.store_seconds,
+                                       seed=700 + 10 * repeat, processes=SHARD_LOAD_PROCESSES)
+                elapsed = time.perf_counter() - started
+                cpu.stop()
+                results[key].append({
+                    "per_second": run.per_second, "p95_ms": run.p95_ms,
+                    "conflicts": run.conflicts, "commands": run.commands,
+                    "cores_busy": {"referee": run.cpu_seconds / run.seconds,
+                                   **{k: v / elapsed for k, v in cpu.used.items()}}})
+    finally:
+        other.stop()
+    labels = {"one": "1 database", "same_server": "2 databases on one server",
+              "two_servers": "2 databases on 2 servers"}
+    base: Figure | None = None
+    for key, label in labels.items():
+        done = results[key]
+        figure = measured(f"scaling.shards.{key}", f"shard router, {label}: commands/s",
+                          [r["per_second"] for r in done], "cmd/s")
+        busy = {k: median([r["cores_busy"].get(k, 0.0) for r in done])
+                for k in done[0]["cores_busy"]} if done else {}
+        figure.note = (f"p95 {median([r['p95_ms'] for r in done]) or 0:.1f} ms; conflicts"
+                       f" {sum(r['conflicts'] for r in done)}; cores busy: "
+                       + ", ".join(f"{k} {v:.2f}" for k, v in busy.items() if v is not None))
+        if base is None:
+            base = figure
+        else:
+            compared(figure, base.name, base.value)
+            targeted(figure, f"≥ {SHARD_TARGET:g}× one database",
+                     (figure.ratio or 0) >= SHARD_TARGET, "issue 25")
+        section.add(figure)
+    section.notes.append(
+        f"Shards: {plural(s.repeats, 'repeat')}, interleaved one → two on one server → two on"
+        f" two servers; each run {plural(tables, 'table')} played in the application"
+        f" (`service/shards.py`, no gRPC) from {SHARD_LOAD_PROCESSES} processes, threads per"
+        f" table, {s.store_seconds:g} s measured (`bench store`'s loop). The referee's cores"
+        " are the playing processes' CPU in the window; PostgreSQL's are over the whole run.")
+    section.details["shards"] = results
+
+
 RUNNERS: dict[str, Callable[[Context], Section]] = {
     "rules": section_rules, "store": section_store, "e2e": section_e2e,
-    "growth": section_growth,
+    "growth": section_growth, "scaling": section_scaling,
 }
 
 
-def run_suite(out: Path, settings: Settings, *, only: Sequence[str] = SECTIONS,
+def run_suite(out: Path, settings: Settings, *, only: Sequence[str] = DEFAULT_SECTIONS,
               postgres_url: str | None = None, argv: Sequence[str] = ()) -> dict[str, Any]:
     """Run the chosen sections, write report.md and report.json to `out`, return the data."""
     out.mkdir(parents=True, exist_ok=True)
@@ -809,8 +953,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="repeats of every load run (default 3)")
     parser.add_argument("--tables", type=positive, metavar="T",
                         help="e2e tables (default 32)")
-    parser.add_argument("--only", default=",".join(SECTIONS),
-                        help=f"comma-separated sections to run (default: {','.join(SECTIONS)})")
+    parser.add_argument("--only", default=",".join(DEFAULT_SECTIONS),
+                        help="comma-separated sections to run (default:"
+                        f" {','.join(DEFAULT_SECTIONS)}; also: scaling, which starts up to 8"
+                        " server processes and a second PostgreSQL server)")
     parser.add_argument("--postgres-url", metavar="URL",
                         help="an existing PostgreSQL server where the suite may create (and"
                         " drop) databases, instead of a throwaway one")
@@ -823,7 +969,7 @@ def _argv(args: argparse.Namespace) -> list[str]:
         value = getattr(args, flag)
         if value is not None:
             argv += [f"--{flag.replace('_', '-')}", str(value)]
-    if args.only != ",".join(SECTIONS):
+    if args.only != ",".join(DEFAULT_SECTIONS):
         argv += ["--only", args.only]
     return argv
 

@@ -17,7 +17,7 @@ import pytest
 
 from bench import growth
 from bench.__main__ import main
-from bench.suite import SECTIONS, TITLES
+from bench.suite import DEFAULT_SECTIONS, SHARD_TARGET, TITLES
 from fiftyk_referee.domain.table_events import TableOpened
 from fiftyk_referee.service.application import Referee
 from fiftyk_referee.service.ops.config import parse_database_url
@@ -59,7 +59,8 @@ def test_quick_suite_runs_every_section_without_an_error(
     quick_report: tuple[int, Path, dict[str, Any]],
 ) -> None:
     code, _, data = quick_report
-    assert [(s["key"], s["error"]) for s in data["sections"]] == [(k, None) for k in SECTIONS]
+    assert [(s["key"], s["error"]) for s in data["sections"]] == [
+        (k, None) for k in DEFAULT_SECTIONS]
     assert code == 0
     assert data["settings"]["quick"] is True
     assert data["command"].startswith("scripts/bench suite --out ")
@@ -102,7 +103,8 @@ def test_quick_suite_marks_each_issue_7_target_met_or_missed(
         figure = figures[target["key"]]
         assert target["verdict"] == ("MET" if figure["met"] else "MISSED")
     markdown = (out / "report.md").read_text()
-    for heading in ("## Machine", "## Targets (issue 7)", *(f"## {TITLES[k]}" for k in SECTIONS)):
+    for heading in ("## Machine", "## Targets (issue 7)",
+                    *(f"## {TITLES[k]}" for k in DEFAULT_SECTIONS)):
         assert heading in markdown
     for target in data["targets"]:
         assert f"| {target['name']} |" in markdown and f"**{target['verdict']}**" in markdown
@@ -118,6 +120,41 @@ def test_quick_suite_names_rlcard_as_the_baseline_or_says_how_to_install_it(
         assert any("pip install rlcard" in note for note in rules["notes"])
     else:
         assert "RLCard" in ours["baseline_name"]
+
+
+SCALING_FIGURES = {
+    "e2e.writers_1.commands_per_second", "e2e.writers_2.commands_per_second",
+    "scaling.pgbench_insert.1", "scaling.pgbench_lock_insert.2",
+    "scaling.shards.one", "scaling.shards.same_server", "scaling.shards.two_servers",
+}
+
+
+@pytest.fixture(scope="module")
+def scaling_report(tmp_path_factory: pytest.TempPathFactory,
+                   postgres_server: ThrowawayPostgres) -> tuple[int, dict[str, Any]]:
+    """One quick run of the scaling section alone (it starts a second server of its own)."""
+    out = tmp_path_factory.mktemp("scaling") / "report"
+    code = main(["suite", "--out", str(out), "--quick", "--only", "scaling",
+                 "--postgres-url", postgres_server.url("postgres")])
+    return code, json.loads((out / "report.json").read_text())
+
+
+def test_the_scaling_section_compares_writer_processes_and_shards_in_one_run(
+    scaling_report: tuple[int, dict[str, Any]],
+) -> None:
+    code, data = scaling_report
+    assert [(s["key"], s["error"]) for s in data["sections"]] == [("scaling", None)]
+    assert code == 0
+    figures = {f["key"]: f for s in data["sections"] for f in s["figures"]}
+    assert set(figures) >= SCALING_FIGURES
+    one = figures["scaling.shards.one"]
+    for key in ("scaling.shards.same_server", "scaling.shards.two_servers"):
+        shards = figures[key]
+        assert shards["baseline"] == one["value"] and shards["source"] == "issue 25"
+        assert shards["met"] == ((shards["ratio"] or 0) >= SHARD_TARGET)
+    more = figures["e2e.writers_2.commands_per_second"]
+    assert more["baseline"] == figures["e2e.writers_1.commands_per_second"]["value"]
+    assert "postgres" in more["note"] and "server" in more["note"]
 
 
 def test_quick_suite_drops_the_databases_it_created(
