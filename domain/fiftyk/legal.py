@@ -8,7 +8,7 @@ are different plays. Generators are lazy, so `can_beat` stops at the first find.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations as choose
 from itertools import groupby, product
 from operator import itemgetter
@@ -99,19 +99,31 @@ def iter_legal_plays(
 ) -> Iterator[Combination]:
     """Lazily yield every distinct legal play (see module docstring)."""
     t = tables(ruleset)
-    groups = group(hand)
+    groups, bomb_class = _shape(tuple(hand), t)
     if top is None:
         yield from _normal_plays(groups, t, None, LEAD, 0)
-        yield from _bomb_class_plays(groups, t)
+        yield from bomb_class
         return
     if top.rung == NORMAL:
         yield from _normal_plays(groups, t, top.type, top.rank, len(top.cards))
         if not t.jinzhou:  # standard reach: every bomb-class play beats a normal play
-            yield from _bomb_class_plays(groups, t)
+            yield from bomb_class
             return
-    for combo in _bomb_class_plays(groups, t):
+    for combo in bomb_class:
         if beats(combo, top, ruleset):
             yield combo
+
+
+# The hands of the last few seats asked about, read once each: a seat that passed asks again
+# with the same cards. Bounded; callers only read what it returns.
+SHAPE_CACHE_SIZE = 256
+
+
+@lru_cache(maxsize=SHAPE_CACHE_SIZE)
+def _shape(hand: tuple[Card, ...], t: Tables) -> tuple[Groups, tuple[Combination, ...]]:
+    """A hand's cards by rank, and every bomb-class play it holds (they need no top play)."""
+    groups = group(hand)
+    return groups, tuple(_bomb_class_plays(groups, t))
 
 
 # -- normal types ---------------------------------------------------------------------------
