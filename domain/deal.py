@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import struct
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -55,14 +56,14 @@ DEFAULT_ENTROPY_WINDOW = 10
 MAX_ENTROPY_WINDOW = 300
 _WORD = 8
 _SPACE = 1 << 64
+_BLOCK_WORDS = struct.Struct(">4Q")  # a SHA-256 block as its four 8-byte big-endian words
 
 
 def _random_words(seed: bytes) -> Iterator[int]:
     counter = 0
     while True:
         block = hashlib.sha256(_SHUFFLE_TAG + seed + counter.to_bytes(_WORD, "big")).digest()
-        for offset in range(0, len(block), _WORD):
-            yield int.from_bytes(block[offset:offset + _WORD], "big")
+        yield from _BLOCK_WORDS.unpack(block)
         counter += 1
 
 
