@@ -119,6 +119,11 @@ def iter_legal_plays(
 SHAPE_CACHE_SIZE = 256
 
 
+def forget_hands() -> None:
+    """Empty the cache of hands read (benchmarks time a first look at a hand with it)."""
+    _shape.cache_clear()
+
+
 @lru_cache(maxsize=SHAPE_CACHE_SIZE)
 def _shape(hand: tuple[Card, ...], t: Tables) -> tuple[Groups, tuple[Combination, ...]]:
     """A hand's cards by rank, and every bomb-class play it holds (they need no top play)."""
