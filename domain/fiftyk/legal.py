@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache, lru_cache
+from itertools import chain, groupby, product
 from itertools import combinations as choose
-from itertools import groupby, product
 from operator import itemgetter
 
 from fiftyk_referee.domain.cards import (
@@ -101,17 +101,13 @@ def iter_legal_plays(
     t = tables(ruleset)
     groups, bomb_class = _shape(tuple(hand), t)
     if top is None:
-        yield from _normal_plays(groups, t, None, LEAD, 0)
-        yield from bomb_class
-        return
-    if top.rung == NORMAL:
-        yield from _normal_plays(groups, t, top.type, top.rank, len(top.cards))
-        if not t.jinzhou:  # standard reach: every bomb-class play beats a normal play
-            yield from bomb_class
-            return
-    for combo in bomb_class:
-        if beats(combo, top, ruleset):
-            yield combo
+        return chain(_normal_plays(groups, t, None, LEAD, 0), bomb_class)
+    beating = (combo for combo in bomb_class if beats(combo, top, ruleset))
+    if top.rung != NORMAL:
+        return beating
+    normal = _normal_plays(groups, t, top.type, top.rank, len(top.cards))
+    # Standard reach: every bomb-class play beats a normal play; jinzhou's must check.
+    return chain(normal, beating if t.jinzhou else bomb_class)
 
 
 # The hands of the last few seats asked about, read once each: a seat that passed asks again
