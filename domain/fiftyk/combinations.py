@@ -8,8 +8,8 @@ two combinations. Ranks are compared through integer keys that a ruleset fixes o
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
 
 from fiftyk_referee.domain.cards import (
     ACE,
@@ -83,17 +83,24 @@ JOKER_RUNGS = {
 SUIT_STRENGTH = {suit: len(SUITS) - i for i, suit in enumerate(SUITS)}
 
 
-class Combination(NamedTuple):
-    """A play: its type code, canonical cards, rank key (same-type order) and ladder rung.
-
-    A named tuple, like `Card`: immutable, and several times cheaper to make than a frozen
-    dataclass, which matters where legal-play lists make dozens per call.
-    """
+@dataclass(frozen=True, init=False)
+class Combination:
+    """A play: its type code, canonical cards, rank key (same-type order) and ladder rung."""
 
     type: str
     cards: tuple[Card, ...]
     rank: int
     rung: int
+
+    def __init__(self, type: str, cards: tuple[Card, ...], rank: int, rung: int) -> None:
+        # Frozen: the values go straight into __dict__. A frozen dataclass's own __init__
+        # sets each through object.__setattr__, about three times the cost, and legal-play
+        # lists make dozens of combinations per call.
+        values = self.__dict__
+        values["type"] = type
+        values["cards"] = cards
+        values["rank"] = rank
+        values["rung"] = rung
 
     @property
     def size(self) -> int:
