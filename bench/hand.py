@@ -2,8 +2,9 @@
 
 Targets (issue 3): a complete random hand of `classic` simulated in memory through the
 aggregate ≤ 50 ms median; rebuilding a finished hand from its events ≤ 10 ms median; random
-legal playouts (the legal plays listed at every step, one chosen at random) at least twice
-the steps per second of RLCard's Dou Dizhu game core, the closest public climbing-game engine
+legal playouts (the legal plays listed at every step, one chosen at random) at least three
+times (issue 25; issue 3 asked twice) the steps per second of RLCard's Dou Dizhu game core,
+the closest public climbing-game engine
 in Python (its `state['actions']` read at every step). A random choice is uniform over the
 legal plays plus passing when passing is allowed, in both games.
 
@@ -37,7 +38,7 @@ SEED = 20_240_503
 DEFAULT_REPEAT = 50
 HAND_TARGET_MS = 50.0
 REBUILD_TARGET_MS = 10.0
-SPEEDUP_GOAL = 2.0
+SPEEDUP_GOAL = 3.0  # issue 25 (issue 3 asked for 2×)
 NS_PER_US = 1_000
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
@@ -57,6 +58,7 @@ class Row:
     met: bool | None
     samples: int
     note: str = ""
+    issue: str = "issue 3"  # where the target comes from
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -223,7 +225,7 @@ def benchmark(repeat: int) -> tuple[list[Row], list[str]]:
     ratio = rate / rlcard
     rows.append(Row("random playout steps/s: fiftyk classic", rate, "steps/s",
                     f"≥ {SPEEDUP_GOAL:g}× RLCard", ratio >= SPEEDUP_GOAL, len(ours.rate),
-                    f"{ratio:.2f}× RLCard; " + ours.summary("hand")))
+                    f"{ratio:.2f}× RLCard; " + ours.summary("hand"), "issue 25"))
     rows.append(Row("random playout steps/s: RLCard Dou Dizhu", rlcard, "steps/s", "-", None,
                     len(theirs.rate), theirs.summary("game")))
     per_step = statistics.median(theirs.step_us) / statistics.median(ours.step_us)

@@ -1,9 +1,10 @@
 """`scripts/bench shengji`: how fast the Shengji rules answer a table's questions.
 
-Targets (issue 12): the follow-legality check ≤ 50 µs median on a 25-card `tractor` hand;
-`ListLegalPlays` (the hand's legal-actions answer: constraints plus bounded examples)
-≤ 5 ms median. Also reported: random playout steps per second (whole hands through the
-aggregate, every step asking for the legal actions, as a bot would).
+Targets (issue 25; issue 12 asked 50 µs and 5 ms medians): the follow-legality check
+≤ 10 µs median on a 25-card `tractor` hand; `ListLegalPlays` (the hand's legal-actions
+answer: constraints plus bounded examples) ≤ 1 ms at the 95th percentile. Also
+reported: random playout steps per second (whole hands through the aggregate, every step
+asking for the legal actions, as a bot would).
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ SEED = 20_261_130
 DEFAULT_REPEAT = 20
 DEFAULT_PLAYOUTS = 10
 NS_PER_US = 1_000
-FOLLOW_TARGET_US = 50.0
-LEGAL_TARGET_US = 5_000.0
+FOLLOW_TARGET_US = 10.0  # median
+LEGAL_TARGET_US = 1_000.0  # 95th percentile
 P95 = 0.95
 ORDER = trump_order(LEVEL_RANK["2"], "S", False)  # level 2, spades trump
 # Leads to follow, in clubs (a plain suit) and in trumps.
@@ -67,11 +68,14 @@ class Result:
     max_us: float
     target_us: float | None
     samples: int
+    target_on: str = "median"  # which figure the target bounds: "median" or "p95"
 
     @property
     def met(self) -> bool | None:
-        """Whether the median meets the target (None when the row has no target)."""
-        return None if self.target_us is None else self.median_us <= self.target_us
+        """Whether the median (or p95) meets the target (None when the row has no target)."""
+        if self.target_us is None:
+            return None
+        return (self.p95_us if self.target_on == "p95" else self.median_us) <= self.target_us
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -168,7 +172,7 @@ def _time_each(name: str, hands: Sequence[list[Card]], repeat: int, target: floa
             start = time.perf_counter_ns()
             call(hand)
             times.append((time.perf_counter_ns() - start) / NS_PER_US)
-    return _result(name, times, target)
+    return _result(name, times, target, target_on="p95")
 
 
 def playout_rate(hands: int) -> float:
@@ -202,10 +206,12 @@ def _random_step(hand: ShengjiHand, rng: random.Random) -> None:
         hand.act(seat, Action.play(rng.choice(answer.plays).cards))
 
 
-def _result(name: str, times: list[float], target: float | None) -> Result:
+def _result(name: str, times: list[float], target: float | None,
+            target_on: str = "median") -> Result:
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, int(P95 * len(ordered)))]
-    return Result(name, statistics.median(ordered), p95, ordered[-1], target, len(ordered))
+    return Result(name, statistics.median(ordered), p95, ordered[-1], target, len(ordered),
+                  target_on)
 
 
 def render(results: Sequence[Result], steps_per_second: float, repeat: int) -> str:
@@ -215,7 +221,8 @@ def render(results: Sequence[Result], steps_per_second: float, repeat: int) -> s
     lines = [head, "", f"{'case':<36} {'median µs':>10} {'p95 µs':>10} {'max µs':>10}"
              f" {'target µs':>10}  verdict"]
     for r in results:
-        target = "-" if r.target_us is None else f"≤ {r.target_us:g}"
+        target = ("-" if r.target_us is None
+                  else f"≤ {r.target_us:g}" + (" p95" if r.target_on == "p95" else ""))
         verdict = {True: "ok", False: "MISSED", None: ""}[r.met]
         lines.append(f"{r.name:<36} {r.median_us:>10.1f} {r.p95_us:>10.1f} {r.max_us:>10.1f}"
                      f" {target:>10}  {verdict}")

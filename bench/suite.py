@@ -234,7 +234,7 @@ def section_rules(ctx: Context) -> Section:
                               + ("" if result.plays is None
                                  else f"; {plural(round(result.plays), 'play')}")))
         if result.target_us is not None:
-            targeted(figure, f"≤ {result.target_us:g} µs", result.met, "issue 2")
+            targeted(figure, f"≤ {result.target_us:g} µs", result.met, result.issue)
         section.add(figure)
     section.notes.append(f"rules: {rules.DEALS * rules.SEATS} seeded 27-card classic hands,"
                          f" {repeat} repeats each; legal plays timed per call.")
@@ -248,7 +248,7 @@ def section_rules(ctx: Context) -> Section:
         if row.unit == "steps/s" and baseline is not None:
             compared(figure, baseline.name, baseline.median)
         if row.met is not None:
-            targeted(figure, row.target, row.met, "issue 3")
+            targeted(figure, row.target, row.met, row.issue)
         section.add(figure)
     if baseline is not None:
         section.add(Figure(key="hand.rlcard_steps_per_second", name=baseline.name,

@@ -129,7 +129,9 @@ class AggregateEvent:
 
     def mutate(self, aggregate: Any) -> Any:
         """Apply this event to `aggregate`, the next in its sequence; return it."""
-        if aggregate is None or self.originator_id != aggregate.id:
+        originator_id = self.originator_id  # the aggregate's own id object when it recorded it
+        if aggregate is None or (originator_id is not aggregate.id
+                                 and originator_id != aggregate.id):
             raise EventSequenceError(
                 f"{type(self).__qualname__} of {self.originator_id} applied to"
                 f" {getattr(aggregate, 'id', None)}")

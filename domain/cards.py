@@ -126,3 +126,11 @@ def make_deck(packs: int, *, jokers: bool) -> list[Card]:
     if jokers:
         one_pack += [SJ, BJ]
     return sort_cards(one_pack * packs)
+
+
+# Canonical sort keys of every card, looked up rather than computed (sorting plays and hands is
+# a hot path of both games). `canonical_key(card) == sort_key(card)` for every real card.
+_CANONICAL_KEYS: dict[Card, tuple[int, int]] = {
+    card: sort_key(card) for card in make_deck(1, jokers=True)
+}
+canonical_key = _CANONICAL_KEYS.__getitem__

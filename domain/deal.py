@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import struct
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from fiftyk_referee.domain.cards import Card, parse_card
+from fiftyk_referee.domain.cards import Card, make_deck, parse_card
 
 SEED_BYTES = 32
 # The name of this module's algorithm, as transcripts write it (`deal.algorithm`).
@@ -55,14 +56,15 @@ DEFAULT_ENTROPY_WINDOW = 10
 MAX_ENTROPY_WINDOW = 300
 _WORD = 8
 _SPACE = 1 << 64
+_TEXT = {card: str(card) for card in make_deck(1, jokers=True)}  # notation, looked up
+_BLOCK_WORDS = struct.Struct(">4Q")  # a SHA-256 block as its four 8-byte big-endian words
 
 
 def _random_words(seed: bytes) -> Iterator[int]:
     counter = 0
     while True:
         block = hashlib.sha256(_SHUFFLE_TAG + seed + counter.to_bytes(_WORD, "big")).digest()
-        for offset in range(0, len(block), _WORD):
-            yield int.from_bytes(block[offset:offset + _WORD], "big")
+        yield from _BLOCK_WORDS.unpack(block)
         counter += 1
 
 
@@ -119,7 +121,7 @@ def shuffled(seed: bytes, base: Sequence[Card], *, hand_id: str,
     commitment, published before the seats contributed)."""
     if contributions is None:
         cards = shuffle_deck(seed, base)
-        return cards, commitment(seed, [str(card) for card in cards])
+        return cards, commitment(seed, [_TEXT[card] for card in cards])
     return (shuffle_deck(draw_seed(seed, hand_id, contributions), base),
             seed_commitment(seed))
 

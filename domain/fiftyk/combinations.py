@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fiftyk_referee.domain.cards import (
     ACE,
@@ -21,9 +22,10 @@ from fiftyk_referee.domain.cards import (
     THREE,
     TWO,
     Card,
+    canonical_key,
     card_points,
     rank_name,
-    sort_key,
+    sort_cards,
 )
 from fiftyk_referee.domain.errors import InvalidCombination
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
@@ -81,7 +83,7 @@ JOKER_RUNGS = {
 SUIT_STRENGTH = {suit: len(SUITS) - i for i, suit in enumerate(SUITS)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class Combination:
     """A play: its type code, canonical cards, rank key (same-type order) and ladder rung."""
 
@@ -89,6 +91,16 @@ class Combination:
     cards: tuple[Card, ...]
     rank: int
     rung: int
+
+    def __init__(self, type: str, cards: tuple[Card, ...], rank: int, rung: int) -> None:
+        # Frozen: the values go straight into __dict__. A frozen dataclass's own __init__
+        # sets each through object.__setattr__, about three times the cost, and legal-play
+        # lists make dozens of combinations per call.
+        values = self.__dict__
+        values["type"] = type
+        values["cards"] = cards
+        values["rank"] = rank
+        values["rung"] = rung
 
     @property
     def size(self) -> int:
@@ -171,8 +183,8 @@ def tables(ruleset: Ruleset) -> Tables:
 
 def _counts(cards: Iterable[Card]) -> dict[int, int]:
     counts: dict[int, int] = {}
-    for card in cards:
-        counts[card.rank] = counts.get(card.rank, 0) + 1
+    for rank, _suit in cards:
+        counts[rank] = counts.get(rank, 0) + 1
     return counts
 
 
@@ -180,16 +192,31 @@ def classify(cards: Sequence[Card], ruleset: Ruleset) -> Combination:
     """The one combination the cards form (the stronger reading wins); else InvalidCombination."""
     if not cards:
         raise InvalidCombination("a play needs at least one card")
-    t = tables(ruleset)
-    canon = tuple(sorted(cards, key=sort_key))
-    counts = _counts(canon)
-    combo = _bomb_class(canon, counts, t) or _normal(canon, counts, t)
+    combo = _reading(tuple(cards), tables(ruleset))
     if combo is None:
         raise InvalidCombination(
-            f"{' '.join(str(c) for c in canon)} is not a combination of preset"
+            f"{' '.join(str(c) for c in sort_cards(cards))} is not a combination of preset"
             f" {ruleset.preset!r}"
         )
     return combo
+
+
+# Readings are remembered per ruleset's tables and cards as given: a table sees the same
+# singles, pairs and small combinations over and over. Bounded, so memory is too.
+READING_CACHE_SIZE = 1 << 14
+
+
+def forget_readings() -> None:
+    """Empty the readings cache (benchmarks time first readings with it)."""
+    _reading.cache_clear()
+
+
+@lru_cache(maxsize=READING_CACHE_SIZE)
+def _reading(cards: tuple[Card, ...], t: Tables) -> Combination | None:
+    """The combination the cards (in any order) form under the tables' ruleset, else None."""
+    canon = tuple(sorted(cards, key=canonical_key))
+    counts = _counts(canon)
+    return _bomb_class(canon, counts, t) or _normal(canon, counts, t)
 
 
 def _fifty_k_rank(cards: Sequence[Card], t: Tables) -> int | None:
@@ -325,5 +352,6 @@ def reaches(play: Combination, top: Combination, ruleset: Ruleset) -> bool:
 
 
 __all__ = [
-    "Combination", "Tables", "beats", "classify", "rank_name", "reaches", "tables",
+    "Combination", "Tables", "beats", "classify", "forget_readings", "rank_name", "reaches",
+    "tables",
 ]

@@ -8,9 +8,9 @@ are different plays. Generators are lazy, so `can_beat` stops at the first find.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from functools import cache
+from functools import cache, lru_cache
+from itertools import chain, groupby, product
 from itertools import combinations as choose
-from itertools import groupby, product
 from operator import itemgetter
 
 from fiftyk_referee.domain.cards import (
@@ -23,8 +23,7 @@ from fiftyk_referee.domain.cards import (
     TEN,
     TWO,
     Card,
-    make_deck,
-    sort_key,
+    canonical_key,
 )
 from fiftyk_referee.domain.fiftyk.combinations import (
     BIG_JOKER_PAIR,
@@ -68,11 +67,7 @@ LEAD = -1  # rank threshold below every key: any rank will do
 _LOW_ORDER = (ACE, TWO, *range(3, KING + 1))  # A 2 3 … K
 
 
-# Canonical sort keys of every card, looked up instead of computed (a hot path).
-_SORT_KEYS: dict[Card, tuple[int, int]] = {
-    card: sort_key(card) for card in make_deck(1, jokers=True)
-}
-_key = _SORT_KEYS.__getitem__
+_key = canonical_key  # canonical order of cards, looked up (a hot path)
 
 
 _rank = itemgetter(0)  # Card.rank
@@ -104,19 +99,32 @@ def iter_legal_plays(
 ) -> Iterator[Combination]:
     """Lazily yield every distinct legal play (see module docstring)."""
     t = tables(ruleset)
-    groups = group(hand)
+    groups, bomb_class = _shape(tuple(hand), t)
     if top is None:
-        yield from _normal_plays(groups, t, None, LEAD, 0)
-        yield from _bomb_class_plays(groups, t)
-        return
-    if top.rung == NORMAL:
-        yield from _normal_plays(groups, t, top.type, top.rank, len(top.cards))
-        if not t.jinzhou:  # standard reach: every bomb-class play beats a normal play
-            yield from _bomb_class_plays(groups, t)
-            return
-    for combo in _bomb_class_plays(groups, t):
-        if beats(combo, top, ruleset):
-            yield combo
+        return chain(_normal_plays(groups, t, None, LEAD, 0), bomb_class)
+    beating = (combo for combo in bomb_class if beats(combo, top, ruleset))
+    if top.rung != NORMAL:
+        return beating
+    normal = _normal_plays(groups, t, top.type, top.rank, len(top.cards))
+    # Standard reach: every bomb-class play beats a normal play; jinzhou's must check.
+    return chain(normal, beating if t.jinzhou else bomb_class)
+
+
+# The hands of the last few seats asked about, read once each: a seat that passed asks again
+# with the same cards. Bounded; callers only read what it returns.
+SHAPE_CACHE_SIZE = 256
+
+
+def forget_hands() -> None:
+    """Empty the cache of hands read (benchmarks time a first look at a hand with it)."""
+    _shape.cache_clear()
+
+
+@lru_cache(maxsize=SHAPE_CACHE_SIZE)
+def _shape(hand: tuple[Card, ...], t: Tables) -> tuple[Groups, tuple[Combination, ...]]:
+    """A hand's cards by rank, and every bomb-class play it holds (they need no top play)."""
+    groups = group(hand)
+    return groups, tuple(_bomb_class_plays(groups, t))
 
 
 # -- normal types ---------------------------------------------------------------------------
@@ -142,9 +150,8 @@ def _normal_plays(
         for code, width in ((STRAIGHT, 1), (PAIR_STRAIGHT, 2), (TRIPLE_STRAIGHT, 3)):
             if only in (None, code):
                 groups_wanted = size // width if only else 0
-                for ranks, top_pos in _runs(groups, t, width, groups_wanted):
+                for _ranks, top_pos, run in _runs(groups, t, width, groups_wanted):
                     if top_pos > above:
-                        run = _run_cards(groups, ranks, width)
                         yield Combination(code, run, top_pos, NORMAL)
     if r.kickers:
         yield from _kicker_plays(groups, t, only, above, size)
@@ -172,12 +179,15 @@ def _pairs(groups: Groups, t: Tables, above: int) -> Iterator[Combination]:
 
 def _runs(
     groups: Groups, t: Tables, width: int, wanted: int
-) -> Iterator[tuple[tuple[int, ...], int]]:
-    """(ranks, top position) of every sequence of `width` cards per rank.
+) -> Iterator[tuple[tuple[int, ...], int, tuple[Card, ...]]]:
+    """(ranks, top position, canonical cards) of every sequence of `width` cards per rank.
 
-    `wanted` fixes the number of groups (0: every length from the ruleset's minimum).
+    `wanted` fixes the number of groups (0: every length from the ruleset's minimum). Runs
+    from one start grow a rank at a time, each one's cards those of the last plus `width`.
     """
     shortest = t.min_groups[width] if width != 3 else t.min_triple_run
+    if wanted and wanted < shortest:
+        return
     orders: list[tuple[tuple[int, ...], bool]] = [
         (_natural_order(t.seq_low_rank, t.seq_high_rank[width]), False)
     ]
@@ -185,31 +195,27 @@ def _runs(
         orders.append((_LOW_ORDER, True))
     for order, low in orders:
         n = len(order)
-        # stops[i]: the first position at or after i whose rank has too few cards
-        stops = [n] * (n + 1)
-        for i in range(n - 1, -1, -1):
-            stops[i] = stops[i + 1] if len(groups.get(order[i], ())) >= width else i
+        # heads[i]: the run's cards of the i-th rank of the order (None: too few of them)
+        heads = [tuple(groups[rank][:width]) if len(groups.get(rank, ())) >= width else None
+                 for rank in order]
         starts = (0, 1) if low else range(n)  # low runs must contain A or 2
         for start in starts:
-            stop = stops[start]
-            if wanted:
-                fits = shortest <= wanted and start + wanted <= stop
-                ends: Iterable[int] = (start + wanted,) if fits else ()
-            else:
-                ends = range(start + shortest, stop + 1)
-            for end in ends:
-                yield order[start:end], (end if low else order[end - 1])
+            cards: tuple[Card, ...] = ()
+            last = min(n, start + wanted) if wanted else n
+            for end in range(start + 1, last + 1):
+                head = heads[end - 1]
+                if head is None:
+                    break
+                cards += head
+                if end - start >= shortest and (not wanted or end - start == wanted):
+                    # A low run's cards are put back in canonical order (A and 2 sort last).
+                    yield ((order[start:end], end, _canonical(cards)) if low
+                           else (order[start:end], order[end - 1], cards))
 
 
 @cache
 def _natural_order(low: int, high: int) -> tuple[int, ...]:
     return tuple(range(low, high + 1))
-
-
-def _run_cards(groups: Groups, ranks: tuple[int, ...], width: int) -> tuple[Card, ...]:
-    """The canonical cards of a run: ascending natural ranks are in order already."""
-    cards = tuple(c for rank in ranks for c in groups[rank][:width])
-    return cards if ranks[0] < ranks[-1] else _canonical(cards)
 
 
 def _kicker_plays(
@@ -240,10 +246,9 @@ def _kicker_plays(
         if only not in (None, code):
             continue
         wanted = size // (3 + width) if only else 0
-        for run, top_pos in _runs(groups, t, 3, wanted):
+        for run, top_pos, body in _runs(groups, t, 3, wanted):
             if top_pos <= above:
                 continue
-            body = tuple(c for rank in run for c in groups[rank][:3])
             spare = [rank for rank in pool if rank not in run]
             for kicker_ranks in choose(spare, len(run)):
                 kick = tuple(c for rank in kicker_ranks for c in groups[rank][:width])

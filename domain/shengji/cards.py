@@ -12,7 +12,8 @@ tier) and its `strength` across groups (any trump above any plain card).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from fiftyk_referee.domain.cards import (
@@ -60,6 +61,26 @@ class TrumpOrder:
     suit: str | None
     permanent_two: bool
     info: dict[Card, CardInfo]
+    # sort_key(card): low to high by strength, ties by suit letter so orders are
+    # deterministic. Every card's key is made once and looked up (sorting is a hot path).
+    sort_key: Callable[[Card], tuple[int, str]] = field(init=False, repr=False, compare=False)
+    # Each card's suit group, looked up directly (filtering a hand by group is a hot path).
+    group_of: dict[Card, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        keys = {card: (info.strength, card.suit) for card, info in self.info.items()}
+        object.__setattr__(self, "sort_key", keys.__getitem__)
+        object.__setattr__(self, "group_of", {card: info.group for card, info in self.info.items()})
+
+    def in_group(self, cards: Iterable[Card], group: str) -> list[Card]:
+        """The cards in suit group `group`, in the order given."""
+        group_of = self.group_of
+        return [card for card in cards if group_of[card] == group]
+
+    def not_in_group(self, cards: Iterable[Card], group: str) -> list[Card]:
+        """The cards outside suit group `group`, in the order given."""
+        group_of = self.group_of
+        return [card for card in cards if group_of[card] != group]
 
     def group(self, card: Card) -> str:
         """The card's suit group."""
@@ -76,10 +97,6 @@ class TrumpOrder:
     def is_trump(self, card: Card) -> bool:
         """Whether the card is a trump in this hand."""
         return self.info[card].group == TRUMP
-
-    def sort_key(self, card: Card) -> tuple[int, str]:
-        """Low to high by strength; ties by suit letter so orders are deterministic."""
-        return (self.info[card].strength, card.suit)
 
 
 def trump_order(rank: int, suit: str | None, permanent_two: bool) -> TrumpOrder:

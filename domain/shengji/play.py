@@ -372,8 +372,7 @@ def _group_counts(cards: Iterable[Card], group: str, order: TrumpOrder) -> Count
 def follow_error(hand: Sequence[Card], play: Sequence[Card], lead: Lead,
                  order: TrumpOrder) -> tuple[Reason, str] | None:
     """Why `play` (cards the seat holds) may not follow `lead`, or None when it may."""
-    info = order.info
-    held = [c for c in hand if info[c].group == lead.group]
+    held = order.in_group(hand, lead.group)
     return _FollowCheck(held, lead, order).error(play)
 
 
@@ -385,6 +384,9 @@ class _FollowCheck:
         self.lead = lead
         self.order = order
         self.want: Vector | None = None
+        # A play's vector depends only on its tuples (which cards, pairs or triples): the
+        # many candidates of one answer share a few, each computed once.
+        self.vectors: dict[frozenset[tuple[Card, int]], Vector] = {}
 
     def error(self, play: Sequence[Card]) -> tuple[Reason, str] | None:
         lead, order = self.lead, self.order
@@ -392,9 +394,8 @@ class _FollowCheck:
         if len(play) != n:
             return Reason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
         group = lead.group
-        info = order.info
         held = self.held
-        in_suit = [c for c in play if info[c].group == group]
+        in_suit = order.in_group(play, group)
         have = len(held)
         name = SUIT_NAMES[group]
         if have >= n and len(in_suit) != n:
@@ -406,7 +407,14 @@ class _FollowCheck:
         if self.want is None:
             self.want = match_vector(Counter(held), lead, order)[0]
         want = self.want
-        got, _ = match_vector(Counter(in_suit), lead, order)
+        counts: dict[Card, int] = {}
+        for card in in_suit:
+            counts[card] = counts.get(card, 0) + 1
+        tuples = frozenset((card, min(count, TRIPLE_WIDTH)) for card, count in counts.items()
+                           if count >= PAIR_WIDTH)
+        got = self.vectors.get(tuples)
+        if got is None:
+            got = self.vectors[tuples] = match_vector(Counter(counts), lead, order)[0]
         if got == want:
             return None
         for entry, reason in enumerate(VECTOR_REASONS):
@@ -607,10 +615,9 @@ def follow_examples(hand: Sequence[Card], lead: Lead,
                     order: TrumpOrder) -> tuple[list[list[Card]], bool]:
     """Bounded legal follows (each checked) and whether other legal follows exist."""
     n = lead.size
-    info = order.info
     group = lead.group
-    in_group = sorted((c for c in hand if info[c].group == group), key=order.sort_key)
-    others = sorted((c for c in hand if info[c].group != group), key=order.sort_key)
+    in_group = sorted(order.in_group(hand, group), key=order.sort_key)
+    others = sorted(order.not_in_group(hand, group), key=order.sort_key)
     candidates: list[list[Card]] = []
     if len(in_group) == n:
         return [in_group], False
@@ -696,17 +703,22 @@ def _count_choices(copies: Sequence[int], k: int) -> int:
     return ways[k]
 
 
-def _choices(counts: Sequence[tuple[Card, int]], k: int) -> Iterator[list[Card]]:
-    """Every distinct multiset of `k` cards out of (card, copies) pairs, lowest cards first."""
-    if k == 0:
-        yield []
-        return
-    if not counts:
-        return
-    (card, have), rest = counts[0], counts[1:]
-    for take in range(min(have, k), -1, -1):
-        for tail in _choices(rest, k - take):
-            yield [card] * take + tail
+def _choices(counts: Sequence[tuple[Card, int]], k: int) -> list[list[Card]]:
+    """Every distinct multiset of `k` cards out of (card, copies) pairs, lowest cards first.
+
+    Built from the last pair back: `tails[j]` holds the choices of j cards among the pairs
+    seen so far, kept only for the j that the pairs still ahead can complete to k.
+    """
+    ahead = sum(have for _, have in counts)
+    tails: dict[int, list[list[Card]]] = {0: [[]]}
+    for card, have in reversed(counts):
+        ahead -= have
+        tails = {
+            j: [[card] * take + tail for take in range(min(have, j), -1, -1)
+                for tail in tails.get(j - take, ())]
+            for j in range(max(0, k - ahead), k + 1)
+        }
+    return tails.get(k, [])
 
 
 def _trump_shapes(hand: Sequence[Card], lead: Lead, order: TrumpOrder) -> list[list[Card]]:

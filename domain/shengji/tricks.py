@@ -98,12 +98,11 @@ class TrickRules:
         when the caller has it already)."""
         if self.follow_duty == MOST_OWED:
             return follow_error(hand, play, lead, order)
-        info = order.info
         n = lead.size
         if len(play) != n:
             return Reason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
-        held = [c for c in hand if info[c].group == lead.group]
-        in_suit = [c for c in play if info[c].group == lead.group]
+        held = order.in_group(hand, lead.group)
+        in_suit = order.in_group(play, lead.group)
         name = SUIT_NAMES[lead.group]
         if len(held) >= n and len(in_suit) != n:
             return Reason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {len(held)}"
@@ -118,7 +117,7 @@ class TrickRules:
         words = follow_constraint(hand, lead, order).describe()
         if self.follow_duty == MOST_OWED:
             return words
-        held = [c for c in hand if order.info[c].group == lead.group]
+        held = order.in_group(hand, lead.group)
         owed = formats.first_owed(held, lead.components, order) if len(held) > lead.size else None
         base = words[:2]
         if owed is None:
@@ -133,7 +132,7 @@ class TrickRules:
         if self.follow_duty == MOST_OWED:
             return records
         base = tuple(r for r in records if r.kind in ("count", "suit", "include"))
-        held = [c for c in hand if order.info[c].group == lead.group]
+        held = order.in_group(hand, lead.group)
         owed = formats.first_owed(held, lead.components, order) if len(held) > lead.size else None
         if owed is None:
             return base
@@ -146,7 +145,7 @@ class TrickRules:
         """Bounded legal follows (each checked) and whether other legal follows exist."""
         if self.follow_duty == MOST_OWED:
             return follow_examples(hand, lead, order)
-        held = sorted((c for c in hand if order.info[c].group == lead.group), key=order.sort_key)
+        held = sorted(order.in_group(hand, lead.group), key=order.sort_key)
         n = lead.size
         if len(held) <= n:
             return follow_examples(hand, lead, order)  # the suit rule alone decides
@@ -164,7 +163,7 @@ class TrickRules:
             plays.append(cards)
             if len(plays) == EXAMPLE_LIMIT:
                 break
-        others = [c for c in hand if order.info[c].group != lead.group]
+        others = order.not_in_group(hand, lead.group)
         return complete_follows(
             plays, held, others, n, order,
             lambda cards: self.follow_error(hand, cards, lead, order, owed) is None)
