@@ -86,9 +86,13 @@ def _child_env(config: Config) -> dict[str, str]:
     return env
 
 
-def _start(config: Config, port: int, index: int) -> Child:
-    process = subprocess.Popen(_child_command(config, port, index), env=_child_env(config),
-                               stdout=subprocess.PIPE, text=True)
+def _spawn(config: Config, port: int, index: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(_child_command(config, port, index), env=_child_env(config),
+                            stdout=subprocess.PIPE, text=True)
+
+
+def _ready(process: subprocess.Popen[str], index: int) -> Child:
+    """Wait for a started process's ready line; its metrics port."""
     if process.stdout is None:  # pragma: no cover - stdout=PIPE always gives one
         raise RuntimeError("no stdout from the server process")
     line = process.stdout.readline()
@@ -109,42 +113,54 @@ def _relay(process: subprocess.Popen[str]) -> None:
         sys.stdout.flush()
 
 
-def _stop(children: Sequence[Child], sig: int = signal.SIGTERM) -> None:
-    for child in children:
-        if child.process.poll() is None:
+def _stop(processes: Sequence[subprocess.Popen[str]], sig: int = signal.SIGTERM) -> None:
+    for process in processes:
+        if process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                child.process.send_signal(sig)
+                process.send_signal(sig)
 
 
 def supervise(config: Config) -> int:
-    """Run `config.processes` server processes on one port until signalled; exit status."""
+    """Run `config.processes` server processes on one port until signalled; exit status.
+
+    A signal reaches every process started so far, also one still starting: a stop during
+    start-up starts no more and leaves none behind."""
     port = config.port or _free_port(config.host)
+    processes: list[subprocess.Popen[str]] = []  # every process started, ready or not
     children: list[Child] = []
     stopping = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         del frame
         stopping.set()
-        _stop(children, signum)
+        _stop(processes, signum)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
     try:
         for index in range(config.processes):
-            children.append(_start(config, port, index))
+            if stopping.is_set():
+                break
+            processes.append(_spawn(config, port, index))
+            if stopping.is_set():  # the signal came between the start and the list
+                _stop(processes[-1:])
+            children.append(_ready(processes[-1], index))
     except RuntimeError as error:
-        _stop(children)
-        for child in children:
-            child.process.wait()
+        _stop(processes)
+        codes = [process.wait() for process in processes]
+        if stopping.is_set():  # stopped while starting: not a failure to start
+            return max(codes, default=0)
         print(f"fiftyk serve: {error}", file=sys.stderr)
         return 1
+    if stopping.is_set():
+        return max((process.wait() for process in processes), default=0)
     metrics = ",".join(child.metrics_port for child in children)
     print(f"{READY_PREFIX}grpc={host_port(config.host, port)} metrics={metrics}"
           f" processes={len(children)}", flush=True)
     codes = []
-    for child in children:
-        codes.append(child.process.wait())
+    for process in processes:
+        codes.append(process.wait())
         if not stopping.is_set():  # one process ended by itself: stop the others too
             stopping.set()
-            _stop(children)
+            _stop(processes)
     return max(codes, default=0)

@@ -8,11 +8,13 @@ shut every process down cleanly.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import psutil
@@ -112,3 +114,35 @@ def test_the_supervisor_fails_clearly_when_its_processes_cannot_start(tmp_path: 
     assert done.returncode == 1
     assert "did not start" in done.stderr
     assert not done.stdout.startswith("fiftyk serving")
+
+
+def test_a_stop_while_the_processes_start_leaves_none_running(tmp_path: Path) -> None:
+    """SIGTERM reaches a process that is still starting; no further process is started, the
+    supervisor exits, and nothing is left running (before: the starting process was missed
+    and the supervisor went on to start, then wait for, processes nobody stopped)."""
+    supervisor = subprocess.Popen(
+        [FIFTYK, "serve", "--processes", "2", "--port", "0", "--metrics-port", "0",
+         "--data-dir", str(tmp_path)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    seen: set[psutil.Process] = set()
+    try:
+        parent = psutil.Process(supervisor.pid)
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not seen and time.monotonic() < deadline:  # the first process is starting
+            seen.update(parent.children(recursive=True))
+            time.sleep(0.01)
+        assert seen, "the supervisor started no process"
+        supervisor.send_signal(signal.SIGTERM)
+        supervisor.wait(timeout=START_TIMEOUT_SECONDS)
+        assert supervisor.stdout is not None
+        assert not supervisor.stdout.read().startswith("fiftyk serving")
+        _gone, alive = psutil.wait_procs(list(seen), timeout=START_TIMEOUT_SECONDS)
+        assert not alive, f"left running: {alive}"
+    finally:
+        for process in [*seen, *(psutil.Process(supervisor.pid).children(recursive=True)
+                                 if supervisor.poll() is None else [])]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
