@@ -846,12 +846,14 @@ class WebhookDispatcher:
     """Runs a worker for every endpoint whose lease this process holds."""
 
     def __init__(self, app: Referee, store: WebhookStore, settings: WebhookSettings, *,
-                 metrics: WebhookMetrics | None = None) -> None:
+                 metrics: WebhookMetrics | None = None, holder: str | None = None) -> None:
         self.app = app
         self.store = store
         self.settings = settings
         self.metrics = metrics
-        self.holder = f"{uuid.uuid4()}"
+        # Who holds the leases: one name per server, so that a delivery process restarted by
+        # its server takes its endpoints back at once instead of waiting for the leases.
+        self.holder = holder or str(uuid.uuid4())
         self.stopping = threading.Event()
         self._workers: dict[str, EndpointWorker] = {}
         self._lock = threading.Lock()
