@@ -250,6 +250,7 @@ class Relay:
     def __init__(self, out: IO[bytes]) -> None:
         self._out = out
         self._lock = threading.Lock()
+        self._writing = threading.Lock()
         self._metrics: list[list[Any]] = []
         self._logs: list[dict[str, Any]] = []
         self._closed = threading.Event()
@@ -265,20 +266,24 @@ class Relay:
             self._metrics.append([name, list(arguments)])
 
     def log(self, entry: dict[str, Any]) -> None:
-        """Queue a log record."""
+        """Queue a log record; a warning or worse is written at once."""
         with self._lock:
             self._logs.append(entry)
+        if entry["levelno"] >= logging.WARNING:
+            self.flush()
 
     def flush(self) -> None:
-        """Write what is queued."""
-        with self._lock:
-            metrics, logs = self._metrics, self._logs
-            self._metrics, self._logs = [], []
-        if not metrics and not logs:
-            return
-        with contextlib.suppress(OSError, ValueError):  # the parent is gone: nobody reads
-            self._out.write(json.dumps({"metrics": metrics, "logs": logs}).encode() + b"\n")
-            self._out.flush()
+        """Write what is queued (one line at a time, in the order it was queued)."""
+        with self._writing:
+            with self._lock:
+                metrics, logs = self._metrics, self._logs
+                self._metrics, self._logs = [], []
+            if not metrics and not logs:
+                return
+            line = json.dumps({"metrics": metrics, "logs": logs}).encode() + b"\n"
+            with contextlib.suppress(OSError, ValueError):  # the parent is gone: nobody reads
+                self._out.write(line)
+                self._out.flush()
 
     def _run(self) -> None:
         while not self._closed.wait(RELAY_SECONDS):
