@@ -170,7 +170,8 @@ class DeliveryProcess:
                                      stdout=subprocess.PIPE, close_fds=True)
             self._child = child
         if child.stdin is not None:
-            with contextlib.suppress(OSError):  # a child that died at once: seen below
+            # A child that died at once is seen below; one stopped meanwhile, by `stop`.
+            with contextlib.suppress(OSError, ValueError):
                 child.stdin.write(self.spec.to_line())
                 child.stdin.flush()
         log.info("webhook delivery process %d started", child.pid,
@@ -186,6 +187,8 @@ class DeliveryProcess:
             except OSError as error:
                 log.error("webhook delivery process could not start: %s", error)
                 child = None
+            if self._stopping.is_set():
+                return
             if child is not None:
                 self._relay(child.stdout)
                 code = child.wait()
@@ -350,7 +353,10 @@ def child_main() -> int:
     # stops this process by closing the pipe, after the commands have drained.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
-    spec = DeliverySpec.from_line(sys.stdin.buffer.readline())
+    line = sys.stdin.buffer.readline()
+    if not line:  # the server stopped before it said what to do
+        return 0
+    spec = DeliverySpec.from_line(line)
     relay = Relay(sys.stdout.buffer)
     root = logging.getLogger()
     root.handlers[:] = [RelayLogHandler(relay, os.getpid())]
@@ -359,6 +365,18 @@ def child_main() -> int:
         logging.getLogger(quiet).setLevel(
             logging.DEBUG if spec.log_level.upper() == "DEBUG" else logging.WARNING)
     relay.start()
+    try:
+        _deliver(spec, relay)
+    except Exception:  # the server logs it, then starts another process
+        log.exception("webhook delivery process failed")
+        return 1
+    finally:
+        relay.close()
+    return 0
+
+
+def _deliver(spec: DeliverySpec, relay: Relay) -> None:
+    """Run the dispatcher on the event store until stdin ends, then stop it."""
     app = Referee(spec.persistence)
     stopping = threading.Event()
     try:
@@ -371,15 +389,13 @@ def child_main() -> int:
                                     name="follow-head", daemon=True)
         follower.start()
         dispatcher.start()
-        sys.stdin.buffer.read()  # until the parent closes the pipe, or dies
+        sys.stdin.buffer.read()  # until the server closes the pipe, or dies
         stopping.set()
         dispatcher.stop()
         follower.join()
     finally:
         stopping.set()
         app.close()
-        relay.close()
-    return 0
 
 
 __all__ = ["CHILD_MAIN", "DeliveryProcess", "DeliverySpec", "child_main"]

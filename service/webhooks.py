@@ -4,10 +4,12 @@ An endpoint is a URL, a secret, a key id and an optional list of event names, re
 the platform (`RegisterWebhook`) and kept in the event store's database
 (`webhook_endpoints`). Each endpoint is a process over the global feed with a position of
 its own: its worker reads the public events after the position (the platform's view, the
-same as `ReadEvents` — no cards), POSTs them one by one, and records how far it got at the
-end of each page and at least every `ADVANCE_SECONDS`, so delivery is **at least once** and
-**in feed order** (hence in order per table): a referee killed between a POST and the
-position's update sends those events again, with the same event ids.
+same as `ReadEvents` — no cards), POSTs them one by one, and records how far it got at most
+every `ADVANCE_SECONDS` (and when it stops), so delivery is **at least once** and **in feed
+order** (hence in order per table): a referee killed between a POST and the position's
+update sends those events again, with the same event ids. Writes are few on purpose: the
+deliveries run in a process of their own (`service.webhook_process`), and on SQLite every
+write of theirs waits for, and holds up, the commands' appends (the file has one writer).
 
 Delivery. A 2xx answer delivers the event. Anything else (another status, a timeout, a
 refused connection) is retried after an exponential backoff with full jitter
@@ -24,10 +26,11 @@ connects to: a name that resolves to a private or loopback address after registr
 rebinding) gets nothing.
 
 Replicas. A worker runs only while it holds its endpoint's lease (`lease_holder`,
-`lease_until`, renewed on every step and taken over when it runs out): on PostgreSQL the
-replicas share the endpoints and each endpoint is served by one of them at a time; SQLite
-has one process. Every write of the position checks the lease in the same statement, so a
-worker that lost its lease (a long pause) stops without moving anyone's position.
+`lease_until`, renewed once a third of it has passed, taken over when it runs out): on
+PostgreSQL the replicas share the endpoints and each endpoint is served by one of them at a
+time; on SQLite one referee serves them all. Every write of the position checks the lease in
+the same statement, so a worker that lost its lease (a long pause) stops without moving
+anyone's position.
 
 Signature (like Stripe's): header `Fiftyk-Signature: t=<unix seconds>,kid=<key id>,v1=<hex>`
 where `v1` is HMAC-SHA256 keyed with the endpoint's secret over `<t>.<body>`. Receivers check
@@ -97,6 +100,7 @@ SUCCESS = range(200, 300)
 ERROR_TEXT_LENGTH = 200
 USER_AGENT = "fiftyk-referee-webhooks/1"
 ADVANCE_SECONDS = 0.5  # how often a busy endpoint's position is written
+RENEW_FRACTION = 1 / 3  # a lease is renewed once this part of it has passed
 # Read from an answer (and dropped): a small body is drained, so the connection is kept
 # alive; a longer one closes the connection instead of being read to its end.
 MAX_ANSWER_BYTES = 64 * 1024
@@ -671,6 +675,10 @@ class EndpointWorker:
         self._topics = PUBLIC_EVENTS.topics(endpoint.events)
         self._tables: dict[str, str] = {}  # hand id -> table id, as hands start
         self.wake = threading.Event()
+        self._renewed = -float("inf")  # monotonic time of the last renewal
+        self._recorded = endpoint.position  # the position last written
+        self._position = endpoint.position  # the position delivered up to
+        self._written = time.monotonic()  # when it was
 
     def _run(self) -> None:
         holder = self.dispatcher.holder
@@ -680,11 +688,12 @@ class EndpointWorker:
         if self.dispatcher.metrics is not None:
             self.dispatcher.metrics.serve_webhook(self.endpoint.endpoint_id)
         try:
-            position = self.store.endpoint(self.endpoint.endpoint_id).position
+            self._recorded = self._position = self.store.endpoint(
+                self.endpoint.endpoint_id).position
             while not self.dispatcher.stopping.is_set():
                 self._renew()
                 self._redeliver(client)
-                position = self._step(client, position)
+                self._step(client)
         except Stopped:
             pass
         except NotFound:  # deleted meanwhile
@@ -697,49 +706,61 @@ class EndpointWorker:
             if self.dispatcher.metrics is not None:
                 self.dispatcher.metrics.forget_webhook(self.endpoint.endpoint_id)
             if self.dispatcher.stopping.is_set():
-                with contextlib.suppress(*STORE_ERRORS):  # else the lease runs out by itself
+                # The last position (else its events are sent again after a restart), then
+                # the lease (else it runs out by itself).
+                with contextlib.suppress(Stopped, *STORE_ERRORS):
+                    if self._position != self._recorded:
+                        self._advance(self._position)
+                with contextlib.suppress(*STORE_ERRORS):
                     self.store.release(self.endpoint.endpoint_id, holder)
             self.dispatcher.worker_done(self.endpoint.endpoint_id)
 
     def _renew(self) -> None:
+        """Renew the lease once a third of it has passed (a write each time)."""
+        now = time.monotonic()
+        if now - self._renewed < self.settings.lease * RENEW_FRACTION:
+            return
         if not self.store.take_lease(self.endpoint.endpoint_id, self.dispatcher.holder,
                                      self.settings.lease):
             raise Stopped
+        self._renewed = now
 
-    def _step(self, client: Sender, position: int) -> int:
-        """Deliver the next page of events after `position`; the new position."""
+    def _step(self, client: Sender) -> None:
+        """Deliver the next page of events after the endpoint's position."""
+        position = self._position
         head = self.app.head_position()
         notifications = self.app.recorder.select_notifications(
             start=position, limit=self.settings.batch, stop=head, topics=self._topics,
             inclusive_of_start=False)
         events = [e for n in notifications
                   if (e := feed_event(self.app.mapper.to_domain_event(n), n.id)) is not None]
-        recorded = position
-        last_write = time.monotonic()
         for index, event in enumerate(events):
             self._report_lag(head, position, events[index:])
+            self._renew()  # a page of slow answers may take longer than the lease
             self._deliver_or_dead_letter(client, event)
-            position = event.position
-            # The position is written at most every ADVANCE_SECONDS (a write per event would
-            # bound an endpoint to the store's commit rate): a crash sends at most that much
-            # again, with the same ids.
-            if time.monotonic() - last_write >= ADVANCE_SECONDS:
-                self._advance(position)
-                recorded, last_write = position, time.monotonic()
+            position = self._position = event.position
+            self._advance_now_and_then(position)
         caught_up = len(notifications) < self.settings.batch
         if caught_up:
-            position = head  # nothing else for this endpoint up to the head
-        if position != recorded:
-            self._advance(position)
+            position = self._position = head  # nothing else for this endpoint up to the head
+        self._advance_now_and_then(position)
         self._report_lag(head, position, [])
         if caught_up:
             self.wake.wait(self.settings.poll)
             self.wake.clear()
-        return position
+
+    def _advance_now_and_then(self, position: int) -> None:
+        """Write the position if it moved and ADVANCE_SECONDS passed since the last write (a
+        write per event, or per look at the feed, would bound an endpoint to the store's
+        commit rate and hold up the commands' appends): a crash sends at most that much
+        again, with the same ids."""
+        if position != self._recorded and time.monotonic() - self._written >= ADVANCE_SECONDS:
+            self._advance(position)
 
     def _advance(self, position: int) -> None:
         if not self.store.advance(self.endpoint.endpoint_id, self.dispatcher.holder, position):
             raise Stopped
+        self._recorded, self._written = position, time.monotonic()
 
     def _report_lag(self, head: int, position: int, pending: Sequence[FeedEvent]) -> None:
         """Report the lag: feed positions to the head, and the age of the oldest pending."""
