@@ -583,17 +583,6 @@ class _CheckedBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
-class _CheckedTransport(httpx.HTTPTransport):
-    """httpx's transport over the checked backend. No proxy: one from the environment would
-    connect to the host itself, past the address check."""
-
-    def __init__(self, deadline: Deadline, private: bool, loopback: bool) -> None:
-        super().__init__()
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
-            network_backend=_CheckedBackend(deadline, private, loopback))
-
-
 @dataclass(frozen=True)
 class Attempt:
     """One POST's outcome. `error` is "" when the endpoint took the event, else what the
@@ -615,45 +604,62 @@ ADDRESS_REFUSED = "the endpoint resolves only to addresses deliveries may not go
 
 
 class Sender:
-    """Sends one endpoint's POSTs, each attempt bounded as the module says."""
+    """Sends one endpoint's POSTs, each attempt bounded as the module says.
+
+    Straight on httpcore's connection pool (HTTP/1.1, keep-alive, TLS), over the checked
+    backend: no redirects are followed and no proxy from the environment is used (one would
+    connect to the host itself, past the address check)."""
 
     def __init__(self, url: str, timeout: float, *, private: bool = False,
                  loopback: bool = True) -> None:
         self.url = url
         self.timeout = timeout
         self._deadline = Deadline()
-        self._client = httpx.Client(
-            transport=_CheckedTransport(self._deadline, private, loopback),
-            follow_redirects=False, timeout=timeout, headers={"User-Agent": USER_AGENT})
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            network_backend=_CheckedBackend(self._deadline, private, loopback))
+        self._extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"),
+                                                     timeout)}
 
     def post(self, body: bytes, headers: dict[str, str]) -> Attempt:
         """One attempt: an empty Attempt when the endpoint took it (2xx), else what went
         wrong (see `Attempt`)."""
         self._deadline.until = time.monotonic() + self.timeout
         try:
-            with self._client.stream("POST", self.url, content=body,
-                                     headers=headers) as response:
+            with self._pool.stream("POST", self.url, content=body,
+                                   headers=[("User-Agent", USER_AGENT), *headers.items()],
+                                   extensions=self._extensions) as response:
                 read = 0
-                for chunk in response.iter_raw():
+                for chunk in response.iter_stream():
                     read += len(chunk)
                     if read > MAX_ANSWER_BYTES:
                         break  # the rest is not read: closing drops the connection
-        except httpx.TimeoutException as error:
+        except httpcore.TimeoutException as error:
             text = f"no answer within {self.timeout:g} s"
             return Attempt(text, f"{text} ({type(error).__name__})")
-        except httpx.HTTPError as error:
-            detail = f"{type(error).__name__}: {error}"
-            if isinstance(error.__cause__, AddressRefused):
-                return Attempt(ADDRESS_REFUSED, detail)
-            return Attempt(NO_ANSWER, detail)
-        if response.status_code in SUCCESS:
+        except AddressRefused as error:
+            return Attempt(ADDRESS_REFUSED, f"{_kind(error)}: {error}")
+        except HTTP_ERRORS as error:
+            return Attempt(NO_ANSWER, f"{_kind(error)}: {error}")
+        if response.status in SUCCESS:
             return Attempt()
-        return Attempt(f"HTTP {response.status_code // 100}xx",
-                       f"HTTP {response.status_code}")
+        return Attempt(f"HTTP {response.status // 100}xx", f"HTTP {response.status}")
 
     def close(self) -> None:
         """Close the connections."""
-        self._client.close()
+        self._pool.close()
+
+
+# What an attempt that got no HTTP answer raises (a timeout apart).
+HTTP_ERRORS: tuple[type[Exception], ...] = (
+    httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol,
+    httpcore.ConnectionNotAvailable)
+
+
+def _kind(error: Exception) -> str:
+    """The httpcore name of an error (`ConnectError` for an address refused)."""
+    return next(kind.__name__ for kind in type(error).__mro__
+                if kind.__module__.startswith("httpcore"))
 
 
 class Stopped(Exception):
