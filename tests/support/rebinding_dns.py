@@ -35,7 +35,7 @@ def resolver(real: Callable[..., Any]) -> Callable[..., Any]:
 
 def install() -> None:
     """Use the attacker's resolver in this process (for good: a `sitecustomize` calls it)."""
-    socket.getaddrinfo = resolver(socket.getaddrinfo)  # type: ignore[assignment]
+    socket.getaddrinfo = resolver(socket.getaddrinfo)
 
 
 def resolver_path(directory: Path) -> Path:
