@@ -5,8 +5,9 @@ and sign the body, write the request, read the answer, record the position). In 
 process every one of them waits for the GIL behind the commands: under load an endpoint got
 half the feed's rate and fell behind by seconds, and the commands paid for the switches. In
 its own process delivery has an interpreter to itself, and the server's commands none of its
-work; it runs at a lower priority (`NICENESS`), so that on a machine whose cores are all
-busy the commands come first.
+work. It runs at a lower priority (`FIFTYK_WEBHOOKS` `niceness`, 5 by default: a third of
+the weight of a process at 0), so that on a machine whose cores are all busy the commands
+get the larger share; on a machine with cores to spare the priority changes nothing.
 
 The parent (`DeliveryProcess`, in `fiftyk serve`) starts `python -c CHILD_MAIN` with the
 delivery's settings on its stdin (one JSON line: the event store's settings, the retry
@@ -57,10 +58,6 @@ MAX_RESTART_PAUSE_SECONDS = 30.0
 STABLE_SECONDS = 60.0  # a child that ran this long restarts after the shortest pause again
 STOP_GRACE_SECONDS = 3.0  # beyond the attempt timeout, before a stopping child is killed
 KILL_WAIT_SECONDS = 5.0
-# Deliveries are background work: when the machine's cores are all busy, the scheduler gives
-# the commands' processes the larger share (a process at niceness 5 weighs a third of one at
-# 0); on a machine with cores to spare it changes nothing.
-NICENESS = 5
 # The metric calls a child may relay: `service.webhooks.WebhookMetrics`, nothing else.
 RELAYED_METRICS = frozenset({"serve_webhook", "webhook_delivered", "webhook_failed",
                              "webhook_retried", "webhook_dead_lettered", "set_webhook_lag",
@@ -358,11 +355,11 @@ def child_main() -> int:
     # stops this process by closing the pipe, after the commands have drained.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
-    os.nice(NICENESS)
     line = sys.stdin.buffer.readline()
     if not line:  # the server stopped before it said what to do
         return 0
     spec = DeliverySpec.from_line(line)
+    os.nice(spec.settings.niceness)
     relay = Relay(sys.stdout.buffer)
     root = logging.getLogger()
     root.handlers[:] = [RelayLogHandler(relay, os.getpid())]

@@ -1,8 +1,8 @@
 """Webhook deliveries run in a process of the server's own: the process delivers (the
-POSTs come from it, not from the server), a process killed with SIGKILL is started again
-and no event is lost (at least once: a repeat is the same event, same id and body), and it
-ends with the server — a graceful stop, and a server killed with SIGKILL too. On SQLite and
-on PostgreSQL, with events of both games."""
+POSTs come from it, not from the server, at the configured niceness), a process killed with
+SIGKILL is started again and no event is lost (at least once: a repeat is the same event,
+same id and body), and it ends with the server — a graceful stop, and a server killed with
+SIGKILL too. On SQLite and on PostgreSQL, with events of both games."""
 
 from __future__ import annotations
 
@@ -89,9 +89,11 @@ def test_deliveries_are_posted_by_a_process_of_their_own(
                         if c.raddr}
         own_ports = {c.raddr.port for c in psutil.Process(os.getpid()).net_connections("tcp")
                      if c.raddr}
+        niceness = psutil.Process(pid).nice()
     finally:
         server.stop()
     assert pid != os.getpid()
+    assert niceness == min(19, os.nice(0) + 5)  # FIFTYK_WEBHOOKS niceness, 5 by default
     assert port in remote_ports and port not in own_ports
     assert [d.json["position"] for d in deliveries] == [e.position for e in expected]
     assert {d.json["event"]["name"].split(".")[0] for d in deliveries} >= {"fiftyk", "shengji"}
