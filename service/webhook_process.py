@@ -5,9 +5,9 @@ and sign the body, write the request, read the answer, record the position). In 
 process every one of them waits for the GIL behind the commands: under load an endpoint got
 half the feed's rate and fell behind by seconds, and the commands paid for the switches. In
 its own process delivery has an interpreter to itself, and the server's commands none of its
-work. It runs at a lower priority (`FIFTYK_WEBHOOKS` `niceness`, 5 by default: a third of
-the weight of a process at 0), so that on a machine whose cores are all busy the commands
-get the larger share; on a machine with cores to spare the priority changes nothing.
+work. An operator may lower its priority (`FIFTYK_WEBHOOKS` `niceness`, 0 by default), so
+that on a machine whose cores are all busy the commands get the larger share, at the price
+of deliveries that lag more.
 
 The parent (`DeliveryProcess`, in `fiftyk serve`) starts `python -c CHILD_MAIN` with the
 delivery's settings on its stdin (one JSON line: the event store's settings, the retry

@@ -13,8 +13,9 @@ The setting is a comma-separated list of `name=value` overrides of the defaults 
   address space: a platform inside the operator's network), 0 refuses them (default 0).
   Loopback is reached only by a URL that names it; link-local addresses never.
 - `niceness`: the CPU priority of the delivery process (service.webhook_process), 0 to 19
-  (default 5): when every core is busy, a higher niceness leaves more to the commands and
-  lets deliveries lag more; 0 competes with the commands as an equal.
+  (default 0, an equal of the commands): when every core is busy, a higher niceness leaves
+  more to the commands and lets deliveries lag more (at 5, under `bench webhooks` on two
+  busy cores, a PostgreSQL referee's endpoint fell behind by seconds).
 - `loopback`: 1 lets endpoints be on loopback (a URL naming `localhost`, `127.0.0.1`, `::1`),
   0 refuses them. Unset, it follows the server's own address: allowed on a server bound to
   loopback (development), refused on one bound off loopback, where a loopback endpoint
@@ -51,7 +52,7 @@ class WebhookSettings:
     poll: float = 1.0
     batch: int = 100
     private: bool = False
-    niceness: int = 5
+    niceness: int = 0
     loopback: bool | None = None  # None: as the server's bind (service.ops.config)
 
     def pause(self, attempt: int, rng: random.Random) -> float:

@@ -85,8 +85,8 @@ def test_the_private_setting_is_a_flag() -> None:
 
 
 def test_the_niceness_setting_is_a_whole_number_from_0_to_19() -> None:
-    assert parse_webhook_settings("").niceness == 5
-    assert parse_webhook_settings("niceness=0").niceness == 0
+    assert parse_webhook_settings("").niceness == 0
+    assert parse_webhook_settings("niceness=5").niceness == 5
     assert parse_webhook_settings("niceness=19,attempts=3").niceness == 19
     for wrong in ("20", "-1", "2.5", "low"):
         with pytest.raises(WebhookSettingsError, match="niceness"):
