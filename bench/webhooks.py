@@ -247,6 +247,7 @@ class RunSettings:
     receiver_delay: float
     timeout: float
     probe_interval: float
+    niceness: int | None = None  # the delivery process's (FIFTYK_WEBHOOKS niceness)
 
 
 def percentile(values: Sequence[float], percent: int) -> float:
@@ -372,6 +373,8 @@ def _referee(backends: Backends, backend: str, settings: RunSettings,
     name = f"{backend}-{uuid.uuid4().hex[:8]}"
     arguments, database = backends.arguments(backend, name)
     delivery = f"{DELIVERY_SETTINGS},timeout={settings.timeout:g}"
+    if settings.niceness is not None:
+        delivery += f",niceness={settings.niceness}"
     try:
         with machine.ServerProcess([*arguments, "--webhooks", delivery],
                                    logs / f"server-{name}.log") as serving:
@@ -484,6 +487,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--probe-interval", type=float, default=DEFAULT_PROBE_INTERVAL,
                         metavar="SECONDS", help="the probe table's pace (default"
                         f" {DEFAULT_PROBE_INTERVAL:g})")
+    parser.add_argument("--niceness", type=int, choices=range(20), metavar="0-19",
+                        help="the referee's delivery process's niceness (FIFTYK_WEBHOOKS"
+                             " niceness; default: the referee's default)")
     parser.add_argument("--postgres-url", help="a server where the benchmark may create"
                         " databases (default: a throwaway one)")
     parser.add_argument("--logs", type=Path, metavar="DIR", help="keep the servers' logs")
@@ -504,7 +510,8 @@ def run(args: argparse.Namespace) -> int:
     """Run `scripts/bench webhooks`."""
     settings = RunSettings(tables=args.tables, processes=args.processes, seconds=args.seconds,
                            warmup=args.warmup, receiver_delay=args.receiver_delay,
-                           timeout=args.timeout, probe_interval=args.probe_interval)
+                           timeout=args.timeout, probe_interval=args.probe_interval,
+                           niceness=args.niceness)
     report = measure(_choices(args.backends, BACKENDS, "--backends"),
                      _choices(args.modes, MODES, "--modes"), args.repeats, settings,
                      postgres_url=args.postgres_url, logs=args.logs)

@@ -68,7 +68,8 @@ from fiftyk_referee.service.store import (
 )
 from fiftyk_referee.service.turn_clock import TurnClock
 from fiftyk_referee.service.web.gateway import WebTable
-from fiftyk_referee.service.webhooks import WebhookDispatcher, WebhookStore
+from fiftyk_referee.service.webhook_process import DeliveryProcess, DeliverySpec
+from fiftyk_referee.service.webhooks import WebhookStore
 from fiftyk_referee.service.workers import Workers
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
@@ -88,6 +89,8 @@ WEB_SOCKET_NAME = "grpc.sock"
 RESERVED_FILE_DESCRIPTORS = 128
 MIN_CONNECTIONS = 16
 MILLISECONDS = 1000
+# The delivery process's connections: its workers (one per endpoint it serves) take turns.
+DELIVERY_POOL_SIZE = 4
 log = logging.getLogger(__name__)
 
 
@@ -192,7 +195,7 @@ class RunningServer:
     web_socket_dir: str | None = None
     integrity: asyncio.Task[None] | None = None
     lobby: LobbyFollower | None = None
-    webhooks: WebhookDispatcher | None = None
+    webhooks: DeliveryProcess | None = None
     # The full names of the gRPC services the server offers (what it registered).
     services: tuple[str, ...] = ()
 
@@ -220,8 +223,8 @@ class RunningServer:
         if self.web_socket_dir is not None:
             shutil.rmtree(self.web_socket_dir, ignore_errors=True)
         await steps.run("feed hub", self.hub.stop())
-        # Blocking calls, each on a thread of its own: a lobby or webhook thread, or a
-        # command, may be waiting for the database or an endpoint.
+        # Blocking calls, each on a thread of its own: a lobby thread, the webhook delivery
+        # process or a command may be waiting for the database or an endpoint.
         if self.lobby is not None:
             await steps.run_blocking("lobby", self.lobby.stop)
         if self.webhooks is not None:  # an attempt in flight may take its whole timeout
@@ -318,10 +321,13 @@ def transport_options(limits: TransportLimits, pool_size: int) -> list[tuple[str
     ]
 
 
-def _persistence(config: Config) -> dict[str, str]:
-    return persistence_env(config.database, pool_size=config.pool_size,
+def _persistence(config: Config, *, create_schema: bool | None = None,
+                 pool_size: int | None = None) -> dict[str, str]:
+    return persistence_env(config.database,
+                           pool_size=config.pool_size if pool_size is None else pool_size,
                            lock_timeout_ms=config.lock_timeout_ms,
-                           create_schema=config.create_schema,
+                           create_schema=(config.create_schema if create_schema is None
+                                          else create_schema),
                            timeout_seconds=config.db_timeout_seconds,
                            # The pool retries a lost connection at least as often as the
                            # probe asks: ready means the commands' pool can write.
@@ -363,8 +369,12 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     webhooks = await loop.run_in_executor(
         executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
                                        loopback=hooks.loopback is not False))
-    dispatcher = WebhookDispatcher(app, webhooks, config.webhook_settings, metrics=metrics)
-    hub.add_listener(dispatcher.poke)
+    # Deliveries run in a process of their own (service.webhook_process), which follows the
+    # event store itself: none of their work waits for, or holds, this process's GIL.
+    deliveries = DeliveryProcess(DeliverySpec(
+        persistence=_persistence(config, create_schema=False, pool_size=DELIVERY_POOL_SIZE),
+        settings=hooks, holder=DeliveryProcess.new_holder(), log_level=config.log_level),
+        metrics=metrics)
     servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
     # Who a call is counted as (service.grpc.callers): its verified credential, else its
@@ -465,10 +475,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
             _audit_periodically(app, executor, config.integrity_check_seconds),
             name="integrity-audit")
     lobby_follower.start()
-    dispatcher.start()
+    deliveries.start()
     return RunningServer(server, port, bound_metrics, app, metrics, health_servicer, hub,
                          clock, executor, store_health, certificates, servicer, web, web_port,
-                         web_socket_dir, integrity, lobby_follower, dispatcher, services)
+                         web_socket_dir, integrity, lobby_follower, deliveries, services)
 
 
 async def _audit_periodically(app: Referee, executor: Workers,

@@ -12,6 +12,10 @@ The setting is a comma-separated list of `name=value` overrides of the defaults 
 - `private`: 1 lets endpoints be on private networks (RFC 1918, unique local IPv6, shared
   address space: a platform inside the operator's network), 0 refuses them (default 0).
   Loopback is reached only by a URL that names it; link-local addresses never.
+- `niceness`: the CPU priority of the delivery process (service.webhook_process), 0 to 19
+  (default 0, an equal of the commands): when every core is busy, a higher niceness leaves
+  more to the commands and lets deliveries lag more (at 5, under `bench webhooks` on two
+  busy cores, a PostgreSQL referee's endpoint fell behind by seconds).
 - `loopback`: 1 lets endpoints be on loopback (a URL naming `localhost`, `127.0.0.1`, `::1`),
   0 refuses them. Unset, it follows the server's own address: allowed on a server bound to
   loopback (development), refused on one bound off loopback, where a loopback endpoint
@@ -27,6 +31,7 @@ import random
 from dataclasses import dataclass, fields, replace
 
 MAX_ATTEMPTS = 1_000
+MAX_NICENESS = 19  # the kernel's lowest priority
 MAX_SECONDS = 86_400.0
 FLAGS = {"0": False, "1": True}
 
@@ -47,6 +52,7 @@ class WebhookSettings:
     poll: float = 1.0
     batch: int = 100
     private: bool = False
+    niceness: int = 0
     loopback: bool | None = None  # None: as the server's bind (service.ops.config)
 
     def pause(self, attempt: int, rng: random.Random) -> float:
@@ -65,11 +71,16 @@ def parse_webhook_settings(text: str) -> WebhookSettings:
         if not sep or name not in known or name == "batch":
             raise WebhookSettingsError(
                 f"{item!r}: expected name=value with a name among attempts, backoff,"
-                " max_backoff, timeout, lease, poll, private, loopback")
+                " max_backoff, timeout, lease, poll, private, loopback, niceness")
         if name in ("private", "loopback"):
             if value.strip() not in FLAGS:
                 raise WebhookSettingsError(f"{name}={value!r}: expected 0 or 1")
             settings = replace(settings, **{name: FLAGS[value.strip()]})
+            continue
+        if name == "niceness":
+            if not value.strip().isdigit() or int(value) > MAX_NICENESS:
+                raise WebhookSettingsError(f"niceness={value!r}: expected 0 to {MAX_NICENESS}")
+            settings = replace(settings, niceness=int(value))
             continue
         try:
             number: float = int(value) if name == "attempts" else float(value)

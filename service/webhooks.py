@@ -4,10 +4,12 @@ An endpoint is a URL, a secret, a key id and an optional list of event names, re
 the platform (`RegisterWebhook`) and kept in the event store's database
 (`webhook_endpoints`). Each endpoint is a process over the global feed with a position of
 its own: its worker reads the public events after the position (the platform's view, the
-same as `ReadEvents` — no cards), POSTs them one by one, and records how far it got at the
-end of each page and at least every `ADVANCE_SECONDS`, so delivery is **at least once** and
-**in feed order** (hence in order per table): a referee killed between a POST and the
-position's update sends those events again, with the same event ids.
+same as `ReadEvents` — no cards), POSTs them one by one, and records how far it got at most
+every `ADVANCE_SECONDS` (and when it stops), so delivery is **at least once** and **in feed
+order** (hence in order per table): a referee killed between a POST and the position's
+update sends those events again, with the same event ids. Writes are few on purpose: the
+deliveries run in a process of their own (`service.webhook_process`), and on SQLite every
+write of theirs waits for, and holds up, the commands' appends (the file has one writer).
 
 Delivery. A 2xx answer delivers the event. Anything else (another status, a timeout, a
 refused connection) is retried after an exponential backoff with full jitter
@@ -24,10 +26,11 @@ connects to: a name that resolves to a private or loopback address after registr
 rebinding) gets nothing.
 
 Replicas. A worker runs only while it holds its endpoint's lease (`lease_holder`,
-`lease_until`, renewed on every step and taken over when it runs out): on PostgreSQL the
-replicas share the endpoints and each endpoint is served by one of them at a time; SQLite
-has one process. Every write of the position checks the lease in the same statement, so a
-worker that lost its lease (a long pause) stops without moving anyone's position.
+`lease_until`, renewed once a third of it has passed, taken over when it runs out): on
+PostgreSQL the replicas share the endpoints and each endpoint is served by one of them at a
+time; on SQLite one referee serves them all. Every write of the position checks the lease in
+the same statement, so a worker that lost its lease (a long pause) stops without moving
+anyone's position.
 
 Signature (like Stripe's): header `Fiftyk-Signature: t=<unix seconds>,kid=<key id>,v1=<hex>`
 where `v1` is HMAC-SHA256 keyed with the endpoint's secret over `<t>.<body>`. Receivers check
@@ -97,6 +100,7 @@ SUCCESS = range(200, 300)
 ERROR_TEXT_LENGTH = 200
 USER_AGENT = "fiftyk-referee-webhooks/1"
 ADVANCE_SECONDS = 0.5  # how often a busy endpoint's position is written
+RENEW_FRACTION = 1 / 3  # a lease is renewed once this part of it has passed
 # Read from an answer (and dropped): a small body is drained, so the connection is kept
 # alive; a longer one closes the connection instead of being read to its end.
 MAX_ANSWER_BYTES = 64 * 1024
@@ -579,17 +583,6 @@ class _CheckedBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
-class _CheckedTransport(httpx.HTTPTransport):
-    """httpx's transport over the checked backend. No proxy: one from the environment would
-    connect to the host itself, past the address check."""
-
-    def __init__(self, deadline: Deadline, private: bool, loopback: bool) -> None:
-        super().__init__()
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
-            network_backend=_CheckedBackend(deadline, private, loopback))
-
-
 @dataclass(frozen=True)
 class Attempt:
     """One POST's outcome. `error` is "" when the endpoint took the event, else what the
@@ -611,45 +604,62 @@ ADDRESS_REFUSED = "the endpoint resolves only to addresses deliveries may not go
 
 
 class Sender:
-    """Sends one endpoint's POSTs, each attempt bounded as the module says."""
+    """Sends one endpoint's POSTs, each attempt bounded as the module says.
+
+    Straight on httpcore's connection pool (HTTP/1.1, keep-alive, TLS), over the checked
+    backend: no redirects are followed and no proxy from the environment is used (one would
+    connect to the host itself, past the address check)."""
 
     def __init__(self, url: str, timeout: float, *, private: bool = False,
                  loopback: bool = True) -> None:
         self.url = url
         self.timeout = timeout
         self._deadline = Deadline()
-        self._client = httpx.Client(
-            transport=_CheckedTransport(self._deadline, private, loopback),
-            follow_redirects=False, timeout=timeout, headers={"User-Agent": USER_AGENT})
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            network_backend=_CheckedBackend(self._deadline, private, loopback))
+        self._extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"),
+                                                     timeout)}
 
     def post(self, body: bytes, headers: dict[str, str]) -> Attempt:
         """One attempt: an empty Attempt when the endpoint took it (2xx), else what went
         wrong (see `Attempt`)."""
         self._deadline.until = time.monotonic() + self.timeout
         try:
-            with self._client.stream("POST", self.url, content=body,
-                                     headers=headers) as response:
+            with self._pool.stream("POST", self.url, content=body,
+                                   headers=[("User-Agent", USER_AGENT), *headers.items()],
+                                   extensions=self._extensions) as response:
                 read = 0
-                for chunk in response.iter_raw():
+                for chunk in response.iter_stream():
                     read += len(chunk)
                     if read > MAX_ANSWER_BYTES:
                         break  # the rest is not read: closing drops the connection
-        except httpx.TimeoutException as error:
+        except httpcore.TimeoutException as error:
             text = f"no answer within {self.timeout:g} s"
             return Attempt(text, f"{text} ({type(error).__name__})")
-        except httpx.HTTPError as error:
-            detail = f"{type(error).__name__}: {error}"
-            if isinstance(error.__cause__, AddressRefused):
-                return Attempt(ADDRESS_REFUSED, detail)
-            return Attempt(NO_ANSWER, detail)
-        if response.status_code in SUCCESS:
+        except AddressRefused as error:
+            return Attempt(ADDRESS_REFUSED, f"{_kind(error)}: {error}")
+        except HTTP_ERRORS as error:
+            return Attempt(NO_ANSWER, f"{_kind(error)}: {error}")
+        if response.status in SUCCESS:
             return Attempt()
-        return Attempt(f"HTTP {response.status_code // 100}xx",
-                       f"HTTP {response.status_code}")
+        return Attempt(f"HTTP {response.status // 100}xx", f"HTTP {response.status}")
 
     def close(self) -> None:
         """Close the connections."""
-        self._client.close()
+        self._pool.close()
+
+
+# What an attempt that got no HTTP answer raises (a timeout apart).
+HTTP_ERRORS: tuple[type[Exception], ...] = (
+    httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol,
+    httpcore.ConnectionNotAvailable)
+
+
+def _kind(error: Exception) -> str:
+    """The httpcore name of an error (`ConnectError` for an address refused)."""
+    return next(kind.__name__ for kind in type(error).__mro__
+                if kind.__module__.startswith("httpcore"))
 
 
 class Stopped(Exception):
@@ -671,6 +681,10 @@ class EndpointWorker:
         self._topics = PUBLIC_EVENTS.topics(endpoint.events)
         self._tables: dict[str, str] = {}  # hand id -> table id, as hands start
         self.wake = threading.Event()
+        self._renewed = -float("inf")  # monotonic time of the last renewal
+        self._recorded = endpoint.position  # the position last written
+        self._position = endpoint.position  # the position delivered up to
+        self._written = time.monotonic()  # when it was
 
     def _run(self) -> None:
         holder = self.dispatcher.holder
@@ -680,11 +694,12 @@ class EndpointWorker:
         if self.dispatcher.metrics is not None:
             self.dispatcher.metrics.serve_webhook(self.endpoint.endpoint_id)
         try:
-            position = self.store.endpoint(self.endpoint.endpoint_id).position
+            self._recorded = self._position = self.store.endpoint(
+                self.endpoint.endpoint_id).position
             while not self.dispatcher.stopping.is_set():
                 self._renew()
                 self._redeliver(client)
-                position = self._step(client, position)
+                self._step(client)
         except Stopped:
             pass
         except NotFound:  # deleted meanwhile
@@ -697,49 +712,61 @@ class EndpointWorker:
             if self.dispatcher.metrics is not None:
                 self.dispatcher.metrics.forget_webhook(self.endpoint.endpoint_id)
             if self.dispatcher.stopping.is_set():
-                with contextlib.suppress(*STORE_ERRORS):  # else the lease runs out by itself
+                # The last position (else its events are sent again after a restart), then
+                # the lease (else it runs out by itself).
+                with contextlib.suppress(Stopped, *STORE_ERRORS):
+                    if self._position != self._recorded:
+                        self._advance(self._position)
+                with contextlib.suppress(*STORE_ERRORS):
                     self.store.release(self.endpoint.endpoint_id, holder)
             self.dispatcher.worker_done(self.endpoint.endpoint_id)
 
     def _renew(self) -> None:
+        """Renew the lease once a third of it has passed (a write each time)."""
+        now = time.monotonic()
+        if now - self._renewed < self.settings.lease * RENEW_FRACTION:
+            return
         if not self.store.take_lease(self.endpoint.endpoint_id, self.dispatcher.holder,
                                      self.settings.lease):
             raise Stopped
+        self._renewed = now
 
-    def _step(self, client: Sender, position: int) -> int:
-        """Deliver the next page of events after `position`; the new position."""
+    def _step(self, client: Sender) -> None:
+        """Deliver the next page of events after the endpoint's position."""
+        position = self._position
         head = self.app.head_position()
         notifications = self.app.recorder.select_notifications(
             start=position, limit=self.settings.batch, stop=head, topics=self._topics,
             inclusive_of_start=False)
         events = [e for n in notifications
                   if (e := feed_event(self.app.mapper.to_domain_event(n), n.id)) is not None]
-        recorded = position
-        last_write = time.monotonic()
         for index, event in enumerate(events):
             self._report_lag(head, position, events[index:])
+            self._renew()  # a page of slow answers may take longer than the lease
             self._deliver_or_dead_letter(client, event)
-            position = event.position
-            # The position is written at most every ADVANCE_SECONDS (a write per event would
-            # bound an endpoint to the store's commit rate): a crash sends at most that much
-            # again, with the same ids.
-            if time.monotonic() - last_write >= ADVANCE_SECONDS:
-                self._advance(position)
-                recorded, last_write = position, time.monotonic()
+            position = self._position = event.position
+            self._advance_now_and_then(position)
         caught_up = len(notifications) < self.settings.batch
         if caught_up:
-            position = head  # nothing else for this endpoint up to the head
-        if position != recorded:
-            self._advance(position)
+            position = self._position = head  # nothing else for this endpoint up to the head
+        self._advance_now_and_then(position)
         self._report_lag(head, position, [])
         if caught_up:
             self.wake.wait(self.settings.poll)
             self.wake.clear()
-        return position
+
+    def _advance_now_and_then(self, position: int) -> None:
+        """Write the position if it moved and ADVANCE_SECONDS passed since the last write (a
+        write per event, or per look at the feed, would bound an endpoint to the store's
+        commit rate and hold up the commands' appends): a crash sends at most that much
+        again, with the same ids."""
+        if position != self._recorded and time.monotonic() - self._written >= ADVANCE_SECONDS:
+            self._advance(position)
 
     def _advance(self, position: int) -> None:
         if not self.store.advance(self.endpoint.endpoint_id, self.dispatcher.holder, position):
             raise Stopped
+        self._recorded, self._written = position, time.monotonic()
 
     def _report_lag(self, head: int, position: int, pending: Sequence[FeedEvent]) -> None:
         """Report the lag: feed positions to the head, and the age of the oldest pending."""
@@ -846,12 +873,14 @@ class WebhookDispatcher:
     """Runs a worker for every endpoint whose lease this process holds."""
 
     def __init__(self, app: Referee, store: WebhookStore, settings: WebhookSettings, *,
-                 metrics: WebhookMetrics | None = None) -> None:
+                 metrics: WebhookMetrics | None = None, holder: str | None = None) -> None:
         self.app = app
         self.store = store
         self.settings = settings
         self.metrics = metrics
-        self.holder = f"{uuid.uuid4()}"
+        # Who holds the leases: one name per server, so that a delivery process restarted by
+        # its server takes its endpoints back at once instead of waiting for the leases.
+        self.holder = holder or str(uuid.uuid4())
         self.stopping = threading.Event()
         self._workers: dict[str, EndpointWorker] = {}
         self._lock = threading.Lock()

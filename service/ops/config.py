@@ -770,7 +770,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f" ({keys.TRUSTED_PROXIES}; see deploy/README.md)")
     group.add_argument("--webhooks", metavar="SPEC",
                        help="webhook delivery: attempts, backoff, max_backoff, timeout,"
-                            " lease, poll, private, loopback, e.g. attempts=20,backoff=2"
+                            " lease, poll, private, loopback, niceness, e.g."
+                            " attempts=20,backoff=2"
                             f" ({keys.WEBHOOKS})")
     group.add_argument("--processes", type=int,
                        help=f"server processes sharing the gRPC port, one per core"

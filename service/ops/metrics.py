@@ -367,6 +367,11 @@ class Metrics:
             " up); only the replica serving the endpoint reports it.", ("endpoint",),
             registry=registry,
         )
+        self._webhook_process_restarts = Counter(
+            "fiftyk_webhook_process_restarts_total",
+            "Times the webhook delivery process died (or could not start) and was started"
+            " again by the server.", registry=registry,
+        )
         self._webhook_lag_seconds = Gauge(
             "fiftyk_webhook_lag_seconds",
             "Age of the oldest event an endpoint has not taken yet (0: caught up).",
@@ -551,6 +556,10 @@ class Metrics:
         """Set how far behind the feed the endpoint is."""
         self._webhook_lag_events.labels(endpoint).set(events)
         self._webhook_lag_seconds.labels(endpoint).set(seconds)
+
+    def webhook_process_restarted(self) -> None:
+        """Count a restart of the webhook delivery process (service.webhook_process)."""
+        self._webhook_process_restarts.inc()
 
     def forget_webhook(self, endpoint: str) -> None:
         """This replica no longer serves the endpoint: drop its gauges."""

@@ -6,11 +6,13 @@ headers or never answers (the attempt ends at the timeout, whatever reads do), a
 name that resolves to a loopback or private address after it was registered (DNS
 rebinding: nothing is sent, the event becomes a dead letter that says why). The sender is
 driven directly against real sockets, and once through the real referee. Name resolution is
-replaced for the rebinding cases (the resolver is the attacker's), nothing else is.
+replaced for the rebinding cases (the resolver is the attacker's: in this process and in the
+referee's delivery process, tests/support/rebinding_dns.py), nothing else is.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 import threading
@@ -26,6 +28,7 @@ from tests.e2e.harness import LiveServer, server_config
 from tests.e2e.live import dead_letters
 from tests.support.certs import TestCA
 from tests.support.hostile_endpoint import HostileEndpoint
+from tests.support.rebinding_dns import REBOUND, resolver, resolver_path
 from tests.support.webhook_receiver import WebhookReceiver
 
 TIMEOUT = 1.0  # the referee's timeout per attempt in these tests
@@ -33,24 +36,18 @@ LONG_TIMEOUT = 60.0  # longer than the test could wait: what ends the attempt is
 WAIT_SECONDS = 60.0  # a deadline for a wait, not a speed assertion
 BODY = b'{"id": "x"}'
 HEADERS = {"Content-Type": "application/json"}
-REBOUND = {"loopback.rebind.test": "127.0.0.1", "private.rebind.test": "10.20.30.40",
-           "metadata.rebind.test": "169.254.169.254", "mapped.rebind.test": "::ffff:127.0.0.1"}
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ATTEMPTS = "backoff=0.02,max_backoff=0.05,attempts=2,poll=0.2,timeout=1,lease=5"
 
 
 @pytest.fixture
-def rebinding_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Names under .rebind.test resolve to the addresses an attacker's DNS would answer."""
-    real: Callable[..., Any] = socket.getaddrinfo
-
-    def resolve(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
-        address = REBOUND.get(host)
-        if address is None:
-            return real(host, port, *args, **kwargs)
-        family = socket.AF_INET6 if ":" in address else socket.AF_INET
-        return [(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))]
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+def rebinding_dns(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Names under .rebind.test resolve to the addresses an attacker's DNS would answer, here
+    and in the processes started from here (the referee's delivery process)."""
+    monkeypatch.setattr(socket, "getaddrinfo", resolver(socket.getaddrinfo))
+    path = resolver_path(tmp_path / "resolver")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(path), str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e import test_shengji
 from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
-from tests.e2e.live import ServeProcess, start_serve
+from tests.e2e.live import ServeProcess, start_serve, wait_until
 from tests.support.webhook_receiver import Delivery, WebhookReceiver
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "integrating.md"
@@ -156,8 +156,13 @@ def test_a_receiver_that_was_down_catches_up_in_order(
     assert [d.json["position"] for d in accepted] == [e.position for e in expected]
     registry = server.running.metrics.registry
     labels = {"endpoint": registered.webhook.webhook_id}
-    assert (registry.get_sample_value("fiftyk_webhook_failures_total", labels) or 0) >= 5
-    assert (registry.get_sample_value("fiftyk_webhook_retries_total", labels) or 0) >= 5
+    # The delivery process reports its counts to the server's metrics a moment later.
+    def counted(name: str) -> float:
+        return registry.get_sample_value(name, labels) or 0
+
+    wait_until(lambda: counted("fiftyk_webhook_failures_total") >= 5
+               and counted("fiftyk_webhook_retries_total") >= 5,
+               "five failures and retries counted", ARRIVAL_TIMEOUT_SECONDS)
     assert platform.webhook_dead_letters(registered.webhook.webhook_id) == []
 
 

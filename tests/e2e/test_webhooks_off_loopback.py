@@ -22,7 +22,7 @@ import pytest
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.webhooks import ADDRESS_REFUSED, NO_ANSWER, Sender
 from tests.e2e.harness import LiveServer, server_config
-from tests.e2e.live import dead_letters
+from tests.e2e.live import dead_letters, wait_until
 from tests.support.webhook_receiver import WebhookReceiver
 
 REAL_SECRETS = {
@@ -98,9 +98,12 @@ def test_an_endpoint_stored_on_loopback_gets_nothing_once_the_server_is_off_loop
             with caplog.at_level(logging.WARNING, "fiftyk_referee.service.webhooks"):
                 platform.create_table("classic", 4)
                 letters = dead_letters(platform, webhook.webhook.webhook_id, WAIT_SECONDS)
+                # The delivery process's log reaches the server's a moment later.
+                wait_until(lambda: any("127.0.0.1" in record.getMessage()
+                                       for record in caplog.records),
+                           "the server log to name the refused address", WAIT_SECONDS)
             assert [letter.last_error for letter in letters] == [ADDRESS_REFUSED]
             assert "127.0.0.1" not in letters[0].last_error
-            assert any("127.0.0.1" in record.getMessage() for record in caplog.records)
         finally:
             live.stop()
         assert target.deliveries == []

@@ -84,6 +84,15 @@ def test_the_private_setting_is_a_flag() -> None:
         parse_webhook_settings("private=yes")
 
 
+def test_the_niceness_setting_is_a_whole_number_from_0_to_19() -> None:
+    assert parse_webhook_settings("").niceness == 0
+    assert parse_webhook_settings("niceness=5").niceness == 5
+    assert parse_webhook_settings("niceness=19,attempts=3").niceness == 19
+    for wrong in ("20", "-1", "2.5", "low"):
+        with pytest.raises(WebhookSettingsError, match="niceness"):
+            parse_webhook_settings(f"niceness={wrong}")
+
+
 def test_off_loopback_loopback_endpoints_need_the_operators_consent() -> None:
     assert not address_allowed("localhost", "127.0.0.1", loopback=False)
     assert not address_allowed("::1", "::1", private=True, loopback=False)
