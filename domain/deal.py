@@ -57,6 +57,7 @@ MAX_ENTROPY_WINDOW = 300
 _WORD = 8
 _SPACE = 1 << 64
 _TEXT = {card: str(card) for card in make_deck(1, jokers=True)}  # notation, looked up
+# (a deck given in notation, as a game's `base_deck` gives it, is its own notation)
 _BLOCK_WORDS = struct.Struct(">4Q")  # a SHA-256 block as its four 8-byte big-endian words
 
 
@@ -121,7 +122,7 @@ def shuffled(seed: bytes, base: Sequence[Card], *, hand_id: str,
     commitment, published before the seats contributed)."""
     if contributions is None:
         cards = shuffle_deck(seed, base)
-        return cards, commitment(seed, [_TEXT[card] for card in cards])
+        return cards, commitment(seed, [_TEXT.get(card) or str(card) for card in cards])
     return (shuffle_deck(draw_seed(seed, hand_id, contributions), base),
             seed_commitment(seed))
 
