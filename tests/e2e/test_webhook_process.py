@@ -21,7 +21,7 @@ from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e import test_shengji
 from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
 from tests.e2e.live import start_serve, wait_until
-from tests.e2e.test_webhooks import FAST, feed_after, first_arrivals
+from tests.e2e.test_webhooks import FAST, assert_every_event_once_in_order, feed_after
 from tests.support.webhook_receiver import WebhookReceiver
 
 WAIT_SECONDS = 120.0  # a deadline for a wait, not a speed assertion
@@ -132,13 +132,7 @@ def test_a_killed_delivery_process_is_restarted_and_loses_no_event(
         server.stop()
     assert arrived_before_restart < len(expected), "the kill came after every delivery"
     assert restarts == 1
-    accepted = receiver.accepted()
-    assert [d.json["position"] for d in first_arrivals(accepted)] == [
-        e.position for e in expected]
-    # A repeat is the same event again: same id, same body.
-    bodies: dict[str, bytes] = {}
-    for delivery in accepted:
-        assert bodies.setdefault(delivery.json["id"], delivery.body) == delivery.body
+    assert_every_event_once_in_order(receiver.accepted(), expected)
 
 
 def _delivery_child(serving_pid: int) -> int:

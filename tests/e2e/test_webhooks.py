@@ -68,6 +68,17 @@ def first_arrivals(deliveries: list[Delivery]) -> list[Delivery]:
     return first
 
 
+def assert_every_event_once_in_order(accepted: list[Delivery], expected: list[pb.Event]
+                                     ) -> None:
+    """At least once, in feed order: each event's first arrival in order, and a repeat is the
+    same event again (same id, same body)."""
+    assert [d.json["position"] for d in first_arrivals(accepted)] == [
+        e.position for e in expected]
+    bodies: dict[str, bytes] = {}
+    for delivery in accepted:
+        assert bodies.setdefault(delivery.json["id"], delivery.body) == delivery.body
+
+
 @pytest.fixture
 def receiver() -> Iterator[WebhookReceiver]:
     live = WebhookReceiver()
@@ -254,13 +265,7 @@ def test_a_referee_killed_mid_delivery_loses_no_event(tmp_path: Path,
     finally:
         serving.stop()
     assert arrived_before < len(expected), "the kill came after every delivery"
-    accepted = receiver.accepted()
-    assert [d.json["position"] for d in first_arrivals(accepted)] == [
-        e.position for e in expected]
-    # A duplicate is the same event again: same id, same body.
-    bodies: dict[str, bytes] = {}
-    for delivery in accepted:
-        assert bodies.setdefault(delivery.json["id"], delivery.body) == delivery.body
+    assert_every_event_once_in_order(receiver.accepted(), expected)
 
 
 @pytest.mark.postgres
