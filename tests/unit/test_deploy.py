@@ -114,6 +114,7 @@ def exported_series() -> set[str]:
     metrics.webhook_failed("e")
     metrics.webhook_retried("e")
     metrics.webhook_dead_lettered("e")
+    metrics.webhook_process_restarted()
     metrics.set_webhook_lag("e", 1, 0.5)
     text = metrics.render().decode()
     return {re.split(r"[{ ]", line, maxsplit=1)[0]
