@@ -11,7 +11,7 @@ from google.protobuf import timestamp_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.games import DEFAULT_GAME
-from fiftyk_referee.service.core.application import Outcome
+from fiftyk_referee.service.core.runner import Outcome
 from fiftyk_referee.service.errors import (
     FieldViolation,
     InvalidArgument,
