@@ -45,7 +45,7 @@ from fiftyk_referee.domain.game import (
     LegalActions,
     Observation,
 )
-from fiftyk_referee.domain.games import DEFAULT_GAME, game_named, game_of
+from fiftyk_referee.domain.games import game_named, game_of
 from fiftyk_referee.domain.observer import AUDITOR, Viewer
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import Table
@@ -183,7 +183,7 @@ class NamedCommands:
 
     def create_table(self, preset: str, options: Mapping[str, Any] | None, players: int, *,
                      allow_preset_deck: bool = False, name: str = "",
-                     request_id: str | None = None, game: str = DEFAULT_GAME,
+                     request_id: str | None = None, game: str = "",
                      spectators: SpectatorPolicy | None = None,
                      entropy_window: int | None = None) -> Outcome:
         """Open a table of a game with a ruleset (preset plus overrides) and a seat count;
@@ -289,22 +289,6 @@ class NamedCommands:
         """Resign the current hand for a seat."""
         return self.act(table_id, hand_id, seat, Action(RESIGN), request_id=request_id,
                         player_id=player_id, names_cards=False,
-                        token_generation=token_generation)
-
-    def declare(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
-                cards: Iterable[str], *, request_id: str | None = None,
-                player_id: str | None = None, token_generation: int | None = None) -> Outcome:
-        """Declare trump cards for a seat (Shengji; no cards: declare nothing this round)."""
-        return self.act(table_id, hand_id, seat, Action("declare", tuple(map(str, cards))),
-                        request_id=request_id, player_id=player_id,
-                        token_generation=token_generation)
-
-    def bury(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
-             cards: Iterable[str], *, request_id: str | None = None,
-             player_id: str | None = None, token_generation: int | None = None) -> Outcome:
-        """Bury the dealer's cards in the kitty (Shengji)."""
-        return self.act(table_id, hand_id, seat, Action("bury", tuple(map(str, cards))),
-                        request_id=request_id, player_id=player_id,
                         token_generation=token_generation)
 
     def time_out(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
@@ -857,8 +841,8 @@ def check_token_generation(table: Table, seat: int, generation: int) -> None:
 def _check_kind(game: str, kind: str) -> None:
     """INVALID_ACTION, naming the game's kinds (message and `kinds` metadata), unless
     `kind` is one of them (kinds are lower-case words, compared exactly) or a kind most
-    trick games share, which a game without it refuses with its own reason (Shengji's
-    "pass": `PASS_NOT_ALLOWED`)."""
+    trick games share, which a game without it refuses with its own reason (e.g.
+    `PASS_NOT_ALLOWED` where nobody passes)."""
     kinds = [spec.kind for spec in game_named(game).action_kinds]
     if kind not in kinds and kind not in (PLAY, PASS, RESIGN):
         listed = ", ".join(kinds)

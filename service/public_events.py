@@ -19,7 +19,7 @@ from typing import Any
 
 from fiftyk_referee.domain.errors import shown
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent
-from fiftyk_referee.domain.games import GAMES, generation
+from fiftyk_referee.domain.games import generation, hosted
 from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.table_events import TABLE_EVENTS
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
@@ -86,12 +86,12 @@ class PublicEvents:
 
 
 class RegisteredEvents(PublicEvents):
-    """The table's events and those of every game registered now: rebuilt when a game is
-    registered (`domain.games.register_game`), as a test's game is."""
+    """The table's events and those of every game hosted now: rebuilt when the hosted games
+    change (`service.bundles.install`, as a test does)."""
 
     def __init__(self) -> None:
         self._generation = generation()
-        super().__init__([TABLE_EVENTS, *(game.events for game in GAMES.values())])
+        super().__init__([TABLE_EVENTS, *(game.events for game in hosted().values())])
 
     def _current(self) -> None:
         if self._generation != generation():

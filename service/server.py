@@ -375,7 +375,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         persistence=_persistence(config, create_schema=False, pool_size=DELIVERY_POOL_SIZE),
         settings=hooks, holder=DeliveryProcess.new_holder(), log_level=config.log_level),
         metrics=metrics)
-    servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)
+    # The stubs mark the games' legacy RPCs abstract; the servicer binds those of the
+    # installed games (`GameBundle.legacy_rpcs`) when it is made.
+    servicer = RefereeServicer(  # type: ignore[abstract]
+        app, config, executor, hub, metrics, lobby, webhooks)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
     # Who a call is counted as (service.grpc.callers): its verified credential, else its
     # client address — behind a trusted proxy, the one the proxy forwarded.

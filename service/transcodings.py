@@ -32,7 +32,7 @@ from eventsourcing.persistence import (
 
 from fiftyk_referee.domain.cards import Card
 from fiftyk_referee.domain.game import ValueCodec
-from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.games import hosted
 
 TYPE_KEY, DATA_KEY = "_type_", "_data_"
 
@@ -160,7 +160,7 @@ class DomainTranscoder(JSONTranscoder):
         super().__init__()
         for transcoding in (*LIBRARY_TRANSCODINGS, *DOMAIN_TRANSCODINGS):
             self.register(transcoding())
-        for game in GAMES.values():
+        for game in hosted().values():
             for codec in game.value_codecs:
                 self.register(CodecTranscoding(codec))
         self._dict_pairs = self.names[DictAsPairs.name]

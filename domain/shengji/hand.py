@@ -67,6 +67,7 @@ from fiftyk_referee.domain.shengji.play import (
     lead_of,
     play_key,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import (
     HandFacts,
@@ -134,16 +135,17 @@ def check_deck(rules: ShengjiRules, deck: Sequence[str]) -> list[str]:
 def declaration_rung(cards: Sequence[Card], rank: int, packs: int) -> tuple[int, str | None]:
     """(rung, suit or None for no-trump) of a declaration (`INVALID_DECLARATION` if none)."""
     if not cards or len(set(cards)) != 1 or len(cards) > packs:
-        raise RuleError(Reason.INVALID_DECLARATION,
+        raise RuleError(ShengjiReason.INVALID_DECLARATION,
                         f"declare 1 to {packs} identical trump-rank cards or identical jokers")
     card = cards[0]
     if card in (SJ, BJ):
         rung = RUNGS.get((len(cards), str(card)))
         if rung is None:
-            raise RuleError(Reason.INVALID_DECLARATION, "a joker declaration needs ≥ 2 jokers")
+            raise RuleError(ShengjiReason.INVALID_DECLARATION,
+                            "a joker declaration needs ≥ 2 jokers")
         return rung, None
     if card.rank != rank:
-        raise RuleError(Reason.INVALID_DECLARATION,
+        raise RuleError(ShengjiReason.INVALID_DECLARATION,
                         f"{card} is not of the trump rank {_rank_name(rank)}")
     return RUNGS[(len(cards), "R")], card.suit
 
@@ -174,7 +176,7 @@ def overcall(cards: Sequence[Card], rank: int, packs: int,
     """
     rung, suit = declaration_rung(cards, rank, packs)
     if standing is not None and rung <= standing.rung:
-        raise RuleError(Reason.DECLARATION_TOO_WEAK,
+        raise RuleError(ShengjiReason.DECLARATION_TOO_WEAK,
                         f"{' '.join(map(str, cards))} does not overcall"
                         f" {' '.join(standing.cards)}")
     return rung, suit
@@ -229,9 +231,9 @@ def judge_declarations(rules: ShengjiRules, rank: int, dealer: int | None,
 def check_bury(cards: Sequence[Card], kitty_size: int, bury_points: bool) -> None:
     """Refuse a bury of the wrong size (`WRONG_BURY_COUNT`) or with forbidden points."""
     if len(cards) != kitty_size:
-        raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
+        raise RuleError(ShengjiReason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
     if not bury_points and any(POINTS[c] for c in cards):
-        raise RuleError(Reason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
+        raise RuleError(ShengjiReason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
 
 
 class ShengjiHand(Aggregate):
@@ -427,7 +429,7 @@ class ShengjiHand(Aggregate):
         if action.value is not None and action.kind != DECLARE:
             raise RuleError(Reason.INVALID_ACTION, f"a Shengji {action.kind} takes no value")
         if action.kind == PASS:
-            raise RuleError(Reason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
+            raise RuleError(ShengjiReason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
         if action.kind == RESIGN:
             raise RuleError(Reason.INVALID_ACTION, "nobody resigns in Shengji: the hand is"
                             " played to its last trick")
@@ -460,14 +462,15 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
         if self.phase != DECLARING:
-            raise RuleError(Reason.NOT_DECLARATION_PHASE, "the declaration windows are closed")
+            raise RuleError(ShengjiReason.NOT_DECLARATION_PHASE,
+                            "the declaration windows are closed")
 
     def _checked_declaration(self, seat: int, cards: Sequence[Card], window: int | None
                              ) -> tuple[int, str | None] | None:
         """The declaration's rung and suit (None: it declares nothing), or its refusal."""
         self._check_declaring(seat)
         if window is not None and window != self.round:
-            raise RuleError(Reason.WRONG_WINDOW,
+            raise RuleError(ShengjiReason.WRONG_WINDOW,
                             f"the window after round {window} is not open (now: after round"
                             f" {self.round})")
         if not cards:
@@ -487,7 +490,7 @@ class ShengjiHand(Aggregate):
         pacing_final = self.rules.declare_pacing == "final"
         if isinstance(round, bool) or not isinstance(round, int) or round < self.round or (
                 round > self.rules.hand_size) or (pacing_final and round != self.rules.hand_size):
-            raise RuleError(Reason.NOT_DECLARATION_PHASE,
+            raise RuleError(ShengjiReason.NOT_DECLARATION_PHASE,
                             f"no declaration window after round {round!r} is open"
                             f" (now: after round {self.round})")
         while self.round < round:
@@ -580,11 +583,11 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
         if self.phase == DECLARING:
-            raise RuleError(Reason.DECLARATIONS_OPEN,
+            raise RuleError(ShengjiReason.DECLARATIONS_OPEN,
                             "the declaration windows are still open: declare, or declare"
                             " nothing; play starts once the dealer has buried")
         if self.phase == BURYING and seat == self.dealer:
-            raise RuleError(Reason.MUST_BURY, f"bury {self.rules.kitty_size} cards first")
+            raise RuleError(ShengjiReason.MUST_BURY, f"bury {self.rules.kitty_size} cards first")
         if self.phase != PLAYING or seat != self.turn:
             raise RuleError(Reason.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to play")
         hand = self.hands[seat]

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import json
 import time
+import types
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from google.protobuf import timestamp_pb2
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.game import MAX_KIND_LENGTH, PASS, PLAY, RESIGN, Action, GameView
-from fiftyk_referee.domain.games import DEFAULT_GAME, adjudicate
+from fiftyk_referee.domain.games import adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer, seat_of
 from fiftyk_referee.domain.table import Table, TableView
 from fiftyk_referee.domain.table_events import (
@@ -36,6 +37,7 @@ from fiftyk_referee.domain.table_events import (
     SeatTokenReissued,
 )
 from fiftyk_referee.service.application import FeedEvent, FeedPage, Outcome, Referee, parse_id
+from fiftyk_referee.service.bundles import LegacyRpc, legacy_rpcs
 from fiftyk_referee.service.commands import Act
 from fiftyk_referee.service.errors import (
     FieldViolation,
@@ -91,9 +93,6 @@ from fiftyk_referee.service.webhooks import DeadLetter, Endpoint, WebhookStore
 from fiftyk_referee.service.workers import Workers
 
 Context = grpc.aio.ServicerContext[Any, Any]
-# The kinds the Declare and Bury aliases name (Shengji's): the edge's alias table, the game
-# validates them like any other kind.
-DECLARE, BURY = "declare", "bury"
 T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_LEGAL_PLAYS = 200
@@ -108,13 +107,13 @@ WATCHDOG_PERIOD_SECONDS = 0.25
 # The request field a malformed-input rule error came from, per method (BadRequest details).
 _TRANSCRIPT_FIELD: dict[str, str] = {reason: "transcript_json" for reason in (
     Reason.INVALID_TRANSCRIPT, Reason.INVALID_RULESET, Reason.INVALID_DEAL, Reason.UNKNOWN_CARD)}
+# A game's legacy RPC (`LegacyRpc`) names cards like Play.
+_LEGACY_FIELDS: dict[str, str] = {Reason.UNKNOWN_CARD: "cards"}
 REQUEST_FIELDS: dict[str, dict[str, str]] = {
     "CreateTable": {Reason.INVALID_RULESET: "ruleset"},
     "StartHand": {Reason.INVALID_DEAL: "deck"},
     "Play": {Reason.UNKNOWN_CARD: "cards"},
     "Act": {Reason.UNKNOWN_CARD: "cards", Reason.INVALID_ACTION: "kind"},
-    "Declare": {Reason.UNKNOWN_CARD: "cards"},
-    "Bury": {Reason.UNKNOWN_CARD: "cards"},
     "Adjudicate": _TRANSCRIPT_FIELD,
     "CloseTable": {Reason.INVALID_REASON: "reason"},
     "AbortTable": {Reason.INVALID_REASON: "reason"},
@@ -127,7 +126,7 @@ def _rpc(method: Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R
          ) -> Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, R]]:
     """Map rule and service errors of a unary RPC to rich statuses; check size and deadline."""
 
-    fields = REQUEST_FIELDS.get(method.__name__, {})
+    fields = REQUEST_FIELDS.get(method.__name__, _LEGACY_FIELDS)
 
     @functools.wraps(method)
     async def wrapper(self: RefereeServicer, request: Any, context: Context) -> R:
@@ -239,6 +238,29 @@ def hand_to_proto(view: GameView) -> pb.HandView:
     return edge_for(view.game).hand_to_proto(view)
 
 
+def _legacy_handler(route: LegacyRpc
+                    ) -> Callable[[RefereeServicer, Any, Context], Coroutine[Any, Any, Any]]:
+    """The handler of a game's legacy RPC: `Act` with the action kind it stands for (the
+    request's cards, and its `value_field` as the value), answered in its own response."""
+    method = pb.DESCRIPTOR.services_by_name["RefereeService"].methods_by_name[route.rpc]
+    response_type = getattr(pb, method.output_type.name)
+
+    async def handler(self: RefereeServicer, request: Any, context: Context) -> Any:
+        required = ("table_id", "hand_id", *(("cards",) if route.cards_required else ()))
+        for name in required:
+            if not getattr(request, name):
+                raise missing(name)
+        value = None
+        if route.value_field and request.HasField(route.value_field):
+            value = str(getattr(request, route.value_field))
+        answer = await self._act(request, context, route.kind, names_cards=True, value=value)
+        return response_type(hand=answer.hand, version=answer.version,
+                             replayed=answer.replayed, table_version=answer.table_version)
+
+    handler.__name__ = handler.__qualname__ = route.rpc
+    return _rpc(handler)
+
+
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
     """fiftyk.referee.v1.RefereeService over the `Referee` application."""
 
@@ -255,6 +277,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self._draining = False
         self._spectators = _SpectatorCount()
         self.watch_send_timeout = WATCH_SEND_TIMEOUT_SECONDS
+        # The installed games' 0.2 RPCs for their own actions (Shengji's Declare, Bury): an
+        # RPC no installed game claims stays unimplemented.
+        for route in legacy_rpcs().values():
+            setattr(self, route.rpc, types.MethodType(_legacy_handler(route), self))
         self._budget = response_budget(config.max_message_bytes)
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -361,7 +387,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             self._app.create_table, request.ruleset.preset,
             options_from_proto(request.ruleset.options), request.players,
             allow_preset_deck=request.allow_preset_deck, name=request.name,
-            request_id=_request_id(request), game=request.ruleset.game or DEFAULT_GAME,
+            request_id=_request_id(request), game=request.ruleset.game,
             spectators=spectators, entropy_window=entropy_window_from_proto(request))
         table = outcome.table
         if table is None:  # pragma: no cover - create_table always returns its table
@@ -537,21 +563,6 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         return pb.ResignResponse(hand=answer.hand, version=answer.version,
                                  replayed=answer.replayed,
                                  table_version=answer.table_version)
-
-    @_rpc
-    async def Declare(self, request: pb.DeclareRequest, context: Context) -> pb.DeclareResponse:
-        window = str(request.window) if request.HasField("window") else None
-        answer = await self._act(request, context, DECLARE, names_cards=True, value=window)
-        return pb.DeclareResponse(hand=answer.hand, version=answer.version,
-                                  replayed=answer.replayed,
-                                  table_version=answer.table_version)
-
-    @_rpc
-    async def Bury(self, request: pb.BuryRequest, context: Context) -> pb.BuryResponse:
-        answer = await self._act(request, context, BURY, names_cards=True)
-        return pb.BuryResponse(hand=answer.hand, version=answer.version,
-                               replayed=answer.replayed,
-                               table_version=answer.table_version)
 
     # -- the table's lifecycle --------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from fiftyk_referee.domain.deal import shuffled
 from fiftyk_referee.domain.games import GAMES
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.errors import error_details, error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, Seated
@@ -129,9 +130,9 @@ def step(game: str, table: Seated, hand_id: str, rng: random.Random) -> pb.HandV
         if pb.ACTION_KIND_DECLARE in legal.actions:
             if seat in client.hand_view(table.table_id, hand_id).shengji.spoken:
                 continue
-            return client.declare(table.table_id, hand_id).hand
+            return shengji_calls.declare(client, table.table_id, hand_id).hand
         if pb.ACTION_KIND_BURY in legal.actions:
-            return client.bury(table.table_id, hand_id, legal.plays[0].cards).hand
+            return shengji_calls.bury(client, table.table_id, hand_id, legal.plays[0].cards).hand
         if legal.may_pass and (not legal.plays or rng.random() < 0.3):
             return client.pass_turn(table.table_id, hand_id).hand
         if legal.plays:
@@ -223,8 +224,9 @@ def throw_table(server: LiveServer, opponent_holds_kings: bool
                    preset_deck=True)
     hand_id = table.platform.start_hand(table.table_id, deck=deck).hand.hand_id
     for seat in range(4):
-        table.seats[seat].declare(table.table_id, hand_id)  # nobody declares: seat 0 deals
-    table.seats[0].bury(table.table_id, hand_id, KITTY.split())
+        # nobody declares: seat 0 deals
+        shengji_calls.declare(table.seats[seat], table.table_id, hand_id)
+    shengji_calls.bury(table.seats[0], table.table_id, hand_id, KITTY.split())
     leader = table.seats[0]
     assert sorted(leader.hand_view(table.table_id, hand_id).own_cards) == sorted(LEADER.split())
     return table, hand_id, lambda: leader.act(table.table_id, hand_id, "play", THROW,

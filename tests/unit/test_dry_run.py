@@ -14,6 +14,7 @@ from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Action, Game, GameHand
 from fiftyk_referee.domain.games import GAMES
 from fiftyk_referee.domain.shengji.hand import BURY, DECLARE, ShengjiHand
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from tests.unit.shengji.helpers import bury_lowest, close_windows, deck_for
 
@@ -156,5 +157,5 @@ def test_a_shengji_play_while_the_windows_are_open_names_the_phase() -> None:
     for run in (hand.check, hand.act):
         with pytest.raises(RuleError) as refused:
             run(seat, Action("play", (card,)))
-        assert refused.value.reason == Reason.DECLARATIONS_OPEN
+        assert refused.value.reason == ShengjiReason.DECLARATIONS_OPEN
         assert "declaration" in refused.value.message
