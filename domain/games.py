@@ -1,7 +1,7 @@
 """The games the referee hosts now, by name.
 
 The domain names no game: the service fills this registry with the games of the installed
-bundles (`service/bundles.py`, entry-point group `fiftyk_referee.games`) on first use, through
+bundles (`service/core/bundles.py`, entry-point group `fiftyk_referee.games`) on first use, through
 the loader it sets here. A game that is not installed is simply absent: asking for it is
 refused with `INVALID_RULESET` (a transcript: `INVALID_TRANSCRIPT`).
 

@@ -123,7 +123,7 @@ class Table(Aggregate):
     resolves the rules, deals each hand, names the score sides and says when the match ends.
     """
 
-    # Set when the table opens, never changed in place: copies may share it (service/cache.py).
+    # Set when the table opens, never changed in place: copies may share it (service/core/cache.py).
     NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset({"ruleset_spec", "spectator_policy"})
 
     @classmethod

@@ -21,11 +21,11 @@ import grpc
 
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.games import default_game, game_named, hosted
-from fiftyk_referee.service.bundles import legacy_rpcs
 from fiftyk_referee.service.cli.games import CliGame, cli_game, cli_games
 from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
 from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
-from fiftyk_referee.service.client import (
+from fiftyk_referee.service.core.bundles import legacy_rpcs
+from fiftyk_referee.service.grpc.client import (
     RefereeClient,
     TlsClient,
     add_tls_arguments,

@@ -12,8 +12,8 @@ import random
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from fiftyk_referee.service.bundles import installed
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.core.bundles import installed
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 

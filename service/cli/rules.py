@@ -13,8 +13,8 @@ import os
 import sys
 from typing import BinaryIO
 
-from fiftyk_referee.service.bundles import installed
 from fiftyk_referee.service.cli import oracle
+from fiftyk_referee.service.core.bundles import installed
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -20,7 +20,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
-from fiftyk_referee.service.bundles import bundle_named, installed
+from fiftyk_referee.service.core.bundles import bundle_named, installed
 
 INDEX = "index.html"
 _STYLESHEET = re.compile(r'<link rel="stylesheet" href="([\w./-]+)">')

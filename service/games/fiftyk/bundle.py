@@ -5,7 +5,7 @@ from __future__ import annotations
 from fiftyk_referee.domain import fiftyk
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
-from fiftyk_referee.service.bundles import GameBundle, Renderer, loaded
+from fiftyk_referee.service.core.bundles import GameBundle, Renderer, loaded
 
 BUNDLE = GameBundle(
     game=fiftyk.GAME,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fiftyk_referee.domain import shengji
 from fiftyk_referee.domain.shengji.reasons import ShengjiReason
-from fiftyk_referee.service.bundles import GameBundle, LegacyRpc, Renderer, loaded
+from fiftyk_referee.service.core.bundles import GameBundle, LegacyRpc, Renderer, loaded
 
 BUNDLE = GameBundle(
     game=shengji.GAME,

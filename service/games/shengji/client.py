@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 

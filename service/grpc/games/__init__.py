@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.game import GameResult, GameView
-from fiftyk_referee.service.bundles import GameBundle, bundle_named, installed
+from fiftyk_referee.service.core.bundles import GameBundle, bundle_named, installed
 from fiftyk_referee.service.grpc.convert import struct_of
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 

@@ -42,7 +42,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from fiftyk_referee.service.bundles import legacy_rpcs
+from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted, ServiceReason
 
 ROLES = ("player", "spectator", "audit", "platform", "anonymous")

@@ -70,7 +70,7 @@ class GameBundle:
     # The game of data that names none (0.1's tables, commands and transcripts).
     default: bool = False
     # Topics its aggregates were stored under by earlier versions (`module:Class`), resolved
-    # to its classes of today (service/topics.py).
+    # to its classes of today (service/core/topics.py).
     legacy_topics: Mapping[str, type] = field(default_factory=dict)
 
     @property

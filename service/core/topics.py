@@ -14,12 +14,16 @@ from __future__ import annotations
 from eventsourcing.utils import get_topic, register_topic
 
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.bundles import installed
-from fiftyk_referee.service.receipts import CommandReceipt
+from fiftyk_referee.service.core.aggregates import AggregateSnapshot
+from fiftyk_referee.service.core.bundles import installed
+from fiftyk_referee.service.trust.receipts import CommandReceipt
 
 CORE_LEGACY_TOPICS: dict[str, type] = {
     "domain.table:Table": Table,
     "service.application:CommandReceipt": CommandReceipt,
+    # Before the service's modules were put in folders by concern (core/, trust/, ...).
+    "fiftyk_referee.service.receipts:CommandReceipt": CommandReceipt,
+    "fiftyk_referee.service.aggregates:AggregateSnapshot": AggregateSnapshot,
 }
 
 
