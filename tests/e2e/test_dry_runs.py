@@ -20,7 +20,7 @@ import grpc
 import pytest
 
 from fiftyk_referee.domain.deal import shuffled
-from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.games import hosted
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.client import RefereeClient
@@ -56,7 +56,7 @@ def wire(message: Any) -> bytes:
 def opens_commitment(game: str, preset: str, view: pb.HandView, text: bytes) -> bool:
     """The attacker's try: does any hex seed found in `text` open the deal's commitment
     (shuffle the canonical deck with it and hash as the referee did)?"""
-    chosen = GAMES[game]
+    chosen = hosted()[game]
     base = chosen.base_deck(chosen.rules(preset))
     for found in set(HEX_64.findall(text)):
         _, digest = shuffled(bytes.fromhex(found.decode()), base, hand_id=view.hand_id,
@@ -112,7 +112,7 @@ def choices(game: str, client: RefereeClient, view: pb.HandView
     """Every kind of the game, with cards the seat holds or may play (and none)."""
     legal = client.legal_plays(view.table_id, view.hand_id, max_plays=1)
     own = list(view.own_cards)
-    for spec in GAMES[game].action_kinds:
+    for spec in hosted()[game].action_kinds:
         if not spec.takes_cards:
             yield spec.kind, ()
             continue
@@ -170,7 +170,7 @@ def test_every_dry_run_of_every_kind_answers_only_what_the_caller_sees(
             hand = step(game, table, hand.hand_id, rng)
     runs.sweep(game, table.seats[1], table.table_id, hand.hand_id)  # every kind: HAND_OVER
     # Every kind was tried both ways; then the seed, now revealed, is in no dry run's answer.
-    kinds = {spec.kind for spec in GAMES[game].action_kinds}
+    kinds = {spec.kind for spec in hosted()[game].action_kinds}
     assert runs.refused == kinds
     assert runs.accepted == (kinds - {"resign"} if game == "shengji" else kinds)
     final = table.seats[0].hand_view(table.table_id, hand.hand_id)

@@ -1,9 +1,10 @@
 """Tiny: a two-seat trick game of six cards that exists only in the tests.
 
-It proves the game protocol (`domain/game.py`): registered by a test with
-`domain.games.register_game`, it is played through the real server — tables, deals,
-actions, views, legal actions, scores, the feed, transcripts, `Adjudicate` — and no file of
-the referee names it. (OpenSpiel keeps Kuhn poker for the same purpose.)
+It proves the game protocol (`domain/game.py`) and the bundles (`service/core/bundles.py`):
+installed by a test through an entry point (its bundle: `tests/support/tiny_bundle.py`), it
+is played through every RPC of a real `fiftyk serve` — tables, seats, deals, actions, views,
+legal actions, scores, the feed, transcripts, evidence, `Adjudicate`, webhooks — and no file
+of the referee names it. (OpenSpiel keeps Kuhn poker for the same purpose.)
 
 The rules: the deck is J, Q and K of spades and hearts; each seat gets three cards. The
 leader plays any card; the other seat must follow the led suit when it can. The higher card
