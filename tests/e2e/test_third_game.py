@@ -22,12 +22,14 @@ import grpc
 import pytest
 from google.protobuf import json_format, struct_pb2
 
+from fiftyk_referee.service.core import bundles
 from fiftyk_referee.service.core.bundles import ENTRY_POINT_GROUP
 from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details, error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
+from tests.e2e.harness import LiveServer, server_config
 from tests.e2e.live import REPO, ServeProcess, start_serve
 
 DECK = ["QH", "JS", "KH", "KS", "JH", "QS"]  # seat 0: QH JS KH; seat 1: KS JH QS
@@ -210,3 +212,53 @@ def plain(struct: struct_pb2.Struct) -> dict[str, Any]:
     return json.loads(json.dumps(json_format.MessageToDict(struct)),
                       parse_float=lambda text: int(float(text)) if float(text).is_integer()
                       else float(text))
+
+
+@pytest.fixture
+def only_one_game(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LiveServer]:
+    """A referee built while only the named built-in game is installed."""
+    bundles.install([bundles.installed()[request.param]])
+    live = LiveServer(server_config(tmp_path))
+    try:
+        yield live
+    finally:
+        live.stop()
+        bundles.install(bundles.entry_point_bundles())
+
+
+@pytest.mark.parametrize("only_one_game", ["shengji"], indirect=True)
+def test_a_referee_without_fiftyk_installed_refuses_it_as_an_unknown_game(
+        only_one_game: LiveServer) -> None:
+    platform, audit = only_one_game.platform(), only_one_game.audit()
+    for game in ("fiftyk", ""):  # named, or the default game of 0.1's requests
+        with pytest.raises(grpc.RpcError) as refused:
+            platform.create_table("classic", 4, game=game)
+        assert error_reason(refused.value)[:2] == (grpc.StatusCode.INVALID_ARGUMENT,
+                                                   "INVALID_RULESET")
+    with pytest.raises(grpc.RpcError) as transcript:
+        audit.adjudicate({"format": "fiftyk-transcript/1", "ruleset": {"preset": "classic"}})
+    assert error_reason(transcript.value)[:2] == (grpc.StatusCode.INVALID_ARGUMENT,
+                                                  "INVALID_TRANSCRIPT")
+    table = platform.create_table("tractor", 4, game="shengji").table
+    tokens = [platform.join_table(table.table_id, f"s{s}", s).seat_token for s in range(4)]
+    hand = platform.start_hand(table.table_id).hand
+    declared = shengji_calls.declare(only_one_game.client(token=tokens[hand.turn_seat]),
+                                     table.table_id, hand.hand_id)
+    assert declared.version > hand.version  # Shengji's legacy RPC, answered as `Act`
+
+
+@pytest.mark.parametrize("only_one_game", ["fiftyk"], indirect=True)
+def test_a_referee_without_shengji_installed_leaves_its_legacy_rpcs_unimplemented(
+        only_one_game: LiveServer) -> None:
+    platform = only_one_game.platform()
+    table = platform.create_table("classic", 4).table
+    tokens = [platform.join_table(table.table_id, f"f{s}", s).seat_token for s in range(4)]
+    hand = platform.start_hand(table.table_id).hand
+    with pytest.raises(grpc.RpcError) as absent:
+        shengji_calls.declare(only_one_game.client(token=tokens[hand.turn_seat]),
+                              table.table_id, hand.hand_id)
+    assert absent.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    with pytest.raises(grpc.RpcError) as refused:
+        platform.create_table("tractor", 4, game="shengji")
+    assert error_reason(refused.value)[:2] == (grpc.StatusCode.INVALID_ARGUMENT,
+                                               "INVALID_RULESET")
