@@ -4,7 +4,8 @@ The platform key creates the table and seats one bot per seat; each bot then act
 its own seat token, asking the server for its legal plays and choosing one (or passing).
 The account is built from the bots' own responses: the cards each was dealt, every trick,
 who went out, the hand's scoring and the running scores. Each game plays and tells its
-hands its own way (`service/cli/games.py`): `--game shengji` plays 升级/拖拉机 hands.
+hands its own way (its bundle's command-line side, `service/cli/games.py`): `--game NAME`
+plays another installed game's hands.
 """
 
 from __future__ import annotations
@@ -128,8 +129,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "demo", help="bots play complete hands against a running referee",
         description="Create a table with the platform key, seat one bot per seat and play"
         " complete hands through the gRPC API, printing the deal, every trick, points and"
-        " scores (Shengji: the declarations, dealer and trump, how many cards were buried,"
-        " every trick, points and the levels). Exits 0 when every hand completed.",
+        " scores, as each game tells its hands (--game). Exits 0 when every hand completed.",
     )
     add_server_argument(parser)
     known = cli_games()
@@ -158,7 +158,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _other_game_hint(preset: str) -> str:
-    """"; it is a preset of shengji: add --game shengji" for a preset of another game."""
+    """"; it is a preset of GAME: add --game GAME" for a preset of another game."""
     known = cli_games()
     owners = sorted(name for name, game in hosted().items()
                     if preset in game.presets and name in known)

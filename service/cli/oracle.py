@@ -2,8 +2,8 @@
 
 `answer(question)` answers one parsed question, `answer_line(line)` one line of text, and
 `run(stdin, stdout)` a whole stream (what `fiftyk rules ask` runs). Each game answers its
-own questions (`Game.answer`: `domain/fiftyk/oracle.py`, `domain/shengji/oracle.py`), found
-by the question's `game` through the registry; this module reads lines, checks a question's
+own questions (`Game.answer`, in its package's `oracle.py`), found by the question's
+`game` among the installed games; this module reads lines, checks a question's
 outer shape, dispatches it and writes the ruling.
 
 A question the engine cannot answer gets `{"error": CODE, "message": TEXT}`:

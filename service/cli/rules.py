@@ -3,7 +3,7 @@
 `ask` is the rules oracle of docs/oracle.md (`service/cli/oracle.py`): JSON questions of any
 installed game on standard input (or in a file named on the command line), one answer line
 each on standard output; exit 0 unless the questions cannot be read. An installed game may
-add commands of its own (`GameBundle.rules_commands`: 五十K's `classify` and `beats`).
+add commands of its own (`GameBundle.rules_commands`, e.g. `classify` and `beats`).
 """
 
 from __future__ import annotations

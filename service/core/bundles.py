@@ -6,7 +6,7 @@ its own reason codes and its docs page. Its `bundle.py` holds a `GameBundle`, wh
 package names in the entry-point group `fiftyk_referee.games`:
 
     [project.entry-points."fiftyk_referee.games"]
-    shengji = "fiftyk_referee.service.games.shengji.bundle:BUNDLE"
+    mygame = "mygame_package.bundle:BUNDLE"
 
 The built-in games register exactly so (pyproject.toml), as a third-party game would; no
 module, list or page of the core names a game. A game that is not installed is absent: the
@@ -31,8 +31,8 @@ ENTRY_POINT_GROUP = "fiftyk_referee.games"
 
 @dataclass(frozen=True, slots=True)
 class LegacyRpc:
-    """An RPC of an earlier API version that stands for one of a game's action kinds (0.2's
-    `Declare` is the action `declare`). The edge answers it as `Act` with that kind."""
+    """An RPC of an earlier API version that stands for one of a game's action kinds (an RPC
+    named after the action). The edge answers it as `Act` with that kind."""
 
     rpc: str  # the method's name in the Referee service
     kind: str  # the action kind it takes
@@ -57,7 +57,7 @@ class GameBundle:
     title: str  # its name for people (`fiftyk --help`, the web page)
     docs_page: str = ""  # its page, repository-relative, with a `## Reason codes` section
     reasons: type[GameReason] | None = None  # its own reason codes
-    # 0.2 RPCs that stand for its action kinds (`Declare`, `Bury`): answered as `Act`.
+    # 0.2 RPCs that stand for its action kinds: answered as `Act`.
     legacy_rpcs: tuple[LegacyRpc, ...] = ()
     # Its converters at the gRPC edge (an `EdgeGame` of service/grpc/games/), loaded when
     # the edge first needs them; without any, its values travel as JSON.

@@ -230,8 +230,9 @@ class Act(HandCommand):
     token's table and seat are). `token_generation`: the generation of the seat token it acts
     with (not fingerprinted either: a retry with a reissued token is the same command).
     `expected_version`: the hand version the seat decided on.
-    `names_cards`: the request carried a card list, even an empty one (Play, Declare, Bury
-    and Act name cards; Pass and Resign do not), as receipts have always fingerprinted it.
+    `names_cards`: the request carried a card list, even an empty one (Play, Act and the
+    games' legacy RPCs name cards; Pass and Resign do not), as receipts have always
+    fingerprinted it.
     """
 
     action: Action

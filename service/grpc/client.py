@@ -208,7 +208,7 @@ class RefereeClient:
                      request_id: str = "", game: str = "",
                      spectators: pb.SpectatorPolicy | None = None,
                      entropy_window: int | None = None) -> pb.CreateTableResponse:
-        """Open a table of a game (platform; the game defaults to 五十K); `entropy_window`
+        """Open a table of a game (platform; no game: the referee's default game); `entropy_window`
         (seconds, 0 for the default) makes its deals seat-entropy deals."""
         request = pb.CreateTableRequest(
             request_id=request_id, players=players, allow_preset_deck=allow_preset_deck,

@@ -277,8 +277,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self._draining = False
         self._spectators = _SpectatorCount()
         self.watch_send_timeout = WATCH_SEND_TIMEOUT_SECONDS
-        # The installed games' 0.2 RPCs for their own actions (Shengji's Declare, Bury): an
-        # RPC no installed game claims stays unimplemented.
+        # The installed games' 0.2 RPCs for their own actions (`GameBundle.legacy_rpcs`):
+        # an RPC no installed game claims stays unimplemented.
         for route in legacy_rpcs().values():
             setattr(self, route.rpc, types.MethodType(_legacy_handler(route), self))
         self._budget = response_budget(config.max_message_bytes)
