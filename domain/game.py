@@ -2,8 +2,9 @@
 
 The core (use cases, the store, the feed, the turn clock, the gRPC edge) knows games only
 through these protocols; each game is a package of its own (`domain/fiftyk/`, ...) whose
-`GAME` object satisfies `Game`, registered by name in `domain/games.py`. Adding a game is a
-new package, its proto messages and one line in that registry: nothing in the core changes.
+`GAME` object satisfies `Game`, hosted through the game's bundle (`service/core/bundles.py`,
+found through Python entry points). Adding a game is new packages and one entry-point line:
+nothing in the core changes.
 
 The API is small and fixed, in the spirit of OpenSpiel's: who acts, which actions are legal,
 apply one, is it over, the result; plus a view for one viewer (`domain/observer.py`) that

@@ -23,7 +23,7 @@ class CliGame(Protocol):
 
     @property
     def name(self) -> str:
-        """The game's name, as the registry (`domain/games.py`) and its events name it."""
+        """The game's name, as its bundle and its events name it."""
 
     @property
     def title(self) -> str:

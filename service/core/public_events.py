@@ -1,6 +1,6 @@
 """The public events the referee publishes, as the core reads them from the store.
 
-`PUBLIC_EVENTS` joins the table's catalog and every registered game's (`domain/games.py`,
+`PUBLIC_EVENTS` joins the table's catalog and every hosted game's (`domain/games.py`,
 `Game.events`): it names a stored event publicly, builds its payload for a viewer, and
 turns public names into the stored topics a feed query filters on (today's topics and
 those of older versions, so a store written by 0.1.0 reads the same). Stored events that
