@@ -67,10 +67,10 @@ from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.ops.tls import CertificateReloader
 from fiftyk_referee.service.platform.activity import ActiveTables
 from fiftyk_referee.service.platform.lobby import Lobby, LobbyFollower
-from fiftyk_referee.service.platform.webhook_process import DeliveryProcess, DeliverySpec
-from fiftyk_referee.service.platform.webhooks import WebhookStore
+from fiftyk_referee.service.platform.webhook_store import WebhookStore
 from fiftyk_referee.service.trust.signing import Signer
 from fiftyk_referee.service.web.gateway import WebTable
+from fiftyk_referee.service.webhooks.process import DeliveryProcess, DeliverySpec
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -369,7 +369,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     webhooks = await loop.run_in_executor(
         executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
                                        loopback=hooks.loopback is not False))
-    # Deliveries run in a process of their own (service.platform.webhook_process), which follows the
+    # Deliveries run in a process of their own (service.webhooks.process), which follows the
     # event store itself: none of their work waits for, or holds, this process's GIL.
     deliveries = DeliveryProcess(DeliverySpec(
         persistence=_persistence(config, create_schema=False, pool_size=DELIVERY_POOL_SIZE),

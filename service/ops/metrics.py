@@ -526,7 +526,7 @@ class Metrics:
         self._ledger_hands.set(hands)
         self._integrity_runs.labels("problems" if problems else "clean").inc()
 
-    # Webhooks, called by service.platform.webhooks (endpoint ids are bounded: at most
+    # Webhooks, called by service.webhooks.dispatcher (endpoint ids are bounded: at most
     # MAX_ENDPOINTS).
 
     def serve_webhook(self, endpoint: str) -> None:
@@ -559,7 +559,7 @@ class Metrics:
         self._webhook_lag_seconds.labels(endpoint).set(seconds)
 
     def webhook_process_restarted(self) -> None:
-        """Count a restart of the webhook delivery process (service.platform.webhook_process)."""
+        """Count a restart of the webhook delivery process (service.webhooks.process)."""
         self._webhook_process_restarts.inc()
 
     def forget_webhook(self, endpoint: str) -> None:
