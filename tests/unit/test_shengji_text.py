@@ -15,8 +15,8 @@ from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
 from fiftyk_referee.domain.shengji.hand import BURY, DECLARE, ShengjiHand
 from fiftyk_referee.domain.shengji.tricks import TrickRules
-from fiftyk_referee.service.cli.demo_shengji import choose_lead
-from fiftyk_referee.service.cli.shengji_text import (
+from fiftyk_referee.service.games.shengji.demo import choose_lead
+from fiftyk_referee.service.games.shengji.text import (
     ShengjiAccount,
     ended_lines,
     follow_text,

@@ -122,7 +122,8 @@ def _load_built_in() -> None:
     # loaded on first use rather than at import.
     if _BUILT_IN_LOADED:
         return
-    from fiftyk_referee.service.grpc.games import fiftyk, shengji
+    from fiftyk_referee.service.games.fiftyk import edge as fiftyk
+    from fiftyk_referee.service.games.shengji import edge as shengji
 
     for edge in (fiftyk.EDGE, shengji.EDGE):
         register_edge(edge)

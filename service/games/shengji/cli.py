@@ -9,8 +9,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from fiftyk_referee.service.cli import demo_shengji
-from fiftyk_referee.service.cli.shengji_text import (
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.games.shengji import demo as demo_shengji
+from fiftyk_referee.service.games.shengji.text import (
     ShengjiAccount,
     ended_lines,
     levels_text,
@@ -20,7 +21,6 @@ from fiftyk_referee.service.cli.shengji_text import (
     sort_seat_cards,
     to_act_text,
 )
-from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 SEATS = 4  # Shengji is played by four

@@ -20,14 +20,14 @@ from fiftyk_referee.domain.cards import parse_card
 from fiftyk_referee.domain.shengji.cards import TrumpOrder
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.cli.hand_text import play_text, trick_text
-from fiftyk_referee.service.cli.shengji_text import (
+from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.games.shengji.text import (
     declaration_text,
     levels_text,
     order_of,
     result_lines,
     trump_text,
 )
-from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.convert import options_from_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
