@@ -1,6 +1,6 @@
 """Each game's own messages on the wire, for 五十K and Shengji: server reflection serves their
 proto packages (a client with no .proto file decodes the Any payloads), and what a 0.2 client
-reads of every answer (the 0.2 proto, frozen in tests/e2e/proto-0.2/) agrees with them."""
+reads of every answer (the 0.2 proto, frozen in tests/support/proto-0.2/) agrees with them."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from tests.e2e.harness import LiveServer, Seated, seat_bots, server_config
 from tests.e2e.live import start_serve
 from tests.support import tiny_game
 
-OLD_PROTO = Path(__file__).resolve().parent / "proto-0.2"
+OLD_PROTO = Path(__file__).resolve().parents[1] / "support" / "proto-0.2"
 COMPLETED = pb.HAND_STATUS_COMPLETED
 MAX_COMMANDS = 3_000
 PROTOC_TIMEOUT_SECONDS = 120

@@ -1,6 +1,6 @@
 """Node.js clients of both games against a live referee: docs/examples/game_payloads.js, which
 reads each game's own messages from the Any payloads, and tests/e2e/js/play_0_2.js, a client
-written from the 0.2 proto (frozen in tests/e2e/proto-0.2/), which must still play both games.
+written from the 0.2 proto (frozen in tests/support/proto-0.2/), which must still play both games.
 
 Marked `npm` (the packages are installed once for this module, as for errors.js); without
 node or npm the tests fail with what to install, they are never skipped.

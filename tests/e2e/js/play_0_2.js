@@ -1,5 +1,5 @@
-// A Node.js client written from the 0.2 proto (tests/e2e/proto-0.2, frozen as 0.2 shipped it):
-// it plays a whole hand of either game with the RPCs and fields 0.2 had (Play, Pass, Declare,
+// A Node.js client written from the 0.2 proto (tests/support/proto-0.2, frozen as 0.2 shipped
+// it): it plays a whole hand of either game with the RPCs and fields 0.2 had (Play, Pass, Declare,
 // Bury, ListLegalPlays' `actions`, HandView.shengji) and prints the hand's 0.2 result as one
 // JSON line: {"game":"...","hand_id":"...","actions":N,"result":{...}}.
 //
@@ -10,7 +10,7 @@ const path = require("node:path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
-const PROTO_DIR = path.resolve(__dirname, "..", "proto-0.2");
+const PROTO_DIR = path.resolve(__dirname, "..", "..", "support", "proto-0.2");
 const DEV_PLATFORM_KEY = "fiftyk-dev-platform-key-loopback-only";
 const PRESETS = { fiftyk: "classic", shengji: "tractor" };
 const PLAYERS = 4;
