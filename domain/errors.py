@@ -48,9 +48,10 @@ class Reason(StrEnum):
 
 
 class GameReason(StrEnum):
-    """A game's own reason codes: subclass it with the game's name, e.g.
-    `class ShengjiReason(GameReason, game="shengji")`. The codes are stable upper snake case
-    strings like the core's, and must not reuse one of the core's."""
+    """A game's own reason codes: subclass it with the game's name,
+    `class MyGameReason(GameReason, game="mygame")` (`domain/<game>/reasons.py`). The codes
+    are stable upper snake case strings like the core's, and must not reuse one of the
+    core's."""
 
     game: ClassVar[str]
 
