@@ -34,8 +34,7 @@ def set_loader(load: Callable[[], None]) -> None:
 
 def _ensure_loaded() -> None:
     if not _loaded and _loader:
-        _loaded.append(True)
-        _loader[0]()
+        _loader[0]()  # it calls host_games, which marks the registry loaded
 
 
 def host_games(games: Iterable[Game], default: str = "") -> None:

@@ -94,7 +94,9 @@ def loaded(target: str) -> Callable[[], Any]:
 
 
 _installed: dict[str, GameBundle] = {}
-_loaded: list[bool] = []
+_legacy: dict[str, LegacyRpc] = {}
+_loaded: list[bool] = []  # True once installed
+_loading: list[bool] = []  # True while the entry points load
 
 
 def entry_point_bundles() -> list[GameBundle]:
@@ -133,16 +135,28 @@ def install(bundles: Iterable[GameBundle]) -> None:
     defaults = [bundle.name for bundle in chosen.values() if bundle.default]
     if len(defaults) > 1:
         raise ValueError(f"more than one default game: {', '.join(defaults)}")
+    routes: dict[str, LegacyRpc] = {}
+    for bundle in chosen.values():
+        for route in bundle.legacy_rpcs:
+            if routes.setdefault(route.rpc, route) != route:
+                raise ValueError(f"the RPC {route.rpc} stands for two different actions")
     registry.host_games((bundle.game for bundle in chosen.values()),
                         default=defaults[0] if defaults else "")
     _installed.clear()
     _installed.update(chosen)
+    _legacy.clear()
+    _legacy.update(routes)
     _loaded[:] = [True]
 
 
 def _load() -> None:
-    if not _loaded:
+    if _loaded or _loading:
+        return
+    _loading.append(True)
+    try:
         install(entry_point_bundles())
+    finally:
+        _loading.clear()
 
 
 registry.set_loader(_load)
@@ -159,16 +173,11 @@ def bundle_named(name: str) -> GameBundle | None:
     return installed().get(name)
 
 
-def legacy_rpcs() -> dict[str, LegacyRpc]:
+def legacy_rpcs() -> Mapping[str, LegacyRpc]:
     """Every installed game's legacy RPCs, by method name (a name two games claim for
-    different kinds is refused when they are installed together)."""
-    routes: dict[str, LegacyRpc] = {}
-    for bundle in installed().values():
-        for route in bundle.legacy_rpcs:
-            held = routes.setdefault(route.rpc, route)
-            if held != route:
-                raise ValueError(f"the RPC {route.rpc} stands for two different actions")
-    return routes
+    different actions is refused when they are installed together)."""
+    _load()
+    return _legacy
 
 
 __all__ = ["ENTRY_POINT_GROUP", "GameBundle", "LegacyRpc", "Renderer", "bundle_named",

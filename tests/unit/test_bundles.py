@@ -144,3 +144,24 @@ def test_the_error_table_of_integrating_md_holds_the_core_codes_and_no_games() -
     assert {str(reason) for reason in Reason} <= listed
     for bundle in bundles.installed().values():
         assert listed.isdisjoint(bundle.reason_codes()), bundle.name
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("no_such_module_anywhere:BUNDLE", "the game bundle 'broken' (no_such_module_anywhere:BUNDLE)"
+                                       " does not load"),
+    ("json:dumps", "the entry point 'broken' (json:dumps) names a function, not a GameBundle"),
+    ("fiftyk_referee.service.games.shengji.bundle:BUNDLE",
+     "the entry point 'broken' names the game 'shengji'"),
+])
+def test_an_entry_point_that_names_no_bundle_of_its_game_is_refused_by_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, message: str) -> None:
+    info = tmp_path / "broken_game-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-game\nVersion: 1.0\n",
+                                   encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nbroken = {target}\n",
+                                           encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(RuntimeError) as refused:
+        bundles.entry_point_bundles()
+    assert message in str(refused.value)
