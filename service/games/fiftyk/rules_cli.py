@@ -32,7 +32,7 @@ INPUT_ERRORS = frozenset({Reason.UNKNOWN_CARD, Reason.CARD_NOT_IN_DECK})
 def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `classify` and `beats` to `fiftyk rules`."""
     classify_parser = commands.add_parser(
-        "classify", help="the combination some cards form",
+        "classify", help="五十K: the combination some cards form",
         description='Print {"type", "cards", "points"}, or {"error", "message"}: exit 0 when'
         " the cards form no combination, 2 for an unknown card or one the deck does not hold"
         " that often.",
@@ -43,7 +43,7 @@ def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     classify_parser.set_defaults(handler=run_classify)
 
     beats_parser = commands.add_parser(
-        "beats", help="whether a play beats the trick's top play",
+        "beats", help="五十K: whether a play beats the trick's top play",
         description='Print {"beats", "top", "play"}, or {"error", "message"}: exit 0 when a'
         " side forms no combination, 2 for an unknown card or one the deck does not hold that"
         " often.",
