@@ -50,6 +50,7 @@ from fiftyk_referee.service.core.workers import Workers
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.arrival import RequestArrivalInterceptor
 from fiftyk_referee.service.grpc.callers import ClientAddresses
+from fiftyk_referee.service.grpc.games import game_protos
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
 from fiftyk_referee.service.grpc.interceptors import (
     MetricsInterceptor,
@@ -375,7 +376,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         persistence=_persistence(config, create_schema=False, pool_size=DELIVERY_POOL_SIZE),
         settings=hooks, holder=DeliveryProcess.new_holder(), log_level=config.log_level),
         metrics=metrics)
-    servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)
+    # The stubs mark the games' legacy RPCs abstract; the servicer binds those of the
+    # installed games (`GameBundle.legacy_rpcs`) when it is made.
+    servicer = RefereeServicer(  # type: ignore[abstract]
+        app, config, executor, hub, metrics, lobby, webhooks)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
     # Who a call is counted as (service.grpc.callers): its verified credential, else its
     # client address — behind a trusted proxy, the one the proxy forwarded.
@@ -412,6 +416,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     services: tuple[str, ...] = (SERVICE_NAME, HEALTH_SERVICE_NAME)
     if config.reflection_enabled:  # by default on a loopback bind only (FIFTYK_REFLECTION)
         services = (*services, reflection.SERVICE_NAME)
+        # Reflection answers from the default descriptor pool, which holds each game's own
+        # proto file (the messages of the Any payloads) once its edge is loaded: now, so a
+        # tool can decode them before the first hand.
+        log.debug("reflection serves %s", ", ".join(f.name for f in game_protos()))
         reflection.enable_server_reflection(services, server)
     address = host_port(config.host, config.port)
     try:

@@ -25,14 +25,15 @@ from fiftyk_referee.domain.shengji.hand_state import (
     BURYING,
     HandState,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 
 
 def check_bury(cards: Sequence[Card], kitty_size: int, bury_points: bool) -> None:
     """Refuse a bury of the wrong size (`WRONG_BURY_COUNT`) or with forbidden points."""
     if len(cards) != kitty_size:
-        raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
+        raise RuleError(ShengjiReason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
     if not bury_points and any(POINTS[c] for c in cards):
-        raise RuleError(Reason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
+        raise RuleError(ShengjiReason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
 
 
 class Burying(HandState):

@@ -28,6 +28,7 @@ from fiftyk_referee.domain.shengji.hand_state import (
     HandState,
     rank_name,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
 from fiftyk_referee.domain.shengji.views import (
     Declaration,
@@ -63,16 +64,17 @@ def check_deck(rules: ShengjiRules, deck: Sequence[str]) -> list[str]:
 def declaration_rung(cards: Sequence[Card], rank: int, packs: int) -> tuple[int, str | None]:
     """(rung, suit or None for no-trump) of a declaration (`INVALID_DECLARATION` if none)."""
     if not cards or len(set(cards)) != 1 or len(cards) > packs:
-        raise RuleError(Reason.INVALID_DECLARATION,
+        raise RuleError(ShengjiReason.INVALID_DECLARATION,
                         f"declare 1 to {packs} identical trump-rank cards or identical jokers")
     card = cards[0]
     if card in (SJ, BJ):
         rung = RUNGS.get((len(cards), str(card)))
         if rung is None:
-            raise RuleError(Reason.INVALID_DECLARATION, "a joker declaration needs ≥ 2 jokers")
+            raise RuleError(ShengjiReason.INVALID_DECLARATION,
+                            "a joker declaration needs ≥ 2 jokers")
         return rung, None
     if card.rank != rank:
-        raise RuleError(Reason.INVALID_DECLARATION,
+        raise RuleError(ShengjiReason.INVALID_DECLARATION,
                         f"{card} is not of the trump rank {rank_name(rank)}")
     return RUNGS[(len(cards), "R")], card.suit
 
@@ -96,7 +98,7 @@ def overcall(cards: Sequence[Card], rank: int, packs: int,
     """
     rung, suit = declaration_rung(cards, rank, packs)
     if standing is not None and rung <= standing.rung:
-        raise RuleError(Reason.DECLARATION_TOO_WEAK,
+        raise RuleError(ShengjiReason.DECLARATION_TOO_WEAK,
                         f"{' '.join(map(str, cards))} does not overcall"
                         f" {' '.join(standing.cards)}")
     return rung, suit
@@ -176,14 +178,15 @@ class Declaring(HandState):
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
         if self.phase != DECLARING:
-            raise RuleError(Reason.NOT_DECLARATION_PHASE, "the declaration windows are closed")
+            raise RuleError(ShengjiReason.NOT_DECLARATION_PHASE,
+                            "the declaration windows are closed")
 
     def _checked_declaration(self, seat: int, cards: Sequence[Card], window: int | None
                              ) -> tuple[int, str | None] | None:
         """The declaration's rung and suit (None: it declares nothing), or its refusal."""
         self._check_declaring(seat)
         if window is not None and window != self.round:
-            raise RuleError(Reason.WRONG_WINDOW,
+            raise RuleError(ShengjiReason.WRONG_WINDOW,
                             f"the window after round {window} is not open (now: after round"
                             f" {self.round})")
         if not cards:
@@ -203,7 +206,7 @@ class Declaring(HandState):
         pacing_final = self.rules.declare_pacing == "final"
         if isinstance(round, bool) or not isinstance(round, int) or round < self.round or (
                 round > self.rules.hand_size) or (pacing_final and round != self.rules.hand_size):
-            raise RuleError(Reason.NOT_DECLARATION_PHASE,
+            raise RuleError(ShengjiReason.NOT_DECLARATION_PHASE,
                             f"no declaration window after round {round!r} is open"
                             f" (now: after round {self.round})")
         while self.round < round:

@@ -88,6 +88,7 @@ from fiftyk_referee.domain.shengji.play import (
     Lead,
 )
 from fiftyk_referee.domain.shengji.playing import Playing
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import (
     level_progress,
@@ -283,7 +284,7 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
         if action.value is not None and action.kind != DECLARE:
             raise RuleError(Reason.INVALID_ACTION, f"a Shengji {action.kind} takes no value")
         if action.kind == PASS:
-            raise RuleError(Reason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
+            raise RuleError(ShengjiReason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
         if action.kind == RESIGN:
             raise RuleError(Reason.INVALID_ACTION, "nobody resigns in Shengji: the hand is"
                             " played to its last trick")

@@ -35,6 +35,7 @@ from fiftyk_referee.domain.shengji.play import (
     lead_of,
     play_key,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS
 from fiftyk_referee.domain.shengji.scoring import (
     HandFacts,
@@ -88,11 +89,11 @@ class Playing(HandState):
             raise RuleError(Reason.HAND_OVER, "the hand is over")
         self._check_seat(seat)
         if self.phase == DECLARING:
-            raise RuleError(Reason.DECLARATIONS_OPEN,
+            raise RuleError(ShengjiReason.DECLARATIONS_OPEN,
                             "the declaration windows are still open: declare, or declare"
                             " nothing; play starts once the dealer has buried")
         if self.phase == BURYING and seat == self.dealer:
-            raise RuleError(Reason.MUST_BURY, f"bury {self.rules.kitty_size} cards first")
+            raise RuleError(ShengjiReason.MUST_BURY, f"bury {self.rules.kitty_size} cards first")
         if self.phase != PLAYING or seat != self.turn:
             raise RuleError(Reason.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to play")
         hand = self.hands[seat]

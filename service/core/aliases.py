@@ -2,7 +2,8 @@
 
 Each method builds its command (`commands.py`) and runs it through `execute`: the referee's
 own (`use_cases.py`), or a router's that hands it to the table's shard (`shards.py`).
-`play`, `pass_turn`, `resign`, `declare` and `bury` are `act` with one kind each.
+`play`, `pass_turn` and `resign` are `act` with one kind each (the kinds most trick games
+share; a game's own kinds go through `act`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from fiftyk_referee.domain.game import (
     RESIGN,
     Action,
 )
-from fiftyk_referee.domain.games import DEFAULT_GAME
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.service.core.commands import (
     AbortTable,
@@ -51,7 +51,7 @@ class NamedCommands:
 
     def create_table(self, preset: str, options: Mapping[str, Any] | None, players: int, *,
                      allow_preset_deck: bool = False, name: str = "",
-                     request_id: str | None = None, game: str = DEFAULT_GAME,
+                     request_id: str | None = None, game: str = "",
                      spectators: SpectatorPolicy | None = None,
                      entropy_window: int | None = None) -> Outcome:
         """Open a table of a game with a ruleset (preset plus overrides) and a seat count;
@@ -157,22 +157,6 @@ class NamedCommands:
         """Resign the current hand for a seat."""
         return self.act(table_id, hand_id, seat, Action(RESIGN), request_id=request_id,
                         player_id=player_id, names_cards=False,
-                        token_generation=token_generation)
-
-    def declare(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
-                cards: Iterable[str], *, request_id: str | None = None,
-                player_id: str | None = None, token_generation: int | None = None) -> Outcome:
-        """Declare trump cards for a seat (Shengji; no cards: declare nothing this round)."""
-        return self.act(table_id, hand_id, seat, Action("declare", tuple(map(str, cards))),
-                        request_id=request_id, player_id=player_id,
-                        token_generation=token_generation)
-
-    def bury(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,
-             cards: Iterable[str], *, request_id: str | None = None,
-             player_id: str | None = None, token_generation: int | None = None) -> Outcome:
-        """Bury the dealer's cards in the kitty (Shengji)."""
-        return self.act(table_id, hand_id, seat, Action("bury", tuple(map(str, cards))),
-                        request_id=request_id, player_id=player_id,
                         token_generation=token_generation)
 
     def time_out(self, table_id: str | UUID, hand_id: str | UUID | None, seat: int,

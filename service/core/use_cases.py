@@ -295,8 +295,8 @@ def check_token_generation(table: Table, seat: int, generation: int) -> None:
 def _check_kind(game: str, kind: str) -> None:
     """INVALID_ACTION, naming the game's kinds (message and `kinds` metadata), unless
     `kind` is one of them (kinds are lower-case words, compared exactly) or a kind most
-    trick games share, which a game without it refuses with its own reason (Shengji's
-    "pass": `PASS_NOT_ALLOWED`)."""
+    trick games share, which a game without it refuses with its own reason (e.g.
+    `PASS_NOT_ALLOWED` where nobody passes)."""
     kinds = [spec.kind for spec in game_named(game).action_kinds]
     if kind not in kinds and kind not in (PLAY, PASS, RESIGN):
         listed = ", ".join(kinds)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -65,8 +65,6 @@ REQUEST_FIELDS: dict[str, dict[str, str]] = {
     "StartHand": {Reason.INVALID_DEAL: "deck"},
     "Play": {Reason.UNKNOWN_CARD: "cards"},
     "Act": {Reason.UNKNOWN_CARD: "cards", Reason.INVALID_ACTION: "kind"},
-    "Declare": {Reason.UNKNOWN_CARD: "cards"},
-    "Bury": {Reason.UNKNOWN_CARD: "cards"},
     "Adjudicate": _TRANSCRIPT_FIELD,
     "CloseTable": {Reason.INVALID_REASON: "reason"},
     "AbortTable": {Reason.INVALID_REASON: "reason"},
@@ -220,11 +218,15 @@ class Rpcs:
         self.edge = edge
 
 
-def rpc(method: Callable[[G, Any, Context], Coroutine[Any, Any, R]]
+def rpc(method: Callable[[G, Any, Context], Coroutine[Any, Any, R]],
+        fields: Mapping[str, str] | None = None
         ) -> Callable[[G, Any, Context], Coroutine[Any, Any, R]]:
-    """Map rule and service errors of a unary RPC to rich statuses; check size and deadline."""
+    """Map rule and service errors of a unary RPC to rich statuses; check size and deadline
+    (`fields`: the request field each malformed-input reason came from, else the method's
+    `REQUEST_FIELDS`)."""
 
-    fields = REQUEST_FIELDS.get(method.__name__, {})
+    if fields is None:
+        fields = REQUEST_FIELDS.get(method.__name__, {})
 
     @functools.wraps(method)
     async def wrapper(self: G, request: Any, context: Context) -> R:

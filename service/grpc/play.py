@@ -1,18 +1,21 @@
 """Play: dealing a hand and acting in it, and a seat's view of it.
 
 `StartHand` deals (or opens a seat-entropy draw), `ContributeEntropy` adds a seat's share of
-the deal, `Act` is every hand action's one path (`Play`, `Pass`, `Resign`, `Declare` and
-`Bury` are its aliases: each names one kind), `GetHandView` and `ListLegalPlays` show a seat
-its hand and what it may do. Every action becomes one `Act` command of the use cases.
+the deal, `Act` is every hand action's one path (`Play`, `Pass`, `Resign` are its aliases,
+and so are the installed games' 0.2 RPCs, `GameBundle.legacy_rpcs`: each names one kind),
+`GetHandView` and `ListLegalPlays` show a seat its hand and what it may do. Every action
+becomes one `Act` command of the use cases.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import Any, NamedTuple
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import MAX_KIND_LENGTH, PASS, PLAY, RESIGN, Action
 from fiftyk_referee.domain.observer import SPECTATOR, SeatViewer, Viewer, seat_of
+from fiftyk_referee.service.core.bundles import LegacyRpc
 from fiftyk_referee.service.core.commands import Act
 from fiftyk_referee.service.errors import (
     NotFound,
@@ -35,9 +38,6 @@ from fiftyk_referee.service.grpc.convert import (
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.requests import missing
 
-# The kinds the Declare and Bury aliases name (Shengji's): the edge's alias table, the game
-# validates them like any other kind.
-DECLARE, BURY = "declare", "bury"
 DEFAULT_LEGAL_PLAYS = 200
 
 
@@ -165,21 +165,6 @@ class PlayRpcs(Rpcs):
                                  replayed=answer.replayed,
                                  table_version=answer.table_version)
 
-    @rpc
-    async def Declare(self, request: pb.DeclareRequest, context: Context) -> pb.DeclareResponse:
-        window = str(request.window) if request.HasField("window") else None
-        answer = await self._act(request, context, DECLARE, names_cards=True, value=window)
-        return pb.DeclareResponse(hand=answer.hand, version=answer.version,
-                                  replayed=answer.replayed,
-                                  table_version=answer.table_version)
-
-    @rpc
-    async def Bury(self, request: pb.BuryRequest, context: Context) -> pb.BuryResponse:
-        answer = await self._act(request, context, BURY, names_cards=True)
-        return pb.BuryResponse(hand=answer.hand, version=answer.version,
-                               replayed=answer.replayed,
-                               table_version=answer.table_version)
-
     async def _view_for(self, table_id: str, hand_id: str | None, viewer: Viewer) -> Any:
         """The named hand (else the table's current, else last) as `viewer` sees it."""
         if viewer is SPECTATOR and not hand_id:
@@ -229,4 +214,33 @@ class PlayRpcs(Rpcs):
                           for r in legal.requirements])
 
 
-__all__ = ["PlayRpcs"]
+
+
+# A game's legacy RPC names cards like Play.
+_LEGACY_FIELDS: dict[str, str] = {Reason.UNKNOWN_CARD: "cards"}
+
+
+def legacy_handler(route: LegacyRpc
+                   ) -> Callable[[PlayRpcs, Any, Context], Coroutine[Any, Any, Any]]:
+    """The handler of a game's legacy RPC: `Act` with the action kind it stands for (the
+    request's cards, and its `value_field` as the value), answered in its own response."""
+    method = pb.DESCRIPTOR.services_by_name["RefereeService"].methods_by_name[route.rpc]
+    response_type = getattr(pb, method.output_type.name)
+
+    async def handler(self: PlayRpcs, request: Any, context: Context) -> Any:
+        required = ("table_id", "hand_id", *(("cards",) if route.cards_required else ()))
+        for name in required:
+            if not getattr(request, name):
+                raise missing(name)
+        value = None
+        if route.value_field and request.HasField(route.value_field):
+            value = str(getattr(request, route.value_field))
+        answer = await self._act(request, context, route.kind, names_cards=True, value=value)
+        return response_type(hand=answer.hand, version=answer.version,
+                             replayed=answer.replayed, table_version=answer.table_version)
+
+    handler.__name__ = handler.__qualname__ = route.rpc
+    return rpc(handler, _LEGACY_FIELDS)
+
+
+__all__ = ["PlayRpcs", "legacy_handler"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from google.protobuf import timestamp_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.games import DEFAULT_GAME
 from fiftyk_referee.service.core.runner import Outcome
 from fiftyk_referee.service.errors import (
     FieldViolation,
@@ -79,7 +78,7 @@ class TableRpcs(Rpcs):
             self.edge.app.create_table, request.ruleset.preset,
             options_from_proto(request.ruleset.options), request.players,
             allow_preset_deck=request.allow_preset_deck, name=request.name,
-            request_id=request_id_of(request), game=request.ruleset.game or DEFAULT_GAME,
+            request_id=request_id_of(request), game=request.ruleset.game,
             spectators=spectators, entropy_window=entropy_window_from_proto(request))
         table = outcome.table
         if table is None:  # pragma: no cover - create_table always returns its table

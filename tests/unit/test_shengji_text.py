@@ -27,6 +27,7 @@ from fiftyk_referee.service.games.shengji.text import (
     to_act_text,
 )
 from fiftyk_referee.service.grpc.events import payloads
+from fiftyk_referee.service.grpc.games import legacy_copy
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.unit.shengji.helpers import new_hand, play
 
@@ -43,7 +44,7 @@ def _audit_events(hand: ShengjiHand) -> list[pb.Event]:
         assert public is not None
         field, build = payloads()[type(public)]
         message = pb.Event(aggregate_version=stored.originator_version, name=public.NAME)
-        getattr(message, field).CopyFrom(build(public))
+        legacy_copy(build(public), getattr(message, field))
         messages.append(message)
     return messages
 
