@@ -23,6 +23,7 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
+from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import (
     RateLimited,
     ResourceExhausted,
@@ -443,7 +444,7 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         service, _, method = handler_call_details.method.strip("/").rpartition("/")
-        rpc_class = method_class(method) if service == self._service else None
+        rpc_class = method_class(method, legacy_rpcs) if service == self._service else None
         if rpc_class is None:
             return handler
         return self._wrapped.get(handler, lambda: self._limit(handler, rpc_class))
