@@ -1,4 +1,8 @@
-"""The table aggregate: seats, a ruleset, a series of hands and the cumulative score."""
+"""The table aggregate: seats, a ruleset, a series of hands and the cumulative score.
+
+Its length (about 580 lines) is one aggregate whose event methods must stay on its class
+(a stored event's topic names it).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from fiftyk_referee.domain.deal import (
 )
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Game, GameHand, Rules
-from fiftyk_referee.domain.games import DEFAULT_GAME, game_named
+from fiftyk_referee.domain.games import default_game, game_named
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 
 MAX_PLAYER_ID_LENGTH = 128
@@ -123,7 +127,7 @@ class Table(Aggregate):
     resolves the rules, deals each hand, names the score sides and says when the match ends.
     """
 
-    # Set when the table opens, never changed in place: copies may share it (service/cache.py).
+    # Set when the table opens, never changed in place: copies may share it (service/core/cache.py).
     NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset({"ruleset_spec", "spectator_policy"})
 
     @classmethod
@@ -141,10 +145,10 @@ class Table(Aggregate):
 
     @event("Opened")
     def __init__(self, ruleset: dict[str, Any], players: int, allow_preset_deck: bool,
-                 name: str, game: str = DEFAULT_GAME,
+                 name: str, game: str = "",
                  spectators: dict[str, Any] | None = None,
                  entropy_window: int | None = None) -> None:
-        self.game_name = game
+        self.game_name = game or default_game()  # 0.1's tables name no game
         # Tables opened before seat entropy stored no window: their deals are the seed's.
         self.entropy_window = entropy_window
         # The next deal while seats contribute to it: its number, the referee's secret seed
@@ -183,7 +187,7 @@ class Table(Aggregate):
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """Upcast a 0.1.0 snapshot's state."""
         state.pop("rules", None)
-        state["game_name"] = DEFAULT_GAME
+        state["game_name"] = default_game()
         state["carry"] = {FIRST_OUT: state.pop("previous_first_out", None)}
 
     @staticmethod

@@ -7,14 +7,17 @@ connection at import time.
 
 Metrics wiring: the interceptors count every RPC; the application counts commands, hands,
 tricks, bombs, appends, conflicts, retries, idempotent replays and rebuilds (`hand_at`,
-`rebuild_table`); the feed hub feeds the active-tables tracker (`service.activity`), read at
-each scrape; watch streams open and close the watch gauge in the servicer.
+`rebuild_table`); the feed hub feeds the active-tables tracker (`service.platform.activity`),
+read at each scrape; watch streams open and close the watch gauge in the servicer.
 
 Health: the service names `""` and `fiftyk.referee.v1.RefereeService` are readiness — on a
 PostgreSQL store a background probe (`StoreHealth`) turns them NOT_SERVING while no
 connection of the commands' pool can write (database down, or only a standby reachable) and
 SERVING again by itself after; `liveness` stays SERVING while the process
 runs (restarting a replica does not bring a database back).
+
+Its length (about 530 lines) is the one place that wires everything: split, it would no
+longer be one root.
 """
 
 from __future__ import annotations
@@ -37,12 +40,20 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from fiftyk_referee.service.activity import ActiveTables
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.feed import FeedHub, cancel
+from fiftyk_referee.service.core.store import (
+    OneCallPostgresRecorder,
+    StoreAvailability,
+    persistence_env,
+    wait_for_database,
+)
+from fiftyk_referee.service.core.turn_clock import TurnClock
+from fiftyk_referee.service.core.workers import Workers
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.arrival import RequestArrivalInterceptor
 from fiftyk_referee.service.grpc.callers import ClientAddresses
-from fiftyk_referee.service.grpc.feed import FeedHub, cancel
+from fiftyk_referee.service.grpc.games import game_protos
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
 from fiftyk_referee.service.grpc.interceptors import (
     MetricsInterceptor,
@@ -53,24 +64,17 @@ from fiftyk_referee.service.grpc.interceptors import (
 from fiftyk_referee.service.grpc.malformed import MalformedRequestInterceptor
 from fiftyk_referee.service.grpc.paging import TRANSPORT_LIMIT_FACTOR
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
-from fiftyk_referee.service.limits import RateLimiter, TransportLimits, WatchLimiter
-from fiftyk_referee.service.lobby import Lobby, LobbyFollower
 from fiftyk_referee.service.ops.config import Config, host_port
+from fiftyk_referee.service.ops.limits import RateLimiter, TransportLimits, WatchLimiter
 from fiftyk_referee.service.ops.logs import configure_logging
 from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.ops.tls import CertificateReloader
-from fiftyk_referee.service.signing import Signer
-from fiftyk_referee.service.store import (
-    OneCallPostgresRecorder,
-    StoreAvailability,
-    persistence_env,
-    wait_for_database,
-)
-from fiftyk_referee.service.turn_clock import TurnClock
+from fiftyk_referee.service.platform.activity import ActiveTables
+from fiftyk_referee.service.platform.lobby import Lobby, LobbyFollower
+from fiftyk_referee.service.platform.webhook_store import WebhookStore
+from fiftyk_referee.service.trust.signing import Signer
 from fiftyk_referee.service.web.gateway import WebTable
-from fiftyk_referee.service.webhook_process import DeliveryProcess, DeliverySpec
-from fiftyk_referee.service.webhooks import WebhookStore
-from fiftyk_referee.service.workers import Workers
+from fiftyk_referee.service.webhooks.process import DeliveryProcess, DeliverySpec
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -298,7 +302,7 @@ def connection_limit(limits: TransportLimits, pool_size: int) -> int:
 
 
 def transport_options(limits: TransportLimits, pool_size: int) -> list[tuple[str, int]]:
-    """gRPC's channel arguments for the transport limits (see `service.limits`)."""
+    """gRPC's channel arguments for the transport limits (see `service.ops.limits`)."""
 
     def ms(seconds: float) -> int:
         return max(1, round(seconds * MILLISECONDS))
@@ -369,13 +373,16 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     webhooks = await loop.run_in_executor(
         executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
                                        loopback=hooks.loopback is not False))
-    # Deliveries run in a process of their own (service.webhook_process), which follows the
+    # Deliveries run in a process of their own (service.webhooks.process), which follows the
     # event store itself: none of their work waits for, or holds, this process's GIL.
     deliveries = DeliveryProcess(DeliverySpec(
         persistence=_persistence(config, create_schema=False, pool_size=DELIVERY_POOL_SIZE),
         settings=hooks, holder=DeliveryProcess.new_holder(), log_level=config.log_level),
         metrics=metrics)
-    servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)
+    # The stubs mark the games' legacy RPCs abstract; the servicer binds those of the
+    # installed games (`GameBundle.legacy_rpcs`) when it is made.
+    servicer = RefereeServicer(  # type: ignore[abstract]
+        app, config, executor, hub, metrics, lobby, webhooks)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
     # Who a call is counted as (service.grpc.callers): its verified credential, else its
     # client address — behind a trusted proxy, the one the proxy forwarded.
@@ -412,6 +419,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     services: tuple[str, ...] = (SERVICE_NAME, HEALTH_SERVICE_NAME)
     if config.reflection_enabled:  # by default on a loopback bind only (FIFTYK_REFLECTION)
         services = (*services, reflection.SERVICE_NAME)
+        # Reflection answers from the default descriptor pool, which holds each game's own
+        # proto file (the messages of the Any payloads) once its edge is loaded: now, so a
+        # tool can decode them before the first hand.
+        log.debug("reflection serves %s", ", ".join(f.name for f in game_protos()))
         reflection.enable_server_reflection(services, server)
     address = host_port(config.host, config.port)
     try:
@@ -483,7 +494,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
 
 async def _audit_periodically(app: Referee, executor: Workers,
                               interval: float) -> None:
-    """Run the integrity audit (service/integrity.py) every `interval` seconds."""
+    """Run the integrity audit (service/trust/integrity.py) every `interval` seconds."""
     loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(interval)

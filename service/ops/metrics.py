@@ -17,6 +17,9 @@ work; `grpc_code` takes the Go spelling of the status code (`OK`, `FailedPrecond
 Domain and store metrics carry the `fiftyk_` prefix. No label takes an unbounded value:
 values that come from outside the metrics module are checked against fixed sets and anything
 unexpected is counted under `other` / `OTHER`.
+
+Its length (about 600 lines) is mostly the declarations of the one `Metrics` class, each
+metric with its help text and bounded labels.
 """
 
 from __future__ import annotations
@@ -46,9 +49,9 @@ from prometheus_client import (
 
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.game import Game, Observation, ObservationSpec
-from fiftyk_referee.domain.games import GAMES, game_of
+from fiftyk_referee.domain.games import game_of, hosted
 from fiftyk_referee.service.errors import ServiceReason
-from fiftyk_referee.service.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
+from fiftyk_referee.service.ops.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
 from fiftyk_referee.service.ops.tls import TlsFiles
 
 # From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
@@ -223,10 +226,10 @@ class Metrics:
             "Hands played to the end and scored, by game and preset.",
             ("game", "preset"), registry=registry,
         )
-        self._games = {game.name: frozenset(game.presets) for game in GAMES.values()}
+        self._games = {game.name: frozenset(game.presets) for game in hosted().values()}
         self._command_kinds = TABLE_COMMAND_KINDS | {
-            spec.kind for game in GAMES.values() for spec in game.action_kinds}
-        self._counter_specs = _game_counter_specs(GAMES.values())
+            spec.kind for game in hosted().values() for spec in game.action_kinds}
+        self._counter_specs = _game_counter_specs(hosted().values())
         self._game_counters = {
             name: Counter(f"fiftyk_{name}_total", spec.help,
                           ("game", "preset", *((spec.label,) if spec.label else ())),
@@ -526,7 +529,8 @@ class Metrics:
         self._ledger_hands.set(hands)
         self._integrity_runs.labels("problems" if problems else "clean").inc()
 
-    # Webhooks, called by service.webhooks (endpoint ids are bounded: at most MAX_ENDPOINTS).
+    # Webhooks, called by service.webhooks.dispatcher (endpoint ids are bounded: at most
+    # MAX_ENDPOINTS).
 
     def serve_webhook(self, endpoint: str) -> None:
         """This replica serves the endpoint: its series exist from now on, at zero."""
@@ -558,7 +562,7 @@ class Metrics:
         self._webhook_lag_seconds.labels(endpoint).set(seconds)
 
     def webhook_process_restarted(self) -> None:
-        """Count a restart of the webhook delivery process (service.webhook_process)."""
+        """Count a restart of the webhook delivery process (service.webhooks.process)."""
         self._webhook_process_restarts.inc()
 
     def forget_webhook(self, endpoint: str) -> None:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import grpc
 import pytest
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.games.shengji import client as shengji_calls
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e import test_shengji
@@ -89,7 +90,7 @@ def _first_command(table: Seated, hand_id: str) -> pb.PlayResponse | pb.DeclareR
     for client in table.seats:
         legal = client.legal_plays(table.table_id, hand_id)
         if pb.ACTION_KIND_DECLARE in legal.actions:
-            return client.declare(table.table_id, hand_id)
+            return shengji_calls.declare(client, table.table_id, hand_id)
         if legal.plays:
             return client.play(table.table_id, hand_id, legal.plays[0].cards)
     raise AssertionError("nobody could act in a fresh hand")
@@ -194,7 +195,8 @@ def test_an_aborted_tables_hand_is_void_but_its_transcript_remains(
                                        request_id="abort-1")
     assert again.replayed and again.voided_hand_id == view.hand_id
     client = table.seats[view.turn_seat if game.name == "fiftyk" else 0]
-    act = (client.pass_turn if game.name == "fiftyk" else client.declare)
+    act = (client.pass_turn if game.name == "fiftyk"
+           else lambda table_id, hand_id: shengji_calls.declare(client, table_id, hand_id))
     assert refusal(lambda: act(table.table_id, view.hand_id)) == (
         Code.FAILED_PRECONDITION, "HAND_VOIDED")
     assert table.platform.scores(table.table_id).totals == before.totals

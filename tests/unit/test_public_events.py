@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
+from google.protobuf import (
+    any_pb2,
+    descriptor_pb2,
+    descriptor_pool,
+    message_factory,
+    timestamp_pb2,
+)
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,7 +29,7 @@ from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS, HandDealt
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
-from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.games import hosted
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer
 from fiftyk_referee.domain.shengji import GAME as SHENGJI
 from fiftyk_referee.domain.shengji.events import SHENGJI_EVENTS
@@ -31,11 +37,11 @@ from fiftyk_referee.domain.shengji.hand import ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.domain.table_events import TABLE_EVENTS, HandRecorded, SeatTaken
+from fiftyk_referee.service.core.public_events import PUBLIC_EVENTS, feed_event
+from fiftyk_referee.service.core.topics import stored_topics
 from fiftyk_referee.service.errors import InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc.events import event_to_proto, payloads
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.public_events import PUBLIC_EVENTS, feed_event
-from fiftyk_referee.service.topics import stored_topics
 from tests.unit.shengji.test_playouts import VARIANTS as SHENGJI_VARIANTS
 from tests.unit.shengji.test_playouts import step as shengji_step
 from tests.unit.test_hand_playouts import step, variants
@@ -130,6 +136,15 @@ def test_an_unknown_event_name_is_refused_naming_the_field() -> None:
 # -- every event of random hands, for every viewer ------------------------------------------
 
 
+def unpacked(payload: any_pb2.Any) -> Message:
+    """The message in an Any (a game's own message), by the type its URL names."""
+    name = payload.type_url.rpartition("/")[2]
+    message: Message = message_factory.GetMessageClass(
+        descriptor_pool.Default().FindMessageTypeByName(name))()
+    assert payload.Unpack(message)
+    return message
+
+
 def card_values(message: Message) -> Iterator[str]:
     """Every card anywhere in a message: the values of its `cards` and `deck` fields."""
     for field, value in message.ListFields():
@@ -140,6 +155,20 @@ def card_values(message: Message) -> Iterator[str]:
             for item in items:
                 if isinstance(item, Message):
                     yield from card_values(item)
+
+
+def check_game_event(message: pb.Event, game: str) -> None:
+    """A game's event: its 0.2 payload field is the one its name names, and the game's own
+    message in `game_event` (fiftyk.games.<game>.v1.<Event>) holds the same fields."""
+    field = message.WhichOneof("payload")
+    assert field == message.name.replace(".", "_")
+    event = message.name.partition(".")[2]
+    camel = "".join(part.capitalize() for part in event.split("_"))
+    assert message.game_event.type_url == (
+        f"type.googleapis.com/fiftyk.games.{game}.v1.{camel}")
+    own = unpacked(message.game_event)
+    assert (own.SerializeToString(deterministic=True)
+            == getattr(message, field).SerializeToString(deterministic=True))
 
 
 def viewers(players: int) -> list[Viewer]:
@@ -157,17 +186,20 @@ def check_event(stored: Any, holdings: list[Counter[str]], players: int) -> None
         public: PublicEvent = event.public(viewer)
         message = event_to_proto(event, public)
         assert message.name == audit.name == event.name
-        assert message.WhichOneof("payload") == audit.WhichOneof("payload")
+        check_game_event(message, "fiftyk")
         if message.HasField("fiftyk_cards_played"):
             assert message == audit  # a play is made face up
             continue
-        shown = Counter(card_values(message))
         if viewer == AUDITOR:
             continue
-        if isinstance(viewer, SeatViewer):
-            assert shown <= holdings[viewer.seat], (viewer, message)
-        else:
-            assert not shown, message
+        # The 0.2 payload and the game's own message in `game_event`, each on its own.
+        for part in (getattr(message, message.WhichOneof("payload") or ""),
+                     unpacked(message.game_event)):
+            shown = Counter(card_values(part))
+            if isinstance(viewer, SeatViewer):
+                assert shown <= holdings[viewer.seat], (viewer, message)
+            else:
+                assert not shown, message
         if message.HasField("fiftyk_hand_dealt"):
             dealt = message.fiftyk_hand_dealt
             assert not dealt.deck and not dealt.HasField("deal_seed")
@@ -247,7 +279,7 @@ def test_no_viewer_ever_sees_a_card_it_may_not_see(
 
 
 def test_every_registered_game_publishes_its_hand_events_through_the_core() -> None:
-    for game in GAMES.values():
+    for game in hosted().values():
         for kind in game.events:
             assert PUBLIC_EVENTS.topics([kind.name]) == stored_topics(kind.stored)
     table = Table.open(GAME, Ruleset.from_spec("classic"), 4)
@@ -280,9 +312,9 @@ def check_shengji_event(stored: Any) -> None:
     event = feed_event(stored)
     assert event is not None
     audit = event_to_proto(event, event.public(AUDITOR))
-    assert audit.WhichOneof("payload") == audit.name.replace(".", "_")
     for viewer in viewers(SHENGJI_PLAYERS):
         message = event_to_proto(event, event.public(viewer))
+        check_game_event(message, "shengji")
         hidden = shengji_hidden(message)
         if not hidden:
             assert message == audit  # nothing hidden: the same for everyone

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.service.cli.main import main
-from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
-from fiftyk_referee.service.verifier import (
+from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.trust.verifier import (
     NO_CHAIN,
     OK,
     SKIPPED,

@@ -7,9 +7,15 @@ Conventions used throughout this file:
 
 * Every table plays one game, named when the table is created (RulesetSpec.game):
   "fiftyk", 五十K, the default (its rules: docs/rules.md), or "shengji", 升级/拖拉机
-  (docs/shengji.md). The common messages serve both games; messages and fields named
-  after a game (FiftykHandDealt, HandView.shengji, ShengjiResult, ...) carry what only that
-  game has.
+  (docs/shengji.md). The messages of this file serve every game. What only one game has
+  travels as a google.protobuf.Any holding a message of that game's own proto package
+  (fiftyk/games/<game>/v1/<game>.proto, package fiftyk.games.<game>.v1):
+  HandView.game_view, HandScore.game_outcome and Event.game_event (how to read them:
+  docs/integrating.md#game-payloads). Server reflection serves those packages too.
+* Messages and fields named after a game (FiftykHandDealt, HandView.shengji,
+  ShengjiResult, ...) are kept for 0.2 clients, and filled as before for 五十K and Shengji
+  hands: each holds the same fields, and the same bytes, as the game's own message in its
+  Any. Later games have only the Any.
 * Cards travel as the text notation of docs/rules.md#cards, the same for both games: rank
   then suit letter ("3S", "10H", "QC", "AD", "2S"), jokers "SJ" and "BJ". Requests also
   accept "T" for 10, lower case and the suit symbols; responses always use the canonical
@@ -149,12 +155,13 @@ class RefereeServiceStub:
     Declare: _grpc.UnaryUnaryMultiCallable[_referee_pb2.DeclareRequest, _referee_pb2.DeclareResponse]
     """Declare shows trump cards while a Shengji hand is dealt
     (docs/shengji.md#the-deal-and-declarations), or declares nothing this round (no cards).
-    The seat's token; refused at 五十K tables (INVALID_ACTION).
+    The seat's token; refused at 五十K tables (INVALID_ACTION). 0.2: kept for 0.2 clients,
+    the same as Act with kind "declare"; no game adds RPCs of its own.
     """
     Bury: _grpc.UnaryUnaryMultiCallable[_referee_pb2.BuryRequest, _referee_pb2.BuryResponse]
     """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
     (docs/shengji.md#the-kitty).
-    The dealer's seat token.
+    The dealer's seat token. 0.2: kept for 0.2 clients, the same as Act with kind "bury".
     """
     Act: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ActRequest, _referee_pb2.ActResponse]
     """Act takes any action of the caller's seat in the current hand: a kind the table's game
@@ -300,12 +307,13 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     Declare: _aio.UnaryUnaryMultiCallable[_referee_pb2.DeclareRequest, _referee_pb2.DeclareResponse]  # type: ignore[assignment]
     """Declare shows trump cards while a Shengji hand is dealt
     (docs/shengji.md#the-deal-and-declarations), or declares nothing this round (no cards).
-    The seat's token; refused at 五十K tables (INVALID_ACTION).
+    The seat's token; refused at 五十K tables (INVALID_ACTION). 0.2: kept for 0.2 clients,
+    the same as Act with kind "declare"; no game adds RPCs of its own.
     """
     Bury: _aio.UnaryUnaryMultiCallable[_referee_pb2.BuryRequest, _referee_pb2.BuryResponse]  # type: ignore[assignment]
     """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
     (docs/shengji.md#the-kitty).
-    The dealer's seat token.
+    The dealer's seat token. 0.2: kept for 0.2 clients, the same as Act with kind "bury".
     """
     Act: _aio.UnaryUnaryMultiCallable[_referee_pb2.ActRequest, _referee_pb2.ActResponse]  # type: ignore[assignment]
     """Act takes any action of the caller's seat in the current hand: a kind the table's game
@@ -574,7 +582,8 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.DeclareResponse, _abc.Awaitable[_referee_pb2.DeclareResponse]]:
         """Declare shows trump cards while a Shengji hand is dealt
         (docs/shengji.md#the-deal-and-declarations), or declares nothing this round (no cards).
-        The seat's token; refused at 五十K tables (INVALID_ACTION).
+        The seat's token; refused at 五十K tables (INVALID_ACTION). 0.2: kept for 0.2 clients,
+        the same as Act with kind "declare"; no game adds RPCs of its own.
         """
 
     @_abc_1.abstractmethod
@@ -585,7 +594,7 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.BuryResponse, _abc.Awaitable[_referee_pb2.BuryResponse]]:
         """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
         (docs/shengji.md#the-kitty).
-        The dealer's seat token.
+        The dealer's seat token. 0.2: kept for 0.2 clients, the same as Act with kind "bury".
         """
 
     @_abc_1.abstractmethod

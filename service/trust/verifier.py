@@ -1,0 +1,368 @@
+"""The offline verifier of a hand's evidence (`fiftyk-evidence/1`, docs/fairness.md).
+
+Checks, in order, each giving one line: the format; the referee's signature; the hash chain
+of the hand's stored events; that the deal the evidence states is the one the hand's first
+stored event recorded (for a seat-entropy deal, every seat's contribution too); the
+commitment; the deck recomputed from the revealed inputs by the algorithm the deal names
+(`fiftyk-shuffle/1` or `/2`, `domain/deal.py`); the transcript's deal; the ledger
+(inclusion proof, signed checkpoint, and with an earlier checkpoint its consistency); and
+the re-ruling of the whole transcript against the ruling the live hand reached. The first
+failure stops the run with its reason.
+
+Only the standard library, `cryptography` and the pure domain (the fairness modules and the
+rules engine, for the canonical deck and the re-ruling) are imported, so it runs whole on
+the client-only install. A verifier given no rules engine reports the checks it would do as
+skipped, never as passed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from fiftyk_referee.domain.chain import ChainedEvent, Link, check_stream
+from fiftyk_referee.domain.deal import (
+    ALGORITHM,
+    DRAW_ALGORITHM,
+    PRESET_DECK,
+    commitment,
+    draw_seed,
+    seed_commitment,
+    shuffle_deck,
+)
+from fiftyk_referee.domain.games import adjudicate, game_named
+from fiftyk_referee.domain.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
+from fiftyk_referee.service.trust import signing
+from fiftyk_referee.service.trust.signing import SignatureError
+
+EVIDENCE_FORMAT = "fiftyk-evidence/1"
+CHECKPOINT_FORMAT = "fiftyk-checkpoint/1"
+LEAF_FORMAT = "fiftyk-leaf/1"
+OK, SKIPPED, NO_CHAIN, FAILED = "ok", "skipped", "no chain", "FAILED"
+
+
+class CheckFailed(Exception):
+    """A check that failed; its message is the reason."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """One check's outcome."""
+
+    check: str
+    status: str  # OK, SKIPPED, NO_CHAIN or FAILED
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.status:>8}  {self.check}: {self.detail}"
+
+
+@dataclass
+class Report:
+    """Every check's line; `ok` unless one failed."""
+
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No check failed."""
+        return all(line.status != FAILED for line in self.lines)
+
+    @property
+    def failure(self) -> Line | None:
+        """The failed check, if any."""
+        return next((line for line in self.lines if line.status == FAILED), None)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the rules engine offers the verifier."""
+
+    base_deck: Callable[[str, Mapping[str, Any]], list[str]]
+    adjudicate: Callable[[Any], dict[str, Any]]
+
+
+def rules_engine() -> Rules:
+    """The referee's rules engine: every hosted game's, through the registry."""
+
+    def base_deck(game: str, spec: Mapping[str, Any]) -> list[str]:
+        chosen = game_named(game)
+        return chosen.base_deck(chosen.rules_from_json(spec))
+
+    return Rules(base_deck=base_deck, adjudicate=adjudicate)
+
+
+def _get(document: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = document.get(key)
+    if not isinstance(value, kind):
+        raise CheckFailed(f'"{key}" is missing or not a {getattr(kind, "__name__", kind)}')
+    return value
+
+
+def _events(evidence: Mapping[str, Any]) -> list[ChainedEvent]:
+    events = []
+    for raw in _get(evidence, "events", list):
+        if not isinstance(raw, Mapping):
+            raise CheckFailed("an event is not an object")
+        link = None
+        if raw.get("hash") is not None:
+            link = Link(str(raw.get("prev")), str(raw["hash"]))
+        events.append(ChainedEvent(int(raw.get("version", 0)), str(raw.get("topic")),
+                                   str(raw.get("state", "")).encode(), link))
+    return events
+
+
+class Verifier:
+    """Runs the checks over one evidence document."""
+
+    def __init__(self, evidence: Mapping[str, Any], *,
+                 trusted: list[Ed25519PublicKey] | None = None,
+                 since: Mapping[str, Any] | None = None,
+                 rules: Rules | None = None) -> None:
+        self.evidence = evidence
+        self.trusted = trusted
+        self.since = since
+        self.rules = rules
+
+    def run(self) -> Report:
+        """Every check in order, stopping at the first failure."""
+        report = Report()
+        for name, check in self._checks():
+            try:
+                status, detail = check()
+            except CheckFailed as failure:
+                report.lines.append(Line(name, FAILED, str(failure)))
+                return report
+            except (KeyError, TypeError, ValueError) as error:
+                report.lines.append(Line(name, FAILED, f"malformed evidence: {error}"))
+                return report
+            report.lines.append(Line(name, status, detail))
+        return report
+
+    def _checks(self) -> Iterator[tuple[str, Callable[[], tuple[str, str]]]]:
+        yield "format", self._format
+        yield "signature", self._signature
+        yield "chain", self._chain
+        yield "deal", self._deal
+        yield "commitment", self._commitment
+        yield "deck", self._deck
+        yield "transcript deal", self._transcript_deal
+        yield "ledger", self._ledger
+        if self.since is not None:
+            yield "consistency", self._consistency
+        yield "re-rule", self._rerule
+
+    # -- the checks ---------------------------------------------------------------------------
+
+    def _format(self) -> tuple[str, str]:
+        if self.evidence.get("format") != EVIDENCE_FORMAT:
+            raise CheckFailed(f"not a {EVIDENCE_FORMAT} document")
+        engine = _get(self.evidence, "engine", Mapping)
+        return OK, (f"{EVIDENCE_FORMAT}, game {self.evidence.get('game')}, hand"
+                    f" {self.evidence.get('hand_id')}, ruleset fingerprint"
+                    f" {self.evidence.get('ruleset_fingerprint')}, engine"
+                    f" {engine.get('name')} {engine.get('version')}")
+
+    def _signature(self) -> tuple[str, str]:
+        try:
+            signer = signing.verify(dict(self.evidence), self.trusted)
+        except SignatureError as error:
+            raise CheckFailed(str(error)) from None
+        if self.trusted is None:
+            return OK, (f"valid, by {signer} as the file names it (not pinned: pass --key"
+                        " with the referee's published key to check who signed)")
+        return OK, f"valid, by {signer}, a trusted key"
+
+    def _chain(self) -> tuple[str, str]:
+        events = _events(self.evidence)
+        hand_id = str(self.evidence.get("hand_id"))
+        found = check_stream(hand_id, events)
+        if not found.ok:
+            raise CheckFailed(found.problem)
+        stated = _get(self.evidence, "chain", Mapping).get("head")
+        if found.head != stated:
+            raise CheckFailed(f"the events hash to head {found.head}, the evidence states"
+                              f" {stated}")
+        if found.chained == 0:
+            return NO_CHAIN, (f"the hand's {found.unchained} events were stored before the"
+                              " hash chain existed: their integrity rests on the signature"
+                              " alone")
+        legacy = f"; {found.unchained} earlier events unchained" if found.unchained else ""
+        return OK, f"{found.chained} events linked, head {found.head}{legacy}"
+
+    def _dealt_state(self) -> Mapping[str, Any]:
+        events = _get(self.evidence, "events", list)
+        if not events:
+            raise CheckFailed("the evidence holds no events")
+        state = json.loads(events[0]["state"])
+        if not isinstance(state, Mapping):
+            raise CheckFailed("the first event is not an object")
+        return state
+
+    def _deal(self) -> tuple[str, str]:
+        deal = _get(self.evidence, "deal", Mapping)
+        dealt = self._dealt_state()
+        if dealt.get("commitment") != deal.get("commitment"):
+            raise CheckFailed("the commitment stated differs from the one the deal recorded")
+        if deal.get("deck") is not None and list(dealt.get("deck", ())) != deal["deck"]:
+            raise CheckFailed("the deck stated differs from the one the deal recorded")
+        if deal.get("seed") is not None and dealt.get("seed") != deal["seed"]:
+            raise CheckFailed("the seed stated differs from the one the deal recorded")
+        drawn = deal.get("algorithm") == DRAW_ALGORITHM
+        if drawn != (dealt.get("contributions") is not None):
+            raise CheckFailed(f"the deal states algorithm {deal.get('algorithm')!r}, the hand's"
+                              " first event recorded another kind of deal")
+        if drawn and deal.get("contributions") is not None \
+                and list(dealt["contributions"]) != deal["contributions"]:
+            raise CheckFailed("the contributions stated differ from those the deal recorded")
+        what = " and every seat's contribution" if drawn else ""
+        return OK, f"the hand's first event recorded commitment {deal['commitment']}{what}"
+
+    def _commitment(self) -> tuple[str, str]:
+        deal = _get(self.evidence, "deal", Mapping)
+        if deal.get("deck") is None:
+            return SKIPPED, "the hand is not over: the seed is not revealed yet"
+        seed = bytes.fromhex(deal["seed"]) if deal.get("seed") is not None else None
+        if deal.get("algorithm") == DRAW_ALGORITHM:
+            if seed is None:
+                raise CheckFailed("a seat-entropy deal without its seed")
+            opened = seed_commitment(seed)
+            if opened != deal["commitment"]:
+                raise CheckFailed(f"SHA-256 of fiftyk-seed/2 and the seed is {opened}, not the"
+                                  f" commitment {deal['commitment']}")
+            return OK, ("the revealed seed opens the commitment published before the seats"
+                        " contributed")
+        opened = commitment(seed, deal["deck"])
+        if opened != deal["commitment"]:
+            raise CheckFailed(f"SHA-256 of the seed and deck is {opened}, not the commitment"
+                              f" {deal['commitment']}")
+        what = "the revealed seed and the deck" if seed else "the preset deck"
+        return OK, f"{what} open the commitment"
+
+    def _deck(self) -> tuple[str, str]:
+        deal = _get(self.evidence, "deal", Mapping)
+        if deal.get("algorithm") == PRESET_DECK:
+            return SKIPPED, "a preset deck (a table that allows them): there is no shuffle"
+        algorithm = deal.get("algorithm")
+        if algorithm not in (ALGORITHM, DRAW_ALGORITHM):
+            raise CheckFailed(f"unknown deal algorithm {algorithm!r}")
+        if deal.get("seed") is None:
+            return SKIPPED, "the hand is not over: the seed is not revealed yet"
+        seed = bytes.fromhex(deal["seed"])
+        inputs = "the seed"
+        if algorithm == DRAW_ALGORITHM:
+            contributions = [str(c) for c in _get(deal, "contributions", list)]
+            seed = draw_seed(seed, str(self.evidence.get("hand_id")), contributions)
+            sent = sum(1 for c in contributions if c)
+            inputs = (f"the seed, the hand's id and {len(contributions)} seats' contributions"
+                      f" ({sent} sent, {len(contributions) - sent} empty)")
+        base = list(_get(deal, "base_deck", list))
+        where = "the canonical deck the evidence names"
+        if self.rules is not None:
+            canonical = self.rules.base_deck(str(self.evidence.get("game")),
+                                             _get(self.evidence, "ruleset", Mapping))
+            if canonical != base:
+                raise CheckFailed("the deck the shuffle permuted is not the ruleset's")
+            where = "the ruleset's canonical deck"
+        shuffled = shuffle_deck(seed, base)
+        if [str(c) for c in shuffled] != deal["deck"]:
+            raise CheckFailed(f"{algorithm} of the revealed inputs does not give the dealt deck")
+        return OK, f"{algorithm} of {where} with {inputs} gives the dealt deck"
+
+    def _transcript_deal(self) -> tuple[str, str]:
+        deal = _get(self.evidence, "deal", Mapping)
+        transcript = _get(self.evidence, "transcript", Mapping)
+        if deal.get("deck") is None:
+            return SKIPPED, "the hand is not over"
+        if transcript.get("deck") is not None and list(transcript["deck"]) != deal["deck"]:
+            raise CheckFailed("the transcript's deck is not the dealt deck")
+        if self.evidence.get("ruleset") != transcript.get("ruleset"):
+            raise CheckFailed("the transcript's ruleset is not the hand's")
+        stated = transcript.get("deal")
+        if isinstance(stated, Mapping) and any(
+                stated.get(key) != deal.get(key)
+                for key in ("seed", "commitment", "contributions") if key in stated):
+            raise CheckFailed("the transcript's deal inputs are not the hand's")
+        return OK, "the transcript deals the committed deck under the hand's ruleset"
+
+    def _ledger(self) -> tuple[str, str]:
+        ledger = self.evidence.get("ledger")
+        head = _get(self.evidence, "chain", Mapping).get("head")
+        if ledger is None:
+            if head is None or not self.evidence.get("over"):
+                return SKIPPED, "the hand is not in the ledger (not over, or stored before it)"
+            raise CheckFailed("a finished chained hand without its place in the ledger")
+        checkpoint = _get(ledger, "checkpoint", Mapping)
+        if checkpoint.get("format") != CHECKPOINT_FORMAT:
+            raise CheckFailed("the checkpoint is not a fiftyk-checkpoint/1")
+        try:
+            signing.verify(dict(checkpoint), self.trusted)
+        except SignatureError as error:
+            raise CheckFailed(f"checkpoint: {error}") from None
+        leaf = leaf_hash(f"{LEAF_FORMAT}\n{self.evidence['hand_id']}\n{head}".encode())
+        if leaf.hex() != ledger.get("leaf_hash"):
+            raise CheckFailed("the ledger's leaf is not this hand's head")
+        if ledger.get("size") != checkpoint.get("size"):
+            raise CheckFailed("the inclusion proof is not against the checkpoint's tree")
+        try:
+            verify_inclusion(leaf, int(ledger["index"]), int(checkpoint["size"]),
+                             [bytes.fromhex(p) for p in ledger["proof"]],
+                             bytes.fromhex(checkpoint["root"]))
+        except ProofError as error:
+            raise CheckFailed(f"inclusion: {error}") from None
+        return OK, (f"hand {ledger['index']} of {checkpoint['size']} under the signed"
+                    f" checkpoint root {checkpoint['root']}")
+
+    def _consistency(self) -> tuple[str, str]:
+        if self.since is None:
+            return SKIPPED, "no earlier checkpoint given"
+        earlier = self.since.get("ledger")
+        old = earlier.get("checkpoint") if isinstance(earlier, Mapping) else self.since
+        ledger = self.evidence.get("ledger")
+        if not isinstance(old, Mapping) or not isinstance(ledger, Mapping):
+            raise CheckFailed("both documents need a ledger checkpoint")
+        new = ledger["checkpoint"]
+        try:
+            signing.verify(dict(old), self.trusted)
+        except SignatureError as error:
+            raise CheckFailed(f"the earlier checkpoint: {error}") from None
+        if int(new["size"]) < int(old["size"]):
+            raise CheckFailed(f"the ledger shrank from {old['size']} to {new['size']} hands:"
+                              " it was rolled back")
+        proof = ledger.get("consistency") or {}
+        if int(old["size"]) != int(new["size"]) and proof.get("from_size") != old["size"]:
+            raise CheckFailed(f"no consistency proof from size {old['size']} (export the"
+                              f" hand again with --since)")
+        try:
+            verify_consistency(int(old["size"]), bytes.fromhex(old["root"]), int(new["size"]),
+                               bytes.fromhex(new["root"]),
+                               [bytes.fromhex(p) for p in proof.get("proof", [])])
+        except ProofError as error:
+            raise CheckFailed(f"the ledger was rewritten: {error}") from None
+        return OK, f"the checkpoint of {old['size']} hands is a prefix of {new['size']}"
+
+    def _rerule(self) -> tuple[str, str]:
+        if self.rules is None:
+            return SKIPPED, "no rules engine was given to this verifier"
+        ruling = self.rules.adjudicate(self.evidence["transcript"])
+        if ruling != self.evidence.get("ruling"):
+            differing = sorted(k for k in set(ruling) | set(self.evidence.get("ruling") or {})
+                               if ruling.get(k) != (self.evidence.get("ruling") or {}).get(k))
+            raise CheckFailed(f"re-ruling the transcript differs from the hand's result in"
+                              f" {', '.join(differing)}")
+        return OK, (f"replaying the transcript's actions gives the hand's result"
+                    f" ({ruling.get('status')})")
+
+
+def verify(evidence: Mapping[str, Any], *, trusted: list[Ed25519PublicKey] | None = None,
+           since: Mapping[str, Any] | None = None) -> Report:
+    """Run every check over an evidence document, the rules engine's included."""
+    return Verifier(evidence, trusted=trusted, since=since, rules=rules_engine()).run()
+
+
+__all__ = ["FAILED", "NO_CHAIN", "OK", "SKIPPED", "CheckFailed", "Line", "Report", "Rules",
+           "Verifier", "rules_engine", "verify"]
