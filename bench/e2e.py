@@ -2,11 +2,16 @@
 
 Each table is played by one bot loop (a thread in a worker process): it sends one command,
 waits for the answer, and sends the next. Bots track their own cards from the views the
-server returns and choose plays with the domain's legal-play generator, so every timed call
-is a command (Play, Pass, or StartHand when a hand ends); the views a bot reads after a
-deal are not timed or counted. With `--illegal-rate` a bot sometimes plays out of turn on
-purpose: those commands are rule rejections (`rejected`), counted apart from `errors` (every
-other failure, including a rule error on a command the bot thought legal).
+server returns and choose plays with the game's own rules code (the domain's), so every
+timed call is a command; the views a bot reads after a deal are not timed or counted.
+`--game` chooses the game: 五十K tables (`fiftyk`, the default: Play, Pass, and StartHand
+when a hand ends) or Shengji tables (`shengji`: Declare while the deal is paced out, the
+dealer's Bury, Play, and StartHand). A Shengji bot declares nothing, buries its lowest
+cards (non-point cards first where the ruleset asks) and plays a listed lead or follow at
+random; when the deal ends it reads every seat's view again (untimed), as after a deal.
+With `--illegal-rate` a bot sometimes plays out of turn on purpose: those commands are rule
+rejections (`rejected`), counted apart from `errors` (every other failure, including a rule
+error on a command the bot thought legal).
 
 All worker processes start together; the first `--warmup` seconds are not measured, then
 commands that complete within the next `--seconds` are: `commands` and the latencies are
@@ -32,10 +37,17 @@ from typing import Any, Protocol
 
 import grpc
 
-from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.cards import Card, parse_cards
+from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.fiftyk.combinations import Combination, classify
 from fiftyk_referee.domain.fiftyk.legal import legal_plays
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.game import Rules
+from fiftyk_referee.domain.games import game_named
+from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, POINTS, TrumpOrder, trump_order
+from fiftyk_referee.domain.shengji.play import lead_examples
+from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
+from fiftyk_referee.domain.shengji.tricks import TrickRules
 from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
@@ -51,6 +63,9 @@ DEFAULT_WARMUP_SECONDS = 1.0
 SETUP_TIMEOUT_SECONDS = 120.0  # worker start, channels and first deals, before the window
 RESULT_GRACE_SECONDS = 120.0  # after the window: in-flight calls finish, results travel
 ILLEGAL_ACCEPTED = "ILLEGAL_ACCEPTED"
+DEFAULT_GAME = "fiftyk"
+DEFAULT_PRESETS = {"fiftyk": "classic", "shengji": "tractor"}
+SHENGJI_DECLARING, SHENGJI_BURYING = "declaring", "burying"
 
 
 class WindowProbe(Protocol):
@@ -130,10 +145,10 @@ def failure_key(error: grpc.RpcError) -> tuple[str, str | None]:
 
 
 class TableBot:
-    """Plays one table in a closed loop through the real API."""
+    """Plays one table in a closed loop through the real API (a game's bot says what to send)."""
 
     def __init__(self, client: RefereeClient, table_id: str, tokens: list[str],
-                 rules: Ruleset, seed: int, illegal_rate: float = 0.0) -> None:
+                 rules: Rules, seed: int, illegal_rate: float = 0.0) -> None:
         self.table_id = table_id
         self.seats = [client.as_seat(token) for token in tokens]
         self.rules = rules
@@ -142,17 +157,18 @@ class TableBot:
         self.hand_id = ""
         self.cards: list[list[str]] = [[] for _ in tokens]
         self.turn: int | None = None
-        self.top: Combination | None = None
         self.window = Window(0.0, 0.0)
 
     def adopt(self, view: pb.HandView) -> None:
         """Follow the hand from a command's answer or a view."""
         self.hand_id = view.hand_id
         self.turn = view.turn_seat if view.HasField("turn_seat") else None
-        self.top = (classify(parse_cards(list(view.top_play.cards)), self.rules)
-                    if view.HasField("top_play") else None)
         if view.HasField("viewer_seat"):
             self.cards[view.viewer_seat] = list(view.own_cards)
+        self.follow(view)
+
+    def follow(self, view: pb.HandView) -> None:
+        """The game's own part of following the hand (the trick's top play, the phase)."""
 
     def _timed(self, stats: LoopStats, call: Callable[[], Any]) -> Any:
         started = time.perf_counter()
@@ -193,13 +209,8 @@ class TableBot:
         return bool(response.hand.status != COMPLETED)
 
     def next_command(self, seat: int) -> tuple[str, Callable[[], Any]]:
-        """The seat's next legal command, as ("Play" or "Pass", the call to send it)."""
-        client = self.seats[seat]
-        plays = legal_plays(parse_cards(self.cards[seat]), self.top, self.rules)
-        if self.top is not None and (not plays or self.rng.random() < PASS_PROBABILITY):
-            return "Pass", lambda: client.pass_turn(self.table_id, self.hand_id)
-        cards = self.rng.choice(plays).card_strings()
-        return "Play", lambda: client.play(self.table_id, self.hand_id, cards)
+        """The seat's next legal command, as (its RPC's name, the call to send it)."""
+        raise NotImplementedError
 
     def play_out_of_turn(self, stats: LoopStats, turn: int) -> None:
         """A deliberate rule violation: a seat that is not on turn plays one of its cards."""
@@ -217,6 +228,81 @@ class TableBot:
             return
         if self.window.holds(time.perf_counter()):
             stats.count(stats.errors, ILLEGAL_ACCEPTED)
+
+
+class FiftykBot(TableBot):
+    """A 五十K table: a legal play at random, or a pass now and then when it may pass."""
+
+    rules: Ruleset
+    top: Combination | None = None
+
+    def follow(self, view: pb.HandView) -> None:
+        """The play to beat, read from the view."""
+        self.top = (classify(parse_cards(list(view.top_play.cards)), self.rules)
+                    if view.HasField("top_play") else None)
+
+    def next_command(self, seat: int) -> tuple[str, Callable[[], Any]]:
+        """The seat's next legal command, as ("Play" or "Pass", the call to send it)."""
+        client = self.seats[seat]
+        plays = legal_plays(parse_cards(self.cards[seat]), self.top, self.rules)
+        if self.top is not None and (not plays or self.rng.random() < PASS_PROBABILITY):
+            return "Pass", lambda: client.pass_turn(self.table_id, self.hand_id)
+        cards = self.rng.choice(plays).card_strings()
+        return "Play", lambda: client.play(self.table_id, self.hand_id, cards)
+
+
+class ShengjiBot(TableBot):
+    """A Shengji table: declares nothing, buries its lowest cards, leads and follows at random
+    from the game's own example leads and follows."""
+
+    rules: ShengjiRules
+    phase = SHENGJI_DECLARING
+    order: TrumpOrder | None = None
+    lead: list[Card] | None = None  # the current trick's first play
+
+    def follow(self, view: pb.HandView) -> None:
+        """The phase, the trump order once fixed and the trick's lead, read from the view."""
+        state = view.shengji
+        self.phase = state.phase
+        if state.trump_rank and self.phase != SHENGJI_DECLARING:
+            suit = state.trump_suit if state.HasField("trump_suit") else None
+            self.order = trump_order(LEVEL_RANK[state.trump_rank], suit,
+                                     self.rules.permanent_two)
+        self.lead = parse_cards(list(view.trick[0].cards)) if view.trick else None
+
+    def step(self, stats: LoopStats) -> bool:
+        """One command; when it ends the paced deal, every seat's cards are read again."""
+        declaring = self.phase == SHENGJI_DECLARING
+        going_on = super().step(stats)
+        if going_on and declaring and self.phase != SHENGJI_DECLARING:
+            return self.resync()  # the last rounds and the kitty changed other seats' cards
+        return going_on
+
+    def next_command(self, seat: int) -> tuple[str, Callable[[], Any]]:
+        """("Declare" | "Bury" | "Play", the call to send it)."""
+        client, table, hand = self.seats[seat], self.table_id, self.hand_id
+        if self.phase == SHENGJI_DECLARING:
+            return "Declare", lambda: client.declare(table, hand)
+        order = self.order
+        if order is None:
+            raise RuntimeError("a Shengji hand past its deal has a trump order")
+        held = parse_cards(self.cards[seat])
+        if self.phase == SHENGJI_BURYING:
+            lowest = sorted(held, key=order.sort_key)
+            if not self.rules.bury_points:
+                lowest.sort(key=lambda card: POINTS[card] > 0)  # non-point cards first
+            cards = [str(c) for c in lowest[:self.rules.kitty_size]]
+            return "Bury", lambda: client.bury(table, hand, cards)
+        if self.lead is None:
+            choices = [list(cards) for cards, _ in lead_examples(held, order)]
+        else:
+            tricks = TrickRules.of(self.rules)
+            choices, _ = tricks.examples(held, tricks.read(self.lead, order), order)
+        cards = [str(c) for c in self.rng.choice(choices)]
+        return "Play", lambda: client.play(table, hand, cards)
+
+
+BOTS: dict[str, type[TableBot]] = {"fiftyk": FiftykBot, "shengji": ShengjiBot}
 
 
 def _table_loop(bot: TableBot, window: Window) -> LoopStats:
@@ -249,8 +335,10 @@ def _worker(target: str, tables: list[dict[str, Any]], timing: tuple[float, floa
     # connections over the processes of `fiftyk serve --processes N`.
     clients = [RefereeClient(target) for _ in tables]
     try:
-        bots = [TableBot(client, table["table_id"], table["tokens"],
-                         Ruleset.from_json(table["ruleset"]), seed + index, illegal_rate)
+        bots = [BOTS[table["game"]](
+                    client, table["table_id"], table["tokens"],
+                    game_named(table["game"]).rules_from_json(table["ruleset"]), seed + index,
+                    illegal_rate)
                 for index, (client, table) in enumerate(zip(clients, tables, strict=True))]
         for bot in bots:
             bot.deal(LoopStats())
@@ -332,21 +420,35 @@ def _run_processes(target: Callable[..., None], jobs: list[tuple[Any, ...]],
     return results
 
 
-def setup_tables(target: str, tables: int, preset: str, platform_key: str
-                 ) -> list[dict[str, Any]]:
-    """Create tables, seat bots, and return what the load processes need."""
+def table_players(rules: Rules) -> int:
+    """The most seats the ruleset allows (four in both games' presets)."""
+    return next(n for n in range(8, 1, -1) if _allows(rules, n))
+
+
+def _allows(rules: Rules, players: int) -> bool:
+    try:
+        rules.check_players(players)
+    except RuleError:
+        return False
+    return True
+
+
+def setup_tables(target: str, tables: int, preset: str, platform_key: str,
+                 game: str = DEFAULT_GAME) -> list[dict[str, Any]]:
+    """Create tables of `game`, seat bots, and return what the load processes need."""
     client = RefereeClient(target)
     platform = client.as_platform(platform_key)
     created = []
-    rules = Ruleset.preset_named(preset)
-    players = rules.player_counts()[-1]
+    rules = game_named(game).rules(preset)
+    players = table_players(rules)
     try:
         for index in range(tables):
-            table = platform.create_table(preset, players, name=f"bench-{index}").table
+            table = platform.create_table(preset, players, name=f"bench-{index}",
+                                          game=game).table
             tokens = [platform.join_table(table.table_id,
                                           f"bench-{table.table_id[:8]}-{seat}").seat_token
                       for seat in range(players)]
-            created.append({"table_id": table.table_id, "tokens": tokens,
+            created.append({"table_id": table.table_id, "tokens": tokens, "game": game,
                             "ruleset": rules.to_json()})
     finally:
         client.close()
@@ -355,15 +457,16 @@ def setup_tables(target: str, tables: int, preset: str, platform_key: str
 
 def run_e2e(target: str, *, tables: int, seconds: float, processes: int, preset: str,
             platform_key: str, seed: int = 1, warmup: float = DEFAULT_WARMUP_SECONDS,
-            illegal_rate: float = 0.0, probe: WindowProbe | None = None) -> dict[str, Any]:
-    """Create tables, play them in a closed loop from worker processes, summarise."""
-    created = setup_tables(target, tables, preset, platform_key)
+            illegal_rate: float = 0.0, probe: WindowProbe | None = None,
+            game: str = DEFAULT_GAME) -> dict[str, Any]:
+    """Create tables of `game`, play them in a closed loop from worker processes, summarise."""
+    created = setup_tables(target, tables, preset, platform_key, game)
     parts = _spread(created, processes)
     timing = (warmup, seconds)
     results = _run_processes(_worker, [(target, part, timing, seed + 1000 * i, illegal_rate)
                                        for i, part in enumerate(parts)], timing, probe)
     summary = _summary(results, seconds)
-    summary.update({"tables": tables, "processes": len(parts), "preset": preset,
+    summary.update({"game": game, "tables": tables, "processes": len(parts), "preset": preset,
                     "warmup_seconds": warmup, "illegal_rate": illegal_rate})
     return summary
 
@@ -501,7 +604,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     e2e.add_argument("--warmup", type=float, default=DEFAULT_WARMUP_SECONDS,
                      help="seconds of load before the measured window")
     e2e.add_argument("--processes", type=int, default=2, help="load-generating processes")
-    e2e.add_argument("--preset", default="classic")
+    e2e.add_argument("--game", choices=sorted(BOTS), default=DEFAULT_GAME,
+                     help="the game the tables play (default fiftyk)")
+    e2e.add_argument("--preset", help="the tables' preset (default: classic for fiftyk,"
+                     " tractor for shengji)")
     e2e.add_argument("--illegal-rate", type=float, default=0.0,
                      help="chance per command that a bot also plays out of turn on purpose")
     e2e.add_argument("--platform-key", default=DEV_PLATFORM_KEY,
@@ -517,9 +623,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _run_e2e_cli(args: argparse.Namespace) -> int:
     summary = run_e2e(args.server, tables=args.tables, seconds=args.seconds,
-                      processes=args.processes, preset=args.preset,
+                      processes=args.processes,
+                      preset=args.preset or DEFAULT_PRESETS[args.game],
                       platform_key=args.platform_key, warmup=args.warmup,
-                      illegal_rate=args.illegal_rate)
+                      illegal_rate=args.illegal_rate, game=args.game)
     print(json.dumps(summary))
     return 0
 
@@ -532,5 +639,6 @@ def _run_echo_cli(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["EchoServerProcess", "Window", "WindowProbe", "failure_key", "run_e2e",
-           "run_echo_load", "setup_tables", "start_echo_server"]
+__all__ = ["BOTS", "DEFAULT_PRESETS", "EchoServerProcess", "FiftykBot", "ShengjiBot", "TableBot",
+           "Window", "WindowProbe", "failure_key", "run_e2e", "run_echo_load", "setup_tables",
+           "start_echo_server"]

@@ -402,7 +402,7 @@ def _server(ctx: Context, name: str, arguments: list[str], *,
 
 
 def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[], float]],
-              seed: int) -> dict[str, Any]:
+              seed: int, game: str = e2e.DEFAULT_GAME) -> dict[str, Any]:
     s = ctx.settings
     cpu = CpuProbe(meters)
     probes: list[e2e.WindowProbe] = [cpu]
@@ -412,9 +412,9 @@ def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[
                                    probe=Probes(probes))
     else:
         result = e2e.run_e2e(target, tables=s.tables, seconds=s.seconds,
-                             processes=s.processes, preset="classic",
+                             processes=s.processes, preset=e2e.DEFAULT_PRESETS[game],
                              platform_key=DEV_PLATFORM_KEY, seed=seed, warmup=s.warmup,
-                             illegal_rate=s.illegal_rate, probe=Probes(probes))
+                             illegal_rate=s.illegal_rate, probe=Probes(probes), game=game)
     commands = result["commands"] or 1
     result["cpu_seconds"] = {k: round(v, 3) for k, v in cpu.used.items()}
     result["cpu_seconds"]["load clients"] = result["client_cpu_seconds"]
@@ -425,6 +425,8 @@ def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[
 
 SCALED = "postgresql_processes"
 SCALED_PROCESSES = 2
+SHENGJI = "postgresql_shengji"  # Shengji tables on the same server as the 五十K runs
+SHENGJI_COST_TARGET = 1.2  # issue 25: Shengji's server CPU per command ≤ 1.2× 五十K's
 
 
 def section_e2e(ctx: Context) -> Section:
@@ -432,7 +434,7 @@ def section_e2e(ctx: Context) -> Section:
     s = ctx.settings
     section = Section("e2e", TITLES["e2e"])
     runs: dict[str, list[dict[str, Any]]] = {"echo": [], "sqlite": [], "postgresql": [],
-                                              SCALED: []}
+                                              SHENGJI: [], SCALED: []}
     pg_url = ctx.database("e2e")
     ctx.e2e_postgres_url = pg_url
     scaled_url = ctx.database("e2e_processes")
@@ -454,23 +456,32 @@ def section_e2e(ctx: Context) -> Section:
             runs["postgresql"].append(_run_once(
                 ctx, "postgresql", pg_at.target,
                 {"server": pg.cpu_seconds, "postgres": ctx.postgres_cpu}, 2 + 10 * repeat))
+            runs[SHENGJI].append(_run_once(
+                ctx, SHENGJI, pg_at.target,
+                {"server": pg.cpu_seconds, "postgres": ctx.postgres_cpu}, 4 + 10 * repeat,
+                game="shengji"))
             runs[SCALED].append(_run_once(
                 ctx, SCALED, multi_at.target,
                 {"server": multi.cpu_seconds, "postgres": ctx.postgres_cpu}, 3 + 10 * repeat))
         server_argv = {"sqlite": lite.argv, "postgresql": pg.argv, SCALED: multi.argv}
     echo = _e2e_figures(section, "echo", "echo service (the ceiling)", runs["echo"], None)
+    rates = {}
     for kind, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"),
+                        (SHENGJI, "PostgreSQL, Shengji tables"),
                         (SCALED, f"PostgreSQL, {SCALED_PROCESSES} server processes")):
-        _e2e_figures(section, kind, f"referee on {label}", runs[kind], echo)
+        rates[kind] = _e2e_figures(section, kind, f"referee on {label}", runs[kind], echo)
+    _game_cost(section, runs["postgresql"], runs[SHENGJI], rates["postgresql"], rates[SHENGJI])
     section.notes.append(
         f"{plural(s.repeats, 'repeat')}, interleaved echo → SQLite → PostgreSQL → PostgreSQL"
+        " with Shengji tables (`tractor`, the same server) → PostgreSQL"
         f" with `fiftyk serve --processes {SCALED_PROCESSES}` (one process per core, one port,"
         " the same database: the scale-out; issue 7's targets are judged on one process);"
         " each run:"
         f" {plural(s.tables, 'table')} (one closed-loop bot each; echo: {s.tables} loops) from"
         f" {plural(s.processes, 'load process', 'load processes')}, {s.warmup:g} s warm-up"
         f" not measured, then {s.seconds:g} s measured."
-        f" Commands are Play/Pass/StartHand; bots also play out of turn on purpose with"
+        f" Commands are Play/Pass/StartHand (五十K `classic`), Declare/Bury/Play/StartHand"
+        f" (Shengji); bots also play out of turn on purpose with"
         f" probability {s.illegal_rate:g} per command (rule rejections, counted apart).")
     section.notes.append("Servers: " + "; ".join(
         f"`{shlex.join(argv[argv.index('serve') + 7:])}` with defaults otherwise"
@@ -535,6 +546,31 @@ def _e2e_figures(section: Section, kind: str, label: str, runs: list[dict[str, A
                            note="caused on purpose (out-of-turn plays); "
                            + _codes(runs, "rejected_by_reason")))
     return rate
+
+
+def _game_cost(section: Section, fiftyk_runs: list[dict[str, Any]],
+               shengji_runs: list[dict[str, Any]], fiftyk_rate: Figure,
+               shengji_rate: Figure) -> None:
+    """Shengji's server CPU per command and commands/s against 五十K's, same server, same run."""
+    def per_command(runs: list[dict[str, Any]]) -> float | None:
+        return median([r["cpu_ms_per_command"]["server"] for r in runs])
+
+    cost = Figure(key="e2e.shengji_cost_ratio",
+                  name="Shengji ÷ 五十K tables: server CPU per command",
+                  value=ratio(per_command(shengji_runs), per_command(fiftyk_runs)), unit="×",
+                  repeats=len(shengji_runs),
+                  samples=[round(s["cpu_ms_per_command"]["server"]
+                                 / f["cpu_ms_per_command"]["server"], 3)
+                           for s, f in zip(shengji_runs, fiftyk_runs, strict=True)
+                           if f["cpu_ms_per_command"]["server"]],
+                  note="medians of each game's server CPU ms per accepted command, one server")
+    section.add(targeted(cost, f"≤ {SHENGJI_COST_TARGET:g}×",
+                         (cost.value or 0) <= SHENGJI_COST_TARGET and cost.value is not None,
+                         "issue 25"))
+    section.add(Figure(key="e2e.shengji_rate_ratio",
+                       name="Shengji ÷ 五十K tables: accepted commands/s",
+                       value=ratio(shengji_rate.value, fiftyk_rate.value), unit="×",
+                       repeats=len(shengji_runs), note="medians, one server"))
 
 
 def _codes(runs: list[dict[str, Any]], key: str) -> str:
