@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.fiftyk import GAME
+from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.shengji import GAME as SHENGJI
 from fiftyk_referee.domain.shengji.hand import BURY, BURYING, DECLARE, DECLARING, ShengjiHand
-from fiftyk_referee.domain.fiftyk.hand import Hand
-from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.cache import private_copy
 
