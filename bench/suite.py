@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import e2e, growth, hand, machine, rules, store
+from bench import e2e, growth, hand, machine, rules, shengji, store
 from bench.arguments import positive, positive_float
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.store import DEFAULT_CACHE_SIZE
@@ -81,6 +81,7 @@ class Settings:
     latency_seconds: float
     illegal_rate: float = ILLEGAL_RATE
     writer_processes: tuple[int, ...] = (1, 2, 4, 8)  # `fiftyk serve --processes N` runs
+    shengji_playouts: int = 10  # random Shengji hands (their answers timed, their steps/s)
     shard_tables: int = 16  # tables of each shard comparison run
 
     @classmethod
@@ -93,7 +94,7 @@ class Settings:
                        store_tables=(1,), cache_off_tables=1, snapshot_events=60,
                        rules_repeat=2, hand_repeat=2, memory_tables=100, small_events=1_000,
                        big_events=10_000, latency_repeats=1, latency_seconds=0.3,
-                       writer_processes=(1, 2), shard_tables=2)
+                       writer_processes=(1, 2), shard_tables=2, shengji_playouts=2)
         chosen = seconds or 10.0
         runs = repeats or 3
         return cls(quick=False, repeats=runs, seconds=chosen, warmup=2.0,
@@ -260,7 +261,36 @@ def section_rules(ctx: Context) -> Section:
     section.notes.append("hand: medians of process CPU time, our hands and RLCard games"
                          " interleaved so both see the same machine load.")
     section.details = {"rows": [asdict(r) for r in rows]}
+    _shengji_rules(ctx, section)
     return section
+
+
+def _shengji_rules(ctx: Context, section: Section) -> None:
+    """Shengji's follow check, legal actions and playouts (`bench shengji`), in this section."""
+    repeat = ctx.settings.rules_repeat
+    playouts = ctx.settings.shengji_playouts
+    results, steps_per_second = shengji.benchmark(repeat, playouts)
+    for result in results:
+        # A target on the 95th percentile is shown on it: the figure is the p95.
+        p95 = result.target_on == "p95"
+        figure = Figure(key=_slug("shengji", result.name + (" p95" if p95 else "")),
+                        name=f"Shengji {result.name}" + (" (p95)" if p95 else ""),
+                        value=result.p95_us if p95 else result.median_us, unit="µs",
+                        repeats=repeat,
+                        note=(f"median {result.median_us:.1f} µs" if p95
+                              else f"p95 {result.p95_us:.1f} µs")
+                        + f" over {result.samples} timings")
+        if result.target_us is not None:
+            targeted(figure, f"≤ {result.target_us:g} µs", result.met, "issue 25")
+        section.add(figure)
+    section.add(Figure(key="shengji.random_playout_steps_per_second",
+                       name="Shengji random playout steps/s", value=steps_per_second,
+                       unit="steps/s", repeats=playouts,
+                       note="legal actions asked every step, declaration windows included"))
+    section.notes.append(
+        f"Shengji: preset `{shengji.PRESET}`, {shengji.DEALS * shengji.SEATS} seeded"
+        f" {shengji.HAND_SIZE}-card hands, {repeat} passes per lead; the hand's own answer"
+        f" at every turn of {plural(playouts, 'random hand')} (its targets bound the p95).")
 
 
 # -- 2. event store ---------------------------------------------------------------------------

@@ -31,6 +31,8 @@ FIGURES = {
     "rules.classify_beats_typical_play", "rules.legal_plays_lead",
     "hand.classic_hand_dealt_and_played_out_at_random",
     "hand.random_playout_steps_s_fiftyk_classic",
+    "shengji.follow_check_trump_tractor", "shengji.legal_actions_follow_a_trump_tractor_p95",
+    "shengji.legal_actions_the_hand_playouts_p95", "shengji.random_playout_steps_per_second",
     "store.commands_per_second.1", "store.pgbench_insert.1", "store.pgbench_lock_insert.1",
     "store.cache_off", "store.rebuild_events_per_second", "store.snapshot_load_ms",
     "e2e.echo.commands_per_second", "e2e.sqlite.commands_per_second",
