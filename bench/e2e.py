@@ -37,6 +37,8 @@ from typing import Any, Protocol
 
 import grpc
 
+from bench.arguments import positive
+from bench.machine import process_cpu_seconds
 from fiftyk_referee.domain.cards import Card, parse_cards
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.fiftyk.combinations import Combination, classify
@@ -532,17 +534,29 @@ def run_echo_load(target: str, *, loops: int, seconds: float, processes: int,
     return summary
 
 
-async def start_echo_server(host: str = "127.0.0.1", port: int = 0,
-                            workers: int = 6) -> tuple[grpc.aio.Server, int]:
-    """A trivial echo service on the referee's server stack (aio, interceptors, thread hop)."""
-    executor = ThreadPoolExecutor(max_workers=workers)
+# How the echo service serves a call (`bench echo --structure`): the referee's structure
+# (the aio server hands each call to a thread and back), or one of two others measured
+# beside it: the aio server answering on its event loop (no hand-off), or grpc's synchronous
+# server (its own thread pool runs each call; it takes no aio interceptors, so none run).
+EXECUTOR, LOOP, SYNC = "executor", "loop", "sync"
+ECHO_STRUCTURES = (EXECUTOR, LOOP, SYNC)
 
-    def echo_sync(request: bytes) -> bytes:
-        return request
+
+def _echo(request: bytes) -> bytes:
+    return request
+
+
+async def start_echo_server(host: str = "127.0.0.1", port: int = 0, workers: int = 6,
+                            structure: str = EXECUTOR) -> tuple[grpc.aio.Server, int]:
+    """A trivial echo service on the referee's server stack (aio, interceptors, thread hop;
+    with `structure=LOOP` answered on the event loop instead)."""
+    executor = ThreadPoolExecutor(max_workers=workers)
 
     async def echo(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
         del context
-        return await asyncio.get_running_loop().run_in_executor(executor, echo_sync, request)
+        if structure == LOOP:
+            return _echo(request)
+        return await asyncio.get_running_loop().run_in_executor(executor, _echo, request)
 
     handler = grpc.method_handlers_generic_handler("fiftyk.bench.Echo", {
         "Echo": grpc.unary_unary_rpc_method_handler(echo)})
@@ -554,9 +568,29 @@ async def start_echo_server(host: str = "127.0.0.1", port: int = 0,
     return server, bound
 
 
-def _serve_echo_forever(port_out: Any, stop: Any) -> None:
+def _serve_sync_echo(port_out: Any, stop: Any, workers: int = 6) -> None:
+    """The echo service on grpc's synchronous server (a thread pool runs each call)."""
+    def echo(request: bytes, context: grpc.ServicerContext) -> bytes:
+        del context
+        return _echo(request)
+
+    server = grpc.server(ThreadPoolExecutor(max_workers=workers))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        "fiftyk.bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    port_out.put(port)
+    stop.wait()
+    server.stop(1).wait()
+
+
+def _serve_echo_forever(port_out: Any, stop: Any, structure: str = EXECUTOR) -> None:
+    if structure == SYNC:
+        _serve_sync_echo(port_out, stop)
+        return
+
     async def main() -> None:
-        server, port = await start_echo_server()
+        server, port = await start_echo_server(structure=structure)
         port_out.put(port)
         while not stop.is_set():
             await asyncio.sleep(0.1)
@@ -568,12 +602,17 @@ def _serve_echo_forever(port_out: Any, stop: Any) -> None:
 class EchoServerProcess:
     """The echo server in a process of its own (like a real server), as a context manager."""
 
+    def __init__(self, structure: str = EXECUTOR) -> None:
+        if structure not in ECHO_STRUCTURES:
+            raise ValueError(f"no echo structure {structure!r}")
+        self.structure = structure
+
     def __enter__(self) -> str:
         context = multiprocessing.get_context("spawn")
         self._queue = context.Queue()
         self._stop = context.Event()
         self._process = context.Process(target=_serve_echo_forever,
-                                        args=(self._queue, self._stop))
+                                        args=(self._queue, self._stop, self.structure))
         self._process.start()
         return f"127.0.0.1:{self._queue.get(timeout=30)}"
 
@@ -618,6 +657,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     echo.add_argument("--seconds", type=float, default=10.0)
     echo.add_argument("--warmup", type=float, default=DEFAULT_WARMUP_SECONDS)
     echo.add_argument("--processes", type=int, default=2)
+    echo.add_argument("--structure", choices=ECHO_STRUCTURES, default=EXECUTOR,
+                      help="how the echo server serves a call: executor (the referee's: the"
+                      " aio server hands it to a thread and back, the default), loop (on the"
+                      " aio event loop, no hand-off), sync (grpc's synchronous server)")
+    echo.add_argument("--rounds", type=positive, default=3, metavar="N",
+                      help="rounds of --compare (default 3)")
+    echo.add_argument("--compare", action="store_true",
+                      help="measure every structure, interleaved, for --rounds rounds, and"
+                      " print each one's calls/s and its ratio to the referee's structure")
     echo.set_defaults(handler=_run_echo_cli)
 
 
@@ -632,11 +680,63 @@ def _run_e2e_cli(args: argparse.Namespace) -> int:
 
 
 def _run_echo_cli(args: argparse.Namespace) -> int:
-    with EchoServerProcess() as target:
+    if args.compare:
+        print(json.dumps(compare_echo_structures(
+            rounds=args.rounds, loops=args.loops, seconds=args.seconds,
+            processes=args.processes, warmup=args.warmup)))
+        return 0
+    with EchoServerProcess(args.structure) as target:
         summary = run_echo_load(target, loops=args.loops, seconds=args.seconds,
                                 processes=args.processes, warmup=args.warmup)
-    print(json.dumps(summary))
+    print(json.dumps({**summary, "structure": args.structure}))
     return 0
+
+
+class ProcessCpu:
+    """A window probe: the CPU seconds one process used while the window was open."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.used = 0.0
+        self._first = 0.0
+
+    def start(self) -> None:
+        """The window opens."""
+        self._first = process_cpu_seconds(self.pid)
+
+    def stop(self) -> None:
+        """The window closes."""
+        self.used = process_cpu_seconds(self.pid) - self._first
+
+
+def compare_echo_structures(*, rounds: int, loops: int, seconds: float, processes: int,
+                            warmup: float = DEFAULT_WARMUP_SECONDS) -> dict[str, Any]:
+    """Every echo structure, interleaved round by round (the order turned each round), with
+    its calls/s and server CPU per call, medians, and each one's ratio to the referee's."""
+    runs: dict[str, list[dict[str, Any]]] = {structure: [] for structure in ECHO_STRUCTURES}
+    for round_ in range(rounds):
+        order = ECHO_STRUCTURES if round_ % 2 == 0 else tuple(reversed(ECHO_STRUCTURES))
+        for structure in order:
+            server = EchoServerProcess(structure)
+            with server as target:
+                probe = ProcessCpu(server.pid)
+                summary = run_echo_load(target, loops=loops, seconds=seconds,
+                                        processes=processes, warmup=warmup, probe=probe)
+                summary["server_cpu_ms_per_call"] = round(
+                    probe.used * 1000 / max(1, summary["commands"]), 3)
+                runs[structure].append(summary)
+    result: dict[str, Any] = {"rounds": rounds, "loops": loops, "seconds": seconds}
+    base = statistics.median(r["commands_per_second"] for r in runs[EXECUTOR])
+    for structure, done in runs.items():
+        rate = statistics.median(r["commands_per_second"] for r in done)
+        result[structure] = {
+            "calls_per_second": rate,
+            "server_cpu_ms_per_call": statistics.median(r["server_cpu_ms_per_call"]
+                                                        for r in done),
+            "p50_ms": statistics.median(r["p50_ms"] for r in done),
+            "ratio_to_executor": round(rate / base, 3) if base else None,
+            "per_round_calls_per_second": [r["commands_per_second"] for r in done]}
+    return result
 
 
 __all__ = ["BOTS", "DEFAULT_PRESETS", "EchoServerProcess", "FiftykBot", "ShengjiBot", "TableBot",

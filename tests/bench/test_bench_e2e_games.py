@@ -1,4 +1,5 @@
-"""`bench e2e --game`: each game's bot plays whole hands through the real server.
+"""`bench e2e --game`: each game's bot plays whole hands through the real server; `bench echo
+--structure`: each serving structure of the echo ceiling answers.
 
 No timing is asserted: a bot is driven step by step to the end of a hand, and what must hold
 is that every command it sent was accepted (its choices are legal in its game), that every
@@ -7,13 +8,27 @@ kind of command the game has was sent, and that the server's own view agrees the
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 
+import grpc
 import pytest
 
 from bench.__main__ import main
-from bench.e2e import BOTS, DEFAULT_PRESETS, LoopStats, TableBot, Window, setup_tables
+from bench.e2e import (
+    BOTS,
+    DEFAULT_PRESETS,
+    ECHO_METHOD,
+    ECHO_STRUCTURES,
+    EXECUTOR,
+    EchoServerProcess,
+    LoopStats,
+    ShengjiBot,
+    TableBot,
+    Window,
+    setup_tables,
+)
 from fiftyk_referee.domain.games import BUILT_IN, game_named
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
@@ -79,6 +94,7 @@ def test_a_shengji_bot_knows_every_seats_cards_once_the_deal_is_over(
     server: LiveServer,
 ) -> None:
     bot = _bot(server, "shengji", seed=11)
+    assert isinstance(bot, ShengjiBot)
     stats = LoopStats()
     bot.deal(stats)
     while bot.phase == "declaring":
@@ -98,3 +114,31 @@ def test_bench_e2e_refuses_a_game_it_has_no_bot_for(capsys: pytest.CaptureFixtur
 
 def test_every_built_in_game_has_a_bot_and_a_default_preset() -> None:
     assert set(BOTS) == set(DEFAULT_PRESETS) == set(BUILT_IN)
+
+
+@pytest.mark.parametrize("structure", ECHO_STRUCTURES)
+def test_each_echo_structure_answers_with_the_request(structure: str) -> None:
+    with EchoServerProcess(structure) as target, grpc.insecure_channel(target) as channel:
+        call: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+            ECHO_METHOD, request_serializer=None, response_deserializer=None)
+        assert call(b"ping " + structure.encode(), timeout=30) == b"ping " + structure.encode()
+
+
+def test_echo_compare_reports_every_structure_against_the_referees(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["echo", "--compare", "--rounds", "1", "--loops", "1", "--seconds", "0.3",
+                 "--warmup", "0.1", "--processes", "1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rounds"] == 1
+    for structure in ECHO_STRUCTURES:
+        row = report[structure]
+        assert len(row["per_round_calls_per_second"]) == 1
+        if report[EXECUTOR]["calls_per_second"]:
+            assert row["ratio_to_executor"] == round(
+                row["calls_per_second"] / report[EXECUTOR]["calls_per_second"], 3)
+
+
+def test_an_unknown_echo_structure_is_refused() -> None:
+    with pytest.raises(ValueError, match="no echo structure 'fork'"):
+        EchoServerProcess("fork")
