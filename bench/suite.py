@@ -587,7 +587,8 @@ def _game_cost(section: Section, fiftyk_runs: list[dict[str, Any]],
 
     cost = Figure(key="e2e.shengji_cost_ratio",
                   name="Shengji ÷ 五十K tables: server CPU per command",
-                  value=ratio(per_command(shengji_runs), per_command(fiftyk_runs)), unit="×",
+                  value=ratio(per_command(shengji_runs), per_command(fiftyk_runs)),
+                  unit="× cost",
                   repeats=len(shengji_runs),
                   samples=[round(s["cpu_ms_per_command"]["server"]
                                  / f["cpu_ms_per_command"]["server"], 3)
