@@ -47,7 +47,8 @@ DEFAULT_ROUNDS = 3
 WORKING = "working tree"
 # Which way a figure improves, by its unit; counts (errors, rejections) have no direction.
 HIGHER_IS_BETTER = frozenset({"cmd/s", "calls/s", "steps/s", "events/s", "tx/s", "×"})
-LOWER_IS_BETTER = frozenset({"µs", "ms", "s", "KiB", "MiB"})
+# "× cost": a cost against another's (Shengji's server CPU per command ÷ 五十K's).
+LOWER_IS_BETTER = frozenset({"µs", "ms", "s", "KiB", "MiB", "× cost"})
 # Modules each side must import from its own tree (else the comparison would be a lie).
 IMPORT_CHECK = ("import json, bench.suite, fiftyk_referee.service.cli.main, tests.support.pgserver"
                 " as p; print(json.dumps([m.__file__ for m in (bench.suite,"

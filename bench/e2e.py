@@ -2,11 +2,16 @@
 
 Each table is played by one bot loop (a thread in a worker process): it sends one command,
 waits for the answer, and sends the next. Bots track their own cards from the views the
-server returns and choose plays with the domain's legal-play generator, so every timed call
-is a command (Play, Pass, or StartHand when a hand ends); the views a bot reads after a
-deal are not timed or counted. With `--illegal-rate` a bot sometimes plays out of turn on
-purpose: those commands are rule rejections (`rejected`), counted apart from `errors` (every
-other failure, including a rule error on a command the bot thought legal).
+server returns and choose plays with the game's own rules code (the domain's), so every
+timed call is a command; the views a bot reads after a deal are not timed or counted.
+`--game` chooses the game: 五十K tables (`fiftyk`, the default: Play, Pass, and StartHand
+when a hand ends) or Shengji tables (`shengji`: Declare while the deal is paced out, the
+dealer's Bury, Play, and StartHand). A Shengji bot declares nothing, buries its lowest
+cards (non-point cards first where the ruleset asks) and plays a listed lead or follow at
+random; when the deal ends it reads every seat's view again (untimed), as after a deal.
+With `--illegal-rate` a bot sometimes plays out of turn on purpose: those commands are rule
+rejections (`rejected`), counted apart from `errors` (every other failure, including a rule
+error on a command the bot thought legal).
 
 All worker processes start together; the first `--warmup` seconds are not measured, then
 commands that complete within the next `--seconds` are: `commands` and the latencies are
@@ -32,10 +37,19 @@ from typing import Any, Protocol
 
 import grpc
 
-from fiftyk_referee.domain.cards import parse_cards
+from bench.arguments import positive
+from bench.machine import process_cpu_seconds
+from fiftyk_referee.domain.cards import Card, parse_cards
+from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.fiftyk.combinations import Combination, classify
 from fiftyk_referee.domain.fiftyk.legal import legal_plays
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.game import Rules
+from fiftyk_referee.domain.games import game_named
+from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, POINTS, TrumpOrder, trump_order
+from fiftyk_referee.domain.shengji.play import lead_examples
+from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
+from fiftyk_referee.domain.shengji.tricks import TrickRules
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
@@ -51,6 +65,9 @@ DEFAULT_WARMUP_SECONDS = 1.0
 SETUP_TIMEOUT_SECONDS = 120.0  # worker start, channels and first deals, before the window
 RESULT_GRACE_SECONDS = 120.0  # after the window: in-flight calls finish, results travel
 ILLEGAL_ACCEPTED = "ILLEGAL_ACCEPTED"
+DEFAULT_GAME = "fiftyk"
+DEFAULT_PRESETS = {"fiftyk": "classic", "shengji": "tractor"}
+SHENGJI_DECLARING, SHENGJI_BURYING = "declaring", "burying"
 
 
 class WindowProbe(Protocol):
@@ -130,10 +147,10 @@ def failure_key(error: grpc.RpcError) -> tuple[str, str | None]:
 
 
 class TableBot:
-    """Plays one table in a closed loop through the real API."""
+    """Plays one table in a closed loop through the real API (a game's bot says what to send)."""
 
     def __init__(self, client: RefereeClient, table_id: str, tokens: list[str],
-                 rules: Ruleset, seed: int, illegal_rate: float = 0.0) -> None:
+                 rules: Rules, seed: int, illegal_rate: float = 0.0) -> None:
         self.table_id = table_id
         self.seats = [client.as_seat(token) for token in tokens]
         self.rules = rules
@@ -142,17 +159,18 @@ class TableBot:
         self.hand_id = ""
         self.cards: list[list[str]] = [[] for _ in tokens]
         self.turn: int | None = None
-        self.top: Combination | None = None
         self.window = Window(0.0, 0.0)
 
     def adopt(self, view: pb.HandView) -> None:
         """Follow the hand from a command's answer or a view."""
         self.hand_id = view.hand_id
         self.turn = view.turn_seat if view.HasField("turn_seat") else None
-        self.top = (classify(parse_cards(list(view.top_play.cards)), self.rules)
-                    if view.HasField("top_play") else None)
         if view.HasField("viewer_seat"):
             self.cards[view.viewer_seat] = list(view.own_cards)
+        self.follow(view)
+
+    def follow(self, view: pb.HandView) -> None:
+        """The game's own part of following the hand (the trick's top play, the phase)."""
 
     def _timed(self, stats: LoopStats, call: Callable[[], Any]) -> Any:
         started = time.perf_counter()
@@ -193,13 +211,8 @@ class TableBot:
         return bool(response.hand.status != COMPLETED)
 
     def next_command(self, seat: int) -> tuple[str, Callable[[], Any]]:
-        """The seat's next legal command, as ("Play" or "Pass", the call to send it)."""
-        client = self.seats[seat]
-        plays = legal_plays(parse_cards(self.cards[seat]), self.top, self.rules)
-        if self.top is not None and (not plays or self.rng.random() < PASS_PROBABILITY):
-            return "Pass", lambda: client.pass_turn(self.table_id, self.hand_id)
-        cards = self.rng.choice(plays).card_strings()
-        return "Play", lambda: client.play(self.table_id, self.hand_id, cards)
+        """The seat's next legal command, as (its RPC's name, the call to send it)."""
+        raise NotImplementedError
 
     def play_out_of_turn(self, stats: LoopStats, turn: int) -> None:
         """A deliberate rule violation: a seat that is not on turn plays one of its cards."""
@@ -217,6 +230,81 @@ class TableBot:
             return
         if self.window.holds(time.perf_counter()):
             stats.count(stats.errors, ILLEGAL_ACCEPTED)
+
+
+class FiftykBot(TableBot):
+    """A 五十K table: a legal play at random, or a pass now and then when it may pass."""
+
+    rules: Ruleset
+    top: Combination | None = None
+
+    def follow(self, view: pb.HandView) -> None:
+        """The play to beat, read from the view."""
+        self.top = (classify(parse_cards(list(view.top_play.cards)), self.rules)
+                    if view.HasField("top_play") else None)
+
+    def next_command(self, seat: int) -> tuple[str, Callable[[], Any]]:
+        """The seat's next legal command, as ("Play" or "Pass", the call to send it)."""
+        client = self.seats[seat]
+        plays = legal_plays(parse_cards(self.cards[seat]), self.top, self.rules)
+        if self.top is not None and (not plays or self.rng.random() < PASS_PROBABILITY):
+            return "Pass", lambda: client.pass_turn(self.table_id, self.hand_id)
+        cards = self.rng.choice(plays).card_strings()
+        return "Play", lambda: client.play(self.table_id, self.hand_id, cards)
+
+
+class ShengjiBot(TableBot):
+    """A Shengji table: declares nothing, buries its lowest cards, leads and follows at random
+    from the game's own example leads and follows."""
+
+    rules: ShengjiRules
+    phase = SHENGJI_DECLARING
+    order: TrumpOrder | None = None
+    lead: list[Card] | None = None  # the current trick's first play
+
+    def follow(self, view: pb.HandView) -> None:
+        """The phase, the trump order once fixed and the trick's lead, read from the view."""
+        state = view.shengji
+        self.phase = state.phase
+        if state.trump_rank and self.phase != SHENGJI_DECLARING:
+            suit = state.trump_suit if state.HasField("trump_suit") else None
+            self.order = trump_order(LEVEL_RANK[state.trump_rank], suit,
+                                     self.rules.permanent_two)
+        self.lead = parse_cards(list(view.trick[0].cards)) if view.trick else None
+
+    def step(self, stats: LoopStats) -> bool:
+        """One command; when it ends the paced deal, every seat's cards are read again."""
+        declaring = self.phase == SHENGJI_DECLARING
+        going_on = super().step(stats)
+        if going_on and declaring and self.phase != SHENGJI_DECLARING:
+            return self.resync()  # the last rounds and the kitty changed other seats' cards
+        return going_on
+
+    def next_command(self, seat: int) -> tuple[str, Callable[[], Any]]:
+        """("Act" (a declaration or the bury) | "Play", the call to send it)."""
+        client, table, hand = self.seats[seat], self.table_id, self.hand_id
+        if self.phase == SHENGJI_DECLARING:
+            return "Act", lambda: client.act(table, hand, "declare")
+        order = self.order
+        if order is None:
+            raise RuntimeError("a Shengji hand past its deal has a trump order")
+        held = parse_cards(self.cards[seat])
+        if self.phase == SHENGJI_BURYING:
+            lowest = sorted(held, key=order.sort_key)
+            if not self.rules.bury_points:
+                lowest.sort(key=lambda card: POINTS[card] > 0)  # non-point cards first
+            cards = [str(c) for c in lowest[:self.rules.kitty_size]]
+            return "Act", lambda: client.act(table, hand, "bury", cards)
+        if self.lead is None:
+            choices = [list(cards) for cards, _ in lead_examples(held, order)]
+        else:
+            tricks = TrickRules.of(self.rules)
+            choices, _ = tricks.examples(held, tricks.read(self.lead, order), order)
+        cards = [str(c) for c in self.rng.choice(choices)]
+        return "Play", lambda: client.play(table, hand, cards)
+
+
+BOTS: dict[str, type[TableBot]] = {"fiftyk": FiftykBot, "shengji": ShengjiBot}
 
 
 def _table_loop(bot: TableBot, window: Window) -> LoopStats:
@@ -249,8 +337,10 @@ def _worker(target: str, tables: list[dict[str, Any]], timing: tuple[float, floa
     # connections over the processes of `fiftyk serve --processes N`.
     clients = [RefereeClient(target) for _ in tables]
     try:
-        bots = [TableBot(client, table["table_id"], table["tokens"],
-                         Ruleset.from_json(table["ruleset"]), seed + index, illegal_rate)
+        bots = [BOTS[table["game"]](
+                    client, table["table_id"], table["tokens"],
+                    game_named(table["game"]).rules_from_json(table["ruleset"]), seed + index,
+                    illegal_rate)
                 for index, (client, table) in enumerate(zip(clients, tables, strict=True))]
         for bot in bots:
             bot.deal(LoopStats())
@@ -332,21 +422,35 @@ def _run_processes(target: Callable[..., None], jobs: list[tuple[Any, ...]],
     return results
 
 
-def setup_tables(target: str, tables: int, preset: str, platform_key: str
-                 ) -> list[dict[str, Any]]:
-    """Create tables, seat bots, and return what the load processes need."""
+def table_players(rules: Rules) -> int:
+    """The most seats the ruleset allows (four in both games' presets)."""
+    return next(n for n in range(8, 1, -1) if _allows(rules, n))
+
+
+def _allows(rules: Rules, players: int) -> bool:
+    try:
+        rules.check_players(players)
+    except RuleError:
+        return False
+    return True
+
+
+def setup_tables(target: str, tables: int, preset: str, platform_key: str,
+                 game: str = DEFAULT_GAME) -> list[dict[str, Any]]:
+    """Create tables of `game`, seat bots, and return what the load processes need."""
     client = RefereeClient(target)
     platform = client.as_platform(platform_key)
     created = []
-    rules = Ruleset.preset_named(preset)
-    players = rules.player_counts()[-1]
+    rules = game_named(game).rules(preset)
+    players = table_players(rules)
     try:
         for index in range(tables):
-            table = platform.create_table(preset, players, name=f"bench-{index}").table
+            table = platform.create_table(preset, players, name=f"bench-{index}",
+                                          game=game).table
             tokens = [platform.join_table(table.table_id,
                                           f"bench-{table.table_id[:8]}-{seat}").seat_token
                       for seat in range(players)]
-            created.append({"table_id": table.table_id, "tokens": tokens,
+            created.append({"table_id": table.table_id, "tokens": tokens, "game": game,
                             "ruleset": rules.to_json()})
     finally:
         client.close()
@@ -355,15 +459,16 @@ def setup_tables(target: str, tables: int, preset: str, platform_key: str
 
 def run_e2e(target: str, *, tables: int, seconds: float, processes: int, preset: str,
             platform_key: str, seed: int = 1, warmup: float = DEFAULT_WARMUP_SECONDS,
-            illegal_rate: float = 0.0, probe: WindowProbe | None = None) -> dict[str, Any]:
-    """Create tables, play them in a closed loop from worker processes, summarise."""
-    created = setup_tables(target, tables, preset, platform_key)
+            illegal_rate: float = 0.0, probe: WindowProbe | None = None,
+            game: str = DEFAULT_GAME) -> dict[str, Any]:
+    """Create tables of `game`, play them in a closed loop from worker processes, summarise."""
+    created = setup_tables(target, tables, preset, platform_key, game)
     parts = _spread(created, processes)
     timing = (warmup, seconds)
     results = _run_processes(_worker, [(target, part, timing, seed + 1000 * i, illegal_rate)
                                        for i, part in enumerate(parts)], timing, probe)
     summary = _summary(results, seconds)
-    summary.update({"tables": tables, "processes": len(parts), "preset": preset,
+    summary.update({"game": game, "tables": tables, "processes": len(parts), "preset": preset,
                     "warmup_seconds": warmup, "illegal_rate": illegal_rate})
     return summary
 
@@ -429,17 +534,29 @@ def run_echo_load(target: str, *, loops: int, seconds: float, processes: int,
     return summary
 
 
-async def start_echo_server(host: str = "127.0.0.1", port: int = 0,
-                            workers: int = 6) -> tuple[grpc.aio.Server, int]:
-    """A trivial echo service on the referee's server stack (aio, interceptors, thread hop)."""
-    executor = ThreadPoolExecutor(max_workers=workers)
+# How the echo service serves a call (`bench echo --structure`): the referee's structure
+# (the aio server hands each call to a thread and back), or one of two others measured
+# beside it: the aio server answering on its event loop (no hand-off), or grpc's synchronous
+# server (its own thread pool runs each call; it takes no aio interceptors, so none run).
+EXECUTOR, LOOP, SYNC = "executor", "loop", "sync"
+ECHO_STRUCTURES = (EXECUTOR, LOOP, SYNC)
 
-    def echo_sync(request: bytes) -> bytes:
-        return request
+
+def _echo(request: bytes) -> bytes:
+    return request
+
+
+async def start_echo_server(host: str = "127.0.0.1", port: int = 0, workers: int = 6,
+                            structure: str = EXECUTOR) -> tuple[grpc.aio.Server, int]:
+    """A trivial echo service on the referee's server stack (aio, interceptors, thread hop;
+    with `structure=LOOP` answered on the event loop instead)."""
+    executor = ThreadPoolExecutor(max_workers=workers)
 
     async def echo(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
         del context
-        return await asyncio.get_running_loop().run_in_executor(executor, echo_sync, request)
+        if structure == LOOP:
+            return _echo(request)
+        return await asyncio.get_running_loop().run_in_executor(executor, _echo, request)
 
     handler = grpc.method_handlers_generic_handler("fiftyk.bench.Echo", {
         "Echo": grpc.unary_unary_rpc_method_handler(echo)})
@@ -451,9 +568,29 @@ async def start_echo_server(host: str = "127.0.0.1", port: int = 0,
     return server, bound
 
 
-def _serve_echo_forever(port_out: Any, stop: Any) -> None:
+def _serve_sync_echo(port_out: Any, stop: Any, workers: int = 6) -> None:
+    """The echo service on grpc's synchronous server (a thread pool runs each call)."""
+    def echo(request: bytes, context: grpc.ServicerContext) -> bytes:
+        del context
+        return _echo(request)
+
+    server = grpc.server(ThreadPoolExecutor(max_workers=workers))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        "fiftyk.bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    port_out.put(port)
+    stop.wait()
+    server.stop(1).wait()
+
+
+def _serve_echo_forever(port_out: Any, stop: Any, structure: str = EXECUTOR) -> None:
+    if structure == SYNC:
+        _serve_sync_echo(port_out, stop)
+        return
+
     async def main() -> None:
-        server, port = await start_echo_server()
+        server, port = await start_echo_server(structure=structure)
         port_out.put(port)
         while not stop.is_set():
             await asyncio.sleep(0.1)
@@ -465,12 +602,17 @@ def _serve_echo_forever(port_out: Any, stop: Any) -> None:
 class EchoServerProcess:
     """The echo server in a process of its own (like a real server), as a context manager."""
 
+    def __init__(self, structure: str = EXECUTOR) -> None:
+        if structure not in ECHO_STRUCTURES:
+            raise ValueError(f"no echo structure {structure!r}")
+        self.structure = structure
+
     def __enter__(self) -> str:
         context = multiprocessing.get_context("spawn")
         self._queue = context.Queue()
         self._stop = context.Event()
         self._process = context.Process(target=_serve_echo_forever,
-                                        args=(self._queue, self._stop))
+                                        args=(self._queue, self._stop, self.structure))
         self._process.start()
         return f"127.0.0.1:{self._queue.get(timeout=30)}"
 
@@ -501,7 +643,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     e2e.add_argument("--warmup", type=float, default=DEFAULT_WARMUP_SECONDS,
                      help="seconds of load before the measured window")
     e2e.add_argument("--processes", type=int, default=2, help="load-generating processes")
-    e2e.add_argument("--preset", default="classic")
+    e2e.add_argument("--game", choices=sorted(BOTS), default=DEFAULT_GAME,
+                     help="the game the tables play (default fiftyk)")
+    e2e.add_argument("--preset", help="the tables' preset (default: classic for fiftyk,"
+                     " tractor for shengji)")
     e2e.add_argument("--illegal-rate", type=float, default=0.0,
                      help="chance per command that a bot also plays out of turn on purpose")
     e2e.add_argument("--platform-key", default=DEV_PLATFORM_KEY,
@@ -512,25 +657,88 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     echo.add_argument("--seconds", type=float, default=10.0)
     echo.add_argument("--warmup", type=float, default=DEFAULT_WARMUP_SECONDS)
     echo.add_argument("--processes", type=int, default=2)
+    echo.add_argument("--structure", choices=ECHO_STRUCTURES, default=EXECUTOR,
+                      help="how the echo server serves a call: executor (the referee's: the"
+                      " aio server hands it to a thread and back, the default), loop (on the"
+                      " aio event loop, no hand-off), sync (grpc's synchronous server)")
+    echo.add_argument("--rounds", type=positive, default=3, metavar="N",
+                      help="rounds of --compare (default 3)")
+    echo.add_argument("--compare", action="store_true",
+                      help="measure every structure, interleaved, for --rounds rounds, and"
+                      " print each one's calls/s and its ratio to the referee's structure")
     echo.set_defaults(handler=_run_echo_cli)
 
 
 def _run_e2e_cli(args: argparse.Namespace) -> int:
     summary = run_e2e(args.server, tables=args.tables, seconds=args.seconds,
-                      processes=args.processes, preset=args.preset,
+                      processes=args.processes,
+                      preset=args.preset or DEFAULT_PRESETS[args.game],
                       platform_key=args.platform_key, warmup=args.warmup,
-                      illegal_rate=args.illegal_rate)
+                      illegal_rate=args.illegal_rate, game=args.game)
     print(json.dumps(summary))
     return 0
 
 
 def _run_echo_cli(args: argparse.Namespace) -> int:
-    with EchoServerProcess() as target:
+    if args.compare:
+        print(json.dumps(compare_echo_structures(
+            rounds=args.rounds, loops=args.loops, seconds=args.seconds,
+            processes=args.processes, warmup=args.warmup)))
+        return 0
+    with EchoServerProcess(args.structure) as target:
         summary = run_echo_load(target, loops=args.loops, seconds=args.seconds,
                                 processes=args.processes, warmup=args.warmup)
-    print(json.dumps(summary))
+    print(json.dumps({**summary, "structure": args.structure}))
     return 0
 
 
-__all__ = ["EchoServerProcess", "Window", "WindowProbe", "failure_key", "run_e2e",
-           "run_echo_load", "setup_tables", "start_echo_server"]
+class ProcessCpu:
+    """A window probe: the CPU seconds one process used while the window was open."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.used = 0.0
+        self._first = 0.0
+
+    def start(self) -> None:
+        """The window opens."""
+        self._first = process_cpu_seconds(self.pid)
+
+    def stop(self) -> None:
+        """The window closes."""
+        self.used = process_cpu_seconds(self.pid) - self._first
+
+
+def compare_echo_structures(*, rounds: int, loops: int, seconds: float, processes: int,
+                            warmup: float = DEFAULT_WARMUP_SECONDS) -> dict[str, Any]:
+    """Every echo structure, interleaved round by round (the order turned each round), with
+    its calls/s and server CPU per call, medians, and each one's ratio to the referee's."""
+    runs: dict[str, list[dict[str, Any]]] = {structure: [] for structure in ECHO_STRUCTURES}
+    for round_ in range(rounds):
+        order = ECHO_STRUCTURES if round_ % 2 == 0 else tuple(reversed(ECHO_STRUCTURES))
+        for structure in order:
+            server = EchoServerProcess(structure)
+            with server as target:
+                probe = ProcessCpu(server.pid)
+                summary = run_echo_load(target, loops=loops, seconds=seconds,
+                                        processes=processes, warmup=warmup, probe=probe)
+                summary["server_cpu_ms_per_call"] = round(
+                    probe.used * 1000 / max(1, summary["commands"]), 3)
+                runs[structure].append(summary)
+    result: dict[str, Any] = {"rounds": rounds, "loops": loops, "seconds": seconds}
+    base = statistics.median(r["commands_per_second"] for r in runs[EXECUTOR])
+    for structure, done in runs.items():
+        rate = statistics.median(r["commands_per_second"] for r in done)
+        result[structure] = {
+            "calls_per_second": rate,
+            "server_cpu_ms_per_call": statistics.median(r["server_cpu_ms_per_call"]
+                                                        for r in done),
+            "p50_ms": statistics.median(r["p50_ms"] for r in done),
+            "ratio_to_executor": round(rate / base, 3) if base else None,
+            "per_round_calls_per_second": [r["commands_per_second"] for r in done]}
+    return result
+
+
+__all__ = ["BOTS", "DEFAULT_PRESETS", "EchoServerProcess", "FiftykBot", "ShengjiBot", "TableBot",
+           "Window", "WindowProbe", "failure_key", "run_e2e", "run_echo_load", "setup_tables",
+           "start_echo_server"]

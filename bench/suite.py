@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import e2e, growth, hand, machine, rules, store
+from bench import e2e, growth, hand, machine, rules, shengji, store
 from bench.arguments import positive, positive_float
 from fiftyk_referee.service.core.store import DEFAULT_CACHE_SIZE
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
@@ -81,6 +81,7 @@ class Settings:
     latency_seconds: float
     illegal_rate: float = ILLEGAL_RATE
     writer_processes: tuple[int, ...] = (1, 2, 4, 8)  # `fiftyk serve --processes N` runs
+    shengji_playouts: int = 10  # random Shengji hands (their answers timed, their steps/s)
     shard_tables: int = 16  # tables of each shard comparison run
 
     @classmethod
@@ -93,7 +94,7 @@ class Settings:
                        store_tables=(1,), cache_off_tables=1, snapshot_events=60,
                        rules_repeat=2, hand_repeat=2, memory_tables=100, small_events=1_000,
                        big_events=10_000, latency_repeats=1, latency_seconds=0.3,
-                       writer_processes=(1, 2), shard_tables=2)
+                       writer_processes=(1, 2), shard_tables=2, shengji_playouts=2)
         chosen = seconds or 10.0
         runs = repeats or 3
         return cls(quick=False, repeats=runs, seconds=chosen, warmup=2.0,
@@ -260,7 +261,36 @@ def section_rules(ctx: Context) -> Section:
     section.notes.append("hand: medians of process CPU time, our hands and RLCard games"
                          " interleaved so both see the same machine load.")
     section.details = {"rows": [asdict(r) for r in rows]}
+    _shengji_rules(ctx, section)
     return section
+
+
+def _shengji_rules(ctx: Context, section: Section) -> None:
+    """Shengji's follow check, legal actions and playouts (`bench shengji`), in this section."""
+    repeat = ctx.settings.rules_repeat
+    playouts = ctx.settings.shengji_playouts
+    results, steps_per_second = shengji.benchmark(repeat, playouts)
+    for result in results:
+        # A target on the 95th percentile is shown on it: the figure is the p95.
+        p95 = result.target_on == "p95"
+        figure = Figure(key=_slug("shengji", result.name + (" p95" if p95 else "")),
+                        name=f"Shengji {result.name}" + (" (p95)" if p95 else ""),
+                        value=result.p95_us if p95 else result.median_us, unit="µs",
+                        repeats=repeat,
+                        note=(f"median {result.median_us:.1f} µs" if p95
+                              else f"p95 {result.p95_us:.1f} µs")
+                        + f" over {result.samples} timings")
+        if result.target_us is not None:
+            targeted(figure, f"≤ {result.target_us:g} µs", result.met, "issue 25")
+        section.add(figure)
+    section.add(Figure(key="shengji.random_playout_steps_per_second",
+                       name="Shengji random playout steps/s", value=steps_per_second,
+                       unit="steps/s", repeats=playouts,
+                       note="legal actions asked every step, declaration windows included"))
+    section.notes.append(
+        f"Shengji: preset `{shengji.PRESET}`, {shengji.DEALS * shengji.SEATS} seeded"
+        f" {shengji.HAND_SIZE}-card hands, {repeat} passes per lead; the hand's own answer"
+        f" at every turn of {plural(playouts, 'random hand')} (its targets bound the p95).")
 
 
 # -- 2. event store ---------------------------------------------------------------------------
@@ -402,7 +432,7 @@ def _server(ctx: Context, name: str, arguments: list[str], *,
 
 
 def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[], float]],
-              seed: int) -> dict[str, Any]:
+              seed: int, game: str = e2e.DEFAULT_GAME) -> dict[str, Any]:
     s = ctx.settings
     cpu = CpuProbe(meters)
     probes: list[e2e.WindowProbe] = [cpu]
@@ -412,9 +442,9 @@ def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[
                                    probe=Probes(probes))
     else:
         result = e2e.run_e2e(target, tables=s.tables, seconds=s.seconds,
-                             processes=s.processes, preset="classic",
+                             processes=s.processes, preset=e2e.DEFAULT_PRESETS[game],
                              platform_key=DEV_PLATFORM_KEY, seed=seed, warmup=s.warmup,
-                             illegal_rate=s.illegal_rate, probe=Probes(probes))
+                             illegal_rate=s.illegal_rate, probe=Probes(probes), game=game)
     commands = result["commands"] or 1
     result["cpu_seconds"] = {k: round(v, 3) for k, v in cpu.used.items()}
     result["cpu_seconds"]["load clients"] = result["client_cpu_seconds"]
@@ -425,6 +455,8 @@ def _run_once(ctx: Context, kind: str, target: str, meters: dict[str, Callable[[
 
 SCALED = "postgresql_processes"
 SCALED_PROCESSES = 2
+SHENGJI = "postgresql_shengji"  # Shengji tables on the same server as the 五十K runs
+SHENGJI_COST_TARGET = 1.2  # issue 25: Shengji's server CPU per command ≤ 1.2× 五十K's
 
 
 def section_e2e(ctx: Context) -> Section:
@@ -432,7 +464,7 @@ def section_e2e(ctx: Context) -> Section:
     s = ctx.settings
     section = Section("e2e", TITLES["e2e"])
     runs: dict[str, list[dict[str, Any]]] = {"echo": [], "sqlite": [], "postgresql": [],
-                                              SCALED: []}
+                                              SHENGJI: [], SCALED: []}
     pg_url = ctx.database("e2e")
     ctx.e2e_postgres_url = pg_url
     scaled_url = ctx.database("e2e_processes")
@@ -454,23 +486,32 @@ def section_e2e(ctx: Context) -> Section:
             runs["postgresql"].append(_run_once(
                 ctx, "postgresql", pg_at.target,
                 {"server": pg.cpu_seconds, "postgres": ctx.postgres_cpu}, 2 + 10 * repeat))
+            runs[SHENGJI].append(_run_once(
+                ctx, SHENGJI, pg_at.target,
+                {"server": pg.cpu_seconds, "postgres": ctx.postgres_cpu}, 4 + 10 * repeat,
+                game="shengji"))
             runs[SCALED].append(_run_once(
                 ctx, SCALED, multi_at.target,
                 {"server": multi.cpu_seconds, "postgres": ctx.postgres_cpu}, 3 + 10 * repeat))
         server_argv = {"sqlite": lite.argv, "postgresql": pg.argv, SCALED: multi.argv}
     echo = _e2e_figures(section, "echo", "echo service (the ceiling)", runs["echo"], None)
+    rates = {}
     for kind, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"),
+                        (SHENGJI, "PostgreSQL, Shengji tables"),
                         (SCALED, f"PostgreSQL, {SCALED_PROCESSES} server processes")):
-        _e2e_figures(section, kind, f"referee on {label}", runs[kind], echo)
+        rates[kind] = _e2e_figures(section, kind, f"referee on {label}", runs[kind], echo)
+    _game_cost(section, runs["postgresql"], runs[SHENGJI], rates["postgresql"], rates[SHENGJI])
     section.notes.append(
         f"{plural(s.repeats, 'repeat')}, interleaved echo → SQLite → PostgreSQL → PostgreSQL"
+        " with Shengji tables (`tractor`, the same server) → PostgreSQL"
         f" with `fiftyk serve --processes {SCALED_PROCESSES}` (one process per core, one port,"
         " the same database: the scale-out; issue 7's targets are judged on one process);"
         " each run:"
         f" {plural(s.tables, 'table')} (one closed-loop bot each; echo: {s.tables} loops) from"
         f" {plural(s.processes, 'load process', 'load processes')}, {s.warmup:g} s warm-up"
         f" not measured, then {s.seconds:g} s measured."
-        f" Commands are Play/Pass/StartHand; bots also play out of turn on purpose with"
+        f" Commands are Play/Pass/StartHand (五十K `classic`), Declare/Bury/Play/StartHand"
+        f" (Shengji); bots also play out of turn on purpose with"
         f" probability {s.illegal_rate:g} per command (rule rejections, counted apart).")
     section.notes.append("Servers: " + "; ".join(
         f"`{shlex.join(argv[argv.index('serve') + 7:])}` with defaults otherwise"
@@ -535,6 +576,32 @@ def _e2e_figures(section: Section, kind: str, label: str, runs: list[dict[str, A
                            note="caused on purpose (out-of-turn plays); "
                            + _codes(runs, "rejected_by_reason")))
     return rate
+
+
+def _game_cost(section: Section, fiftyk_runs: list[dict[str, Any]],
+               shengji_runs: list[dict[str, Any]], fiftyk_rate: Figure,
+               shengji_rate: Figure) -> None:
+    """Shengji's server CPU per command and commands/s against 五十K's, same server, same run."""
+    def per_command(runs: list[dict[str, Any]]) -> float | None:
+        return median([r["cpu_ms_per_command"]["server"] for r in runs])
+
+    cost = Figure(key="e2e.shengji_cost_ratio",
+                  name="Shengji ÷ 五十K tables: server CPU per command",
+                  value=ratio(per_command(shengji_runs), per_command(fiftyk_runs)),
+                  unit="× cost",
+                  repeats=len(shengji_runs),
+                  samples=[round(s["cpu_ms_per_command"]["server"]
+                                 / f["cpu_ms_per_command"]["server"], 3)
+                           for s, f in zip(shengji_runs, fiftyk_runs, strict=True)
+                           if f["cpu_ms_per_command"]["server"]],
+                  note="medians of each game's server CPU ms per accepted command, one server")
+    section.add(targeted(cost, f"≤ {SHENGJI_COST_TARGET:g}×",
+                         (cost.value or 0) <= SHENGJI_COST_TARGET and cost.value is not None,
+                         "issue 25"))
+    section.add(Figure(key="e2e.shengji_rate_ratio",
+                       name="Shengji ÷ 五十K tables: accepted commands/s",
+                       value=ratio(shengji_rate.value, fiftyk_rate.value), unit="×",
+                       repeats=len(shengji_runs), note="medians, one server"))
 
 
 def _codes(runs: list[dict[str, Any]], key: str) -> str:

@@ -175,7 +175,7 @@ class ProbeTable:
     def __post_init__(self) -> None:
         (table,) = e2e.setup_tables(self.target, 1, PRESET, DEV_PLATFORM_KEY)
         self.client = RefereeClient(self.target)
-        self.bot = e2e.TableBot(self.client, table["table_id"], table["tokens"],
+        self.bot = e2e.FiftykBot(self.client, table["table_id"], table["tokens"],
                                 Ruleset.from_json(table["ruleset"]), self.seed)
         self.bot.deal(e2e.LoopStats())
         self.thread = threading.Thread(target=self._run, name="probe", daemon=True)

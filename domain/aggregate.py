@@ -113,6 +113,11 @@ class AggregateEvent:
     @classmethod
     def _make(cls, values: dict[str, Any]) -> Any:
         """An event of this class from its stored field values (checked, defaults filled)."""
+        made = object.__new__(cls)
+        if tuple(values) == cls._field_names:
+            # Every field, in field order (as an aggregate records its events): taken as is.
+            made.__dict__.update(values)
+            return made
         defaults = cls._defaults
         try:
             # Frozen: the values go straight into __dict__, in field order (the stored order).
@@ -123,7 +128,6 @@ class AggregateEvent:
         if not values.keys() <= cls._field_set:
             unknown = sorted(values.keys() - cls._field_set)
             raise TypeError(f"{cls.__qualname__}: unknown fields {unknown}")
-        made = object.__new__(cls)
         made.__dict__.update(ordered)
         return made
 
@@ -306,10 +310,14 @@ class Aggregate(metaclass=_AggregateType):
 
     def trigger_event(self, event_class: type[AggregateEvent], **values: Any) -> None:
         """Record an event of `event_class` with `values` and apply it."""
-        recorded = event_class._make({"originator_id": self._id,
-                                      "originator_version": self._version + 1,
-                                      "timestamp": datetime.now(tz=UTC), **values})
-        recorded.mutate(self)
+        version, timestamp = self._version + 1, datetime.now(tz=UTC)
+        recorded = event_class._make({"originator_id": self._id, "originator_version": version,
+                                      "timestamp": timestamp, **values})
+        # What `mutate` does, without checking what was just written: this aggregate's id,
+        # the next version.
+        recorded.apply(self)
+        self._version = version
+        self._modified_on = timestamp
         self._pending_events.append(recorded)
 
     def collect_events(self) -> Sequence[AggregateEvent]:

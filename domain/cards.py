@@ -129,8 +129,9 @@ def make_deck(packs: int, *, jokers: bool) -> list[Card]:
 
 
 # Canonical sort keys of every card, looked up rather than computed (sorting plays and hands is
-# a hot path of both games). `canonical_key(card) == sort_key(card)` for every real card.
-_CANONICAL_KEYS: dict[Card, tuple[int, int]] = {
-    card: sort_key(card) for card in make_deck(1, jokers=True)
+# a hot path of both games): each card's place in canonical order, so `canonical_key` orders
+# real cards exactly as `sort_key` does, and a sort compares small ints, not tuples.
+_CANONICAL_KEYS: dict[Card, int] = {
+    card: place for place, card in enumerate(sorted(make_deck(1, jokers=True), key=sort_key))
 }
 canonical_key = _CANONICAL_KEYS.__getitem__

@@ -183,7 +183,8 @@ def _runs(
     """(ranks, top position, canonical cards) of every sequence of `width` cards per rank.
 
     `wanted` fixes the number of groups (0: every length from the ruleset's minimum). Runs
-    from one start grow a rank at a time, each one's cards those of the last plus `width`.
+    from one start grow a rank at a time, each one's cards those of the last plus `width`;
+    a start is skipped when the ranks held in a row from it are too few.
     """
     shortest = t.min_groups[width] if width != 3 else t.min_triple_run
     if wanted and wanted < shortest:
@@ -195,22 +196,28 @@ def _runs(
         orders.append((_LOW_ORDER, True))
     for order, low in orders:
         n = len(order)
-        # heads[i]: the run's cards of the i-th rank of the order (None: too few of them)
-        heads = [tuple(groups[rank][:width]) if len(groups.get(rank, ())) >= width else None
+        # heads[i]: the run's cards of the i-th rank of the order (empty: too few of them)
+        heads = [tuple(groups[rank][:width]) if len(groups.get(rank, ())) >= width else ()
                  for rank in order]
+        # held[i]: how many ranks in a row, from the i-th on, have their run's cards
+        held = [0] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            if heads[i]:
+                held[i] = held[i + 1] + 1
         starts = (0, 1) if low else range(n)  # low runs must contain A or 2
         for start in starts:
+            longest = min(held[start], wanted) if wanted else held[start]
+            first = start + (wanted or shortest)  # the end of the shortest run wanted
+            if start + longest < first:
+                continue
             cards: tuple[Card, ...] = ()
-            last = min(n, start + wanted) if wanted else n
-            for end in range(start + 1, last + 1):
-                head = heads[end - 1]
-                if head is None:
-                    break
+            for head in heads[start:first - 1]:
                 cards += head
-                if end - start >= shortest and (not wanted or end - start == wanted):
-                    # A low run's cards are put back in canonical order (A and 2 sort last).
-                    yield ((order[start:end], end, _canonical(cards)) if low
-                           else (order[start:end], order[end - 1], cards))
+            for end in range(first, start + longest + 1):
+                cards += heads[end - 1]
+                # A low run's cards are put back in canonical order (A and 2 sort last).
+                yield ((order[start:end], end, _canonical(cards)) if low
+                       else (order[start:end], order[end - 1], cards))
 
 
 @cache

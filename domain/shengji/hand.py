@@ -107,6 +107,16 @@ def hand_id_for(table_id: str, number: int) -> UUID:
     return uuid5(HAND_NAMESPACE, f"{table_id}/{number}")
 
 
+def _action_json(seat: int, kind: str, cards: tuple[str, ...], round: int | None
+                 ) -> dict[str, Any]:
+    """One transcript action: `{"seat": s, "play": [...]}`, a bury, or a declaration (with
+    the deal round it followed)."""
+    action: dict[str, Any] = {"seat": seat, kind: list(cards)}
+    if round is not None:
+        action["round"] = round
+    return action
+
+
 class ShengjiHand(Declaring, Burying, Playing, Aggregate):
     """One Shengji hand, from the paced deal to the result."""
 
@@ -214,10 +224,19 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
         self.throws_failed: list[dict[str, Any]] = []
         self.failed_seats: list[int] = []
         self.forced_next = False
-        self.actions: list[dict[str, Any]] = []
+        # The transcript's actions in order, as (seat, "declare" | "bury" | "play", cards,
+        # round or None): immutable entries, so copying the hand for a command copies the
+        # list, not each entry (`actions` gives them as the transcript's JSON objects).
+        self.action_log: list[tuple[int, str, tuple[str, ...], int | None]] = []
         self.result: dict[str, Any] | None = None
 
     # -- queries ----------------------------------------------------------------------------
+
+    @property
+    def actions(self) -> list[dict[str, Any]]:
+        """The actions so far in transcript form: `{"seat": s, "play": [...]}`, a bury, or a
+        declaration with its round."""
+        return [_action_json(*action) for action in self.action_log]
 
     @property
     def to_act(self) -> int | None:
@@ -327,7 +346,7 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
         if self.first_declarer is None:
             self.first_declarer = seat
         self.spoken = set()
-        self.actions.append({"seat": seat, "declare": list(cards), "round": round})
+        self.action_log.append((seat, "declare", tuple(cards), round))
 
     @event("WindowClosed")
     def _window_closed(self, round: int, by: str) -> None:
@@ -354,14 +373,14 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
         self.phase = PLAYING
         self.leader = seat
         self.turn = seat
-        self.actions.append({"seat": seat, "bury": list(cards)})
+        self.action_log.append((seat, "bury", tuple(cards), None))
 
     @event("ThrowFailed")
     def _throw_failed(self, seat: int, attempted: list[str], forced: list[str],
                       action: int) -> None:
         self.throws_failed.append({"action": action, "seat": seat, "forced": list(forced)})
         self.failed_seats.append(seat)
-        self.actions.append({"seat": seat, "play": list(attempted)})  # written as attempted
+        self.action_log.append((seat, "play", tuple(attempted), None))  # written as attempted
         self.forced_next = True
 
     @event("CardsPlayed")
@@ -376,7 +395,7 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
         if self.forced_next:
             self.forced_next = False  # the attempted throw is the transcript's action
         else:
-            self.actions.append({"seat": seat, "play": list(cards)})
+            self.action_log.append((seat, "play", tuple(cards), None))
         if key is not None:
             self.best_key = key
             self.best_seat = seat
@@ -479,7 +498,7 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
             "levels": list(self.levels),
             "room_points": list(self.room_points),
             "deck": list(self.deck),
-            "actions": [dict(a) for a in self.actions],
+            "actions": self.actions,
         }
         if self.is_over:  # the seed is revealed to everyone once the hand is over
             data["deal"] = deal_inputs(self.seed, self.commitment, hand_id=str(self.id),

@@ -48,7 +48,7 @@ class HandState:
     order: TrumpOrder
     phase: str
     hands: list[list[Card]]
-    actions: list[dict[str, Any]]
+    action_log: list[tuple[int, str, tuple[str, ...], int | None]]
     modified_on: datetime
     # Declaring.
     round: int

@@ -42,7 +42,7 @@ class Playing(HandState):
             if forced is not None:
                 self._throw_failed(seat=seat, attempted=[str(c) for c in cards],
                                    forced=[str(c) for c in forced.cards],
-                                   action=len(self.actions))
+                                   action=len(self.action_log))
                 lead = lead_of(forced.kind, [forced], lead.group)
                 cards = list(forced.cards)
             key = play_key(cards, lead, order)

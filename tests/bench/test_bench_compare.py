@@ -149,3 +149,9 @@ def test_compare_reads_the_server_cpu_per_command_from_the_e2e_runs() -> None:
         "value": pytest.approx(1.4)}
     assert found["e2e.echo.server_cpu_ms_per_command"]["unit"] == "ms"
     assert direction("ms") == "lower" and direction("calls") is None
+
+
+def test_a_cost_ratio_is_better_lower_and_a_rate_ratio_higher() -> None:
+    # Shengji's server CPU per command ÷ 五十K's is a cost; the referee ÷ its echo ceiling a rate.
+    assert direction("× cost") == "lower"
+    assert direction("×") == "higher"

@@ -23,5 +23,6 @@ def test_bench_shengji_prints_a_table_and_writes_json(
         assert f"follow check: {name}" in table
     report = json.loads(out_file.read_text())
     assert report["benchmark"] == "shengji" and report["playout_steps_per_second"] > 0
-    assert len(report["results"]) == 2 * len(LEADS) + 1
+    assert len(report["results"]) == 2 * len(LEADS) + 2
+    assert "legal actions: the hand, playouts" in table
     assert all(row["samples"] > 0 and row["median_us"] > 0 for row in report["results"])

@@ -31,12 +31,16 @@ FIGURES = {
     "rules.classify_beats_typical_play", "rules.legal_plays_lead",
     "hand.classic_hand_dealt_and_played_out_at_random",
     "hand.random_playout_steps_s_fiftyk_classic",
+    "shengji.follow_check_trump_tractor", "shengji.legal_actions_follow_a_trump_tractor_p95",
+    "shengji.legal_actions_the_hand_playouts_p95", "shengji.random_playout_steps_per_second",
     "store.commands_per_second.1", "store.pgbench_insert.1", "store.pgbench_lock_insert.1",
     "store.cache_off", "store.rebuild_events_per_second", "store.snapshot_load_ms",
     "e2e.echo.commands_per_second", "e2e.sqlite.commands_per_second",
     "e2e.sqlite.p99_ms", "e2e.postgresql.commands_per_second", "e2e.postgresql.p50_ms",
     "e2e.postgresql.p99_ms", "e2e.postgresql.errors", "e2e.postgresql.rejected",
     "e2e.postgresql.echo_ratio", "e2e.memory_per_idle_table_kib",
+    "e2e.postgresql_shengji.commands_per_second", "e2e.postgresql_shengji.errors",
+    "e2e.shengji_cost_ratio", "e2e.shengji_rate_ratio",
     "growth.latency_small_store_ms", "growth.latency_big_store_ms",
 }
 ISSUE_7_TARGETS = {

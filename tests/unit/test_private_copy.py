@@ -15,6 +15,9 @@ import pytest
 from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.domain.game import Action
+from fiftyk_referee.domain.shengji import GAME as SHENGJI
+from fiftyk_referee.domain.shengji.hand import BURY, BURYING, DECLARE, DECLARING, ShengjiHand
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.core.cache import private_copy
 
@@ -64,3 +67,57 @@ def test_a_private_copy_equals_its_original() -> None:
     hand = table.start_hand(seed=bytes(32))
     assert _state(private_copy(hand)) == _state(hand)
     assert _state(private_copy(table)) == _state(table)
+
+
+def _shengji_hand(seed: int) -> ShengjiHand:
+    hand = SHENGJI.deal(table_id="copies", number=1, rules=SHENGJI.rules("tractor"),
+                        players=4, dealer=0, seat_players=[None] * 4, carry={}, deck=None,
+                        seed=random.Random(seed).randbytes(32))
+    assert isinstance(hand, ShengjiHand)
+    return hand
+
+
+def _shengji_step(hand: ShengjiHand, rng: random.Random) -> None:
+    seat = hand.to_act
+    assert seat is not None
+    answer = hand.legal_actions(seat)
+    if hand.phase == DECLARING:
+        hand.act(seat, Action(DECLARE, ()))
+    elif hand.phase == BURYING:
+        hand.act(seat, Action(BURY, answer.plays[0].cards))
+    else:
+        hand.act(seat, Action.play(rng.choice(answer.plays).cards))
+
+
+def test_acting_on_a_private_copy_leaves_a_shengji_hand_untouched() -> None:
+    rng = random.Random(3)
+    hand = _shengji_hand(3)
+    while not hand.is_over:
+        before = _state(hand)
+        _shengji_step(private_copy(hand), rng)
+        assert _state(hand) == before
+        _shengji_step(hand, rng)
+
+
+@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+def test_a_private_copy_shares_the_entries_of_the_hands_action_log(game: str) -> None:
+    # The log grows by an entry per action: its entries are immutable, so a command's copy
+    # of the hand copies the list (a pointer per entry), never the entries themselves.
+    rng = random.Random(5)
+    if game == "shengji":
+        shengji = _shengji_hand(5)
+        for _ in range(150):  # the paced deal's declarations, the bury and some tricks
+            _shengji_step(shengji, rng)
+        log: list[Any] = shengji.action_log
+        copied: list[Any] = private_copy(shengji).action_log
+    else:
+        table = Table.open(GAME, Ruleset.preset_named("classic"), 4)
+        for seat in range(4):
+            table.join(seat, f"p{seat}")
+        hand = table.start_hand(seed=rng.randbytes(32))
+        for _ in range(40):
+            _act(hand, rng)
+        log, copied = hand.action_log, private_copy(hand).action_log
+    assert len(log) >= 40
+    assert copied == log and copied is not log
+    assert all(entry is original for entry, original in zip(copied, log, strict=True))
