@@ -13,6 +13,7 @@ before a game's tables were made receives their events.
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,7 +31,8 @@ from tests.e2e.test_shengji import play_out as play_out_shengji
 from tests.e2e.test_shengji import step as shengji_step
 from tests.support.webhook_receiver import WebhookReceiver
 
-WATCH_SECONDS = 1.5
+WATCH_SECONDS = 1.5  # how long the events after a watch's first message are collected
+WATCH_FIRST_MESSAGE_BOUND = 120  # a bound for the first message, not a speed assertion
 MID_HAND_ACTIONS = 3
 ARRIVAL_TIMEOUT_SECONDS = 120  # a deadline for deliveries, not a speed assertion
 UNKNOWN_WEBHOOK = "6f1c1bbf-7d0e-4c1e-9d1a-3d2b8f1f0a11"
@@ -142,13 +144,25 @@ def _client(server: LiveServer, phase: Phase, other: Phase, credential: str) -> 
 
 
 def _watch(client: RefereeClient, table_id: str) -> list[pb.WatchTableResponse]:
+    """The stream's first message (however long a loaded machine takes to send it, within a
+    generous bound) and what follows it for WATCH_SECONDS; a refusal is raised as it came."""
     messages: list[pb.WatchTableResponse] = []
-    stream = client.watch(table_id, include_views=True, timeout=WATCH_SECONDS)
+    stream = client.watch(table_id, include_views=True, timeout=WATCH_FIRST_MESSAGE_BOUND)
+    stop: threading.Timer | None = None
     try:
-        messages.extend(stream)
+        for message in stream:
+            messages.append(message)
+            if stop is None:
+                stop = threading.Timer(WATCH_SECONDS, stream.cancel)  # type: ignore[attr-defined]
+                stop.start()
     except grpc.RpcError as error:
-        if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED or not messages:
+        ended = (grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED)
+        if error.code() not in ended or not messages:
             raise
+    finally:
+        if stop is not None:
+            stop.cancel()
+        stream.cancel()  # type: ignore[attr-defined]
     return messages
 
 
