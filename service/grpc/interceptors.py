@@ -23,6 +23,7 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
+from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import (
     RateLimited,
     ResourceExhausted,
@@ -38,7 +39,7 @@ from fiftyk_referee.service.grpc.callers import (
     identify,
 )
 from fiftyk_referee.service.grpc.errors import abort, refusal_reason_var
-from fiftyk_referee.service.ops.limits import RateLimiter, WatchLimiter, method_class
+from fiftyk_referee.service.ops.limits import METHOD_CLASSES, RateLimiter, WatchLimiter
 from fiftyk_referee.service.ops.logs import hand_id_var, request_id_var, table_id_var
 from fiftyk_referee.service.ops.metrics import Metrics, RpcLabels, grpc_code_label
 
@@ -67,6 +68,15 @@ if TYPE_CHECKING:  # the grpc classes are generic only in their type stubs
     Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]
     Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
     Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]]
+
+
+def method_class(method: str) -> str | None:
+    """The rate class of a method of the Referee service (`limits.METHOD_CLASSES`; an
+    installed game's legacy RPC is a command); None for a method it does not have."""
+    known = METHOD_CLASSES.get(method)
+    if known is None and method in legacy_rpcs():
+        return "command"
+    return known
 
 
 class _CallObserver(Protocol):

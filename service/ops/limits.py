@@ -42,7 +42,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted, ServiceReason
 
 ROLES = ("player", "spectator", "audit", "platform", "anonymous")
@@ -62,16 +61,6 @@ METHOD_CLASSES: Mapping[str, str] = {
     "Adjudicate": "adjudicate", "VerifyHand": "adjudicate",
     "WatchTable": "watch",
 }
-
-
-def method_class(method: str) -> str | None:
-    """The class of a method of the Referee service (a game's legacy RPC is a command);
-    None for a method it does not have."""
-    known = METHOD_CLASSES.get(method)
-    if known is None and method in legacy_rpcs():
-        return "command"
-    return known
-
 
 OFF = "off"
 # Buckets kept per limiter (the least recently used is dropped; see RateLimiter).
@@ -449,7 +438,6 @@ __all__ = [
     "TransportLimits",
     "WatchLimiter",
     "WatchLimits",
-    "method_class",
     "parse_peer_rate",
     "parse_rate_limits",
     "parse_transport_limits",

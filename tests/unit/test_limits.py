@@ -7,6 +7,7 @@ import pytest
 from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2
+from fiftyk_referee.service.grpc.interceptors import method_class
 from fiftyk_referee.service.ops.limits import (
     DEFAULT_PEER_RATE,
     DEFAULT_RATES,
@@ -19,7 +20,6 @@ from fiftyk_referee.service.ops.limits import (
     TransportLimits,
     WatchLimiter,
     WatchLimits,
-    method_class,
     parse_peer_rate,
     parse_rate_limits,
     parse_transport_limits,
