@@ -5,6 +5,9 @@ created when the call starts: `received`/`sent` per message and exactly one `fin
 the final status code — also when the handler aborts, raises, or the client cancels. Only
 `async` behaviours (a grpc.aio servicer's) are wrapped; messages a handler moves with
 `context.write` or `context.read` instead of returning, yielding or iterating are not counted.
+
+Its length (about 500 lines) is the interceptor chain, one class per concern, in the
+order the server installs them.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from fiftyk_referee.service.grpc.callers import (
     identify,
 )
 from fiftyk_referee.service.grpc.errors import abort, refusal_reason_var
-from fiftyk_referee.service.ops.limits import METHOD_CLASSES, RateLimiter, WatchLimiter
+from fiftyk_referee.service.ops.limits import RateLimiter, WatchLimiter, method_class
 from fiftyk_referee.service.ops.logs import hand_id_var, request_id_var, table_id_var
 from fiftyk_referee.service.ops.metrics import Metrics, RpcLabels, grpc_code_label
 
@@ -69,14 +72,6 @@ if TYPE_CHECKING:  # the grpc classes are generic only in their type stubs
     Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
     Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]]
 
-
-def method_class(method: str) -> str | None:
-    """The rate class of a method of the Referee service (`limits.METHOD_CLASSES`; an
-    installed game's legacy RPC is a command); None for a method it does not have."""
-    known = METHOD_CLASSES.get(method)
-    if known is None and method in legacy_rpcs():
-        return "command"
-    return known
 
 
 class _CallObserver(Protocol):
@@ -453,7 +448,7 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         service, _, method = handler_call_details.method.strip("/").rpartition("/")
-        rpc_class = method_class(method) if service == self._service else None
+        rpc_class = method_class(method, legacy_rpcs) if service == self._service else None
         if rpc_class is None:
             return handler
         return self._wrapped.get(handler, lambda: self._limit(handler, rpc_class))

@@ -39,7 +39,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted, ServiceReason
@@ -61,6 +61,17 @@ METHOD_CLASSES: Mapping[str, str] = {
     "Adjudicate": "adjudicate", "VerifyHand": "adjudicate",
     "WatchTable": "watch",
 }
+
+
+def method_class(method: str, game_rpcs: Callable[[], Collection[str]] = frozenset
+                 ) -> str | None:
+    """The class of a method of the Referee service (a game's legacy RPC, one of
+    `game_rpcs()`, is a command); None for a method it does not have."""
+    known = METHOD_CLASSES.get(method)
+    if known is None and method in game_rpcs():
+        return "command"
+    return known
+
 
 OFF = "off"
 # Buckets kept per limiter (the least recently used is dropped; see RateLimiter).
@@ -438,6 +449,7 @@ __all__ = [
     "TransportLimits",
     "WatchLimiter",
     "WatchLimits",
+    "method_class",
     "parse_peer_rate",
     "parse_rate_limits",
     "parse_transport_limits",

@@ -7,7 +7,6 @@ import pytest
 from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2
-from fiftyk_referee.service.grpc.interceptors import method_class
 from fiftyk_referee.service.ops.limits import (
     DEFAULT_PEER_RATE,
     DEFAULT_RATES,
@@ -20,6 +19,7 @@ from fiftyk_referee.service.ops.limits import (
     TransportLimits,
     WatchLimiter,
     WatchLimits,
+    method_class,
     parse_peer_rate,
     parse_rate_limits,
     parse_transport_limits,
@@ -191,7 +191,8 @@ def test_every_referee_method_has_an_rpc_class() -> None:
     assert service.full_name == SERVICE_NAME
     # The core's methods by name; the games' legacy RPCs (Declare, Bury) are commands.
     assert {method.name for method in service.methods} == {*METHOD_CLASSES, *legacy_rpcs()}
-    assert {method_class(name) for name in legacy_rpcs()} == {"command"}
+    assert {method_class(name, legacy_rpcs) for name in legacy_rpcs()} == {"command"}
+    assert {method_class(name) for name in legacy_rpcs()} == {None}  # unless named
     assert set(METHOD_CLASSES.values()) == set(RPC_CLASSES)
 
 
