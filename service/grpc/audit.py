@@ -11,7 +11,7 @@ import json
 
 from fiftyk_referee.domain.games import adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, Viewer
-from fiftyk_referee.service.core.application import FeedPage
+from fiftyk_referee.service.core.public_events import FeedPage
 from fiftyk_referee.service.errors import (
     FieldViolation,
     InvalidArgument,

@@ -27,8 +27,9 @@ import grpc
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import GameView
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer
-from fiftyk_referee.service.core.application import Outcome, Referee
+from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.core.feed import FeedHub
+from fiftyk_referee.service.core.runner import Outcome
 from fiftyk_referee.service.core.store import store_budget
 from fiftyk_referee.service.core.workers import Workers
 from fiftyk_referee.service.errors import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from google.protobuf import timestamp_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.service.core.application import Outcome
+from fiftyk_referee.service.core.runner import Outcome
 from fiftyk_referee.service.errors import (
     FieldViolation,
     InvalidArgument,

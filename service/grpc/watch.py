@@ -32,7 +32,7 @@ from fiftyk_referee.domain.table_events import (
     SeatReplaced,
     SeatTokenReissued,
 )
-from fiftyk_referee.service.core.application import FeedEvent
+from fiftyk_referee.service.core.public_events import FeedEvent
 from fiftyk_referee.service.errors import (
     FieldViolation,
     InvalidArgument,

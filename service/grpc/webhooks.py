@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from fiftyk_referee.service.core.application import parse_id
+from fiftyk_referee.service.core.queries import parse_id
 from fiftyk_referee.service.errors import (
     ServiceReason,
     Unavailable,

@@ -23,7 +23,8 @@ from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.table_events import SeatTaken, TableOpened
-from fiftyk_referee.service.core.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
+from fiftyk_referee.service.core.application import TABLE_SNAPSHOT_INTERVAL, Referee
+from fiftyk_referee.service.core.runner import Outcome
 from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import (
     AlreadyExists,
