@@ -62,6 +62,10 @@ class GameBundle:
     # Its converters at the gRPC edge (an `EdgeGame` of service/grpc/games/), loaded when
     # the edge first needs them; without any, its values travel as JSON.
     edge: Callable[[], Any] | None = None
+    # Its own proto file's descriptor (fiftyk.games.<game>.v1: the messages of the Any
+    # payloads; its generated module beside its edge), loaded when first asked for: server
+    # reflection serves it, clients decode the payloads with it. None: no messages of its own.
+    proto: Callable[[], Any] | None = None
     # Its side at the command line (a `CliGame` of service/cli/games.py), loaded likewise.
     cli: Callable[[], Any] | None = None
     renderer: Renderer | None = None  # its web renderer
@@ -141,7 +145,9 @@ def install(bundles: Iterable[GameBundle]) -> None:
             if routes.setdefault(route.rpc, route) != route:
                 raise ValueError(f"the RPC {route.rpc} stands for two different actions")
     registry.host_games((bundle.game for bundle in chosen.values()),
-                        default=defaults[0] if defaults else "")
+                        default=defaults[0] if defaults else "",
+                        reasons={code for bundle in chosen.values()
+                                 for code in bundle.reason_codes()})
     _installed.clear()
     _installed.update(chosen)
     _legacy.clear()
