@@ -101,6 +101,29 @@ def test_a_hand_s_ruling_is_the_re_ruling_of_its_transcript_during_and_after_the
     assert checked > 2 and GAME.ruling(hand)["actions_applied"] == len(hand.actions)
 
 
+@pytest.fixture(scope="module")
+def finished() -> dict[str, Any]:
+    """The transcript of a tractor hand played to its end."""
+    hand = GAME.deal(table_id="x", number=1, rules=GAME.rules("tractor"), players=4, dealer=0,
+                     seat_players=[None] * 4, carry={}, deck=None, seed=b"e" * 32)
+    play_out(hand, random.Random(2), check_views=False)
+    return GAME.export_transcript(hand)
+
+
+@pytest.mark.parametrize("action", [{"seat": 0, "play": ["2H"]}, {"seat": 0, "bury": ["2H"]},
+                                    {"seat": 0, "declare": ["2H"], "round": 1},
+                                    {"seat": 0, "pass": True}],
+                         ids=["play", "bury", "declare", "pass"])
+def test_an_action_after_the_hand_is_over_is_rejected_as_hand_over(
+        finished: dict[str, Any], action: dict[str, Any]) -> None:
+    played = len(finished["actions"])
+    result = GAME.adjudicate({**finished, "actions": [*finished["actions"], action]})
+    assert result["status"] == "rejected" and result["actions_applied"] == played
+    assert result["rejected"] == {"action": played, "reason": Reason.HAND_OVER,
+                                  "message": "the hand is over"}
+    assert result["outcome"] is not None  # the finished hand's result stands beside it
+
+
 def test_the_hands_form_equals_the_deck_form() -> None:
     deck = deck_for(RULES, {}, dealer=2, seed=11)
     first = 3
