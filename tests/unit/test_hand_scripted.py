@@ -642,3 +642,23 @@ def test_the_game_observes_every_bomb_played_by_its_size_and_every_trick_won() -
     # Seat 2's 2*8, seat 1's Q*4 and seat 2's 5*4; four tricks were won.
     assert sorted(o.label for o in seen if o.name == BOMBS) == ["bomb_4", "bomb_4", "bomb_8"]
     assert sum(o.name == TRICKS for o in seen) == 4
+
+
+def test_the_game_observes_a_fifty_k_bomb_by_its_type_not_its_card_count() -> None:
+    hand = deal("qq4", [
+        "3H 4 5 6 7 8 9 10 J Q K A 2S",
+        "3*3 7*3 8*3 9*3 4",
+        "5S 10S KS 5C 10C KD J*3 4*2 6*2",  # a pure 50K and an impure one
+        None,
+    ])
+    run(hand, """
+0: 3H 4 5 6 7 8 9 10 J Q K A
+1: pass
+2: 5S 10S KS
+3: pass
+0: pass
+1: pass
+2: 5C 10C KD
+""")
+    seen = FIFTYK.observe(hand, hand.collect_events())
+    assert [o.label for o in seen if o.name == BOMBS] == ["pure_fifty_k", "fifty_k"]
