@@ -258,9 +258,10 @@ def test_every_registered_game_publishes_its_hand_events_through_the_core() -> N
 
 
 @pytest.mark.parametrize(("name", "preset"), [("fiftyk", "classic"), ("shengji", "tractor")])
-def test_the_dealt_event_shows_every_viewer_the_deal_s_commitment(name: str, preset: str) -> None:
-    """The commitment a client checks the revealed deck against is in the deal's event, for
-    seats, spectators and auditors alike."""
+def test_the_dealt_event_shows_every_viewer_the_deal_s_commitment_and_who_sits_where(
+        name: str, preset: str) -> None:
+    """The commitment a client checks the revealed deck against, and the players seated for
+    the hand, are in the deal's event, for seats, spectators and auditors alike."""
     game = GAMES[name]
     rules = game.rules(preset)
     deck = game.base_deck(rules)
@@ -271,6 +272,7 @@ def test_the_dealt_event_shows_every_viewer_the_deal_s_commitment(name: str, pre
     for viewer in viewers(4):
         public = event.public(viewer)
         assert public.deal_commitment == commitment(None, deck), viewer  # type: ignore[attr-defined]
+        assert public.player_ids == ("p0", "p1", "p2", "p3"), viewer  # type: ignore[attr-defined]
 
 
 # -- Shengji ---------------------------------------------------------------------------------
