@@ -408,6 +408,34 @@ def test_six_card_last_standing_payments_and_replenishment_order() -> None:
     assert winner(result) == (None, 2)
 
 
+def test_six_card_first_out_ends_the_hand_when_the_first_player_goes_out() -> None:
+    # The deal of the last_standing hand above, under the default end (first_out).
+    hand = deal("six_card", ["3*4 5*2", "10*2 K*2 SJ BJ", "A*4 K*2"],
+                "4*4 6*4 7*4 8*4 9*4 J*4 Q*4 2*4 5*2 10*2")
+    assert hand.rules.end == "first_out"
+    run(hand, bomb_train(0, "3 4 6 7 8 9 J Q", passers=[1, 2]))
+    run(hand, """
+0: 5*2
+1: 10*2
+2: K*2
+0: pass
+1: pass
+2: A*4
+0: pass
+1: pass
+2: 5*2               # seat 2 is out, 1st: the hand ends with two seats still holding cards
+""")
+    assert hand.is_over and hand.out == [2]
+    assert [len(h) for h in hand.hands] == [6, 4, 0]
+
+
+def test_the_ruling_of_another_game_s_hand_is_refused() -> None:
+    with pytest.raises(RuleError) as refused:
+        FIFTYK.ruling(object())
+    assert refused.value.reason == Reason.INVALID_ACTION
+    assert refused.value.message == "not a 五十K hand"
+
+
 def test_six_card_two_packs_double_fifty_k_and_a_long_stock() -> None:
     # Two players with hand_size 10: 20 cards dealt, 88 in the stock.
     hand = deal("six_card_two_packs", ["3*8 BJ*2", "A*8 SJ*2"],
@@ -584,6 +612,7 @@ def test_time_out_needs_a_turn_clock() -> None:
     with pytest.raises(RuleError) as refused:
         hand.time_out(0, hand.modified_on + timedelta(days=1))
     assert refused.value.reason == Reason.NO_TIMEOUT_CONFIGURED
+    assert refused.value.message == "this table has no turn clock"
     assert hand.turn_deadline() is None
 
 
@@ -643,3 +672,23 @@ def test_the_game_observes_every_bomb_played_by_its_size_and_every_trick_won() -
     # Seat 2's 2*8, seat 1's Q*4 and seat 2's 5*4; four tricks were won.
     assert sorted(o.label for o in seen if o.name == BOMBS) == ["bomb_4", "bomb_4", "bomb_8"]
     assert sum(o.name == TRICKS for o in seen) == 4
+
+
+def test_the_game_observes_a_fifty_k_bomb_by_its_type_not_its_card_count() -> None:
+    hand = deal("qq4", [
+        "3H 4 5 6 7 8 9 10 J Q K A 2S",
+        "3*3 7*3 8*3 9*3 4",
+        "5S 10S KS 5C 10C KD J*3 4*2 6*2",  # a pure 50K and an impure one
+        None,
+    ])
+    run(hand, """
+0: 3H 4 5 6 7 8 9 10 J Q K A
+1: pass
+2: 5S 10S KS
+3: pass
+0: pass
+1: pass
+2: 5C 10C KD
+""")
+    seen = FIFTYK.observe(hand, hand.collect_events())
+    assert [o.label for o in seen if o.name == BOMBS] == ["pure_fifty_k", "fifty_k"]

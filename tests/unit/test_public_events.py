@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fiftyk_referee.domain.aggregate import AggregateEvent
+from fiftyk_referee.domain.deal import commitment
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent
 from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS, HandDealt
@@ -286,6 +287,24 @@ def test_every_registered_game_publishes_its_hand_events_through_the_core() -> N
     [opened] = table.collect_events()
     assert GAME.public_event(opened, AUDITOR) is None  # a table's event is not the game's
     assert PUBLIC_EVENTS.name_of(opened) == "table.opened"
+
+
+@pytest.mark.parametrize(("name", "preset"), [("fiftyk", "classic"), ("shengji", "tractor")])
+def test_the_dealt_event_shows_every_viewer_the_deal_s_commitment_and_who_sits_where(
+        name: str, preset: str) -> None:
+    """The commitment a client checks the revealed deck against, and the players seated for
+    the hand, are in the deal's event, for seats, spectators and auditors alike."""
+    game = GAMES[name]
+    rules = game.rules(preset)
+    deck = game.base_deck(rules)
+    hand = game.deal(table_id="t", number=1, rules=rules, players=4, dealer=0,
+                     seat_players=[f"p{s}" for s in range(4)], carry={}, deck=deck, seed=None)
+    event = feed_event(next(iter(hand.collect_events())))
+    assert event is not None and event.name.endswith(".hand_dealt")
+    for viewer in viewers(4):
+        public = event.public(viewer)
+        assert public.deal_commitment == commitment(None, deck), viewer  # type: ignore[attr-defined]
+        assert public.player_ids == ("p0", "p1", "p2", "p3"), viewer  # type: ignore[attr-defined]
 
 
 # -- Shengji ---------------------------------------------------------------------------------

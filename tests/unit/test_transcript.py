@@ -280,3 +280,26 @@ def test_exports_of_unfinished_hands_adjudicate_as_in_progress() -> None:
     assert "first_leader" not in exported
     assert exported["actions"] == hand.actions
     assert assert_adjudication_reproduces(hand)["status"] == "in_progress"
+
+
+def test_a_hand_s_ruling_is_the_re_ruling_of_its_transcript_during_and_after_the_hand() -> None:
+    """The ruling a hand's signed evidence states (`GAME.ruling`) is what a verifier re-rules
+    from the exported transcript: every field, the number of actions applied too."""
+    rng = random.Random(5)
+    hand = deal("classic", CLASSIC_HANDS)
+    checked = 0
+    while True:
+        if len(hand.actions) % 10 == 0 or hand.is_over:
+            exported = GAME.export_transcript(hand)
+            assert GAME.ruling(hand) == GAME.adjudicate(copy.deepcopy(exported))
+            checked += 1
+        if hand.is_over:
+            break
+        seat = hand.turn
+        assert seat is not None
+        plays = hand.legal_plays(seat)
+        if hand.top is not None and (not plays or rng.random() < 0.5):
+            hand.pass_turn(seat)
+        else:
+            hand.play(seat, list(rng.choice(plays).cards))
+    assert checked > 2 and GAME.ruling(hand)["actions_applied"] == len(hand.actions)

@@ -95,6 +95,9 @@ def test_the_sequence_of_owed_formats_walks_down_one_split_at_a_time() -> None:
 def test_an_owed_format_is_named_in_words() -> None:
     assert describe_format(((3, 3), (3,), (1,), (1,))) == "a titanic of 2, a triple, 2 × single"
     assert describe_format(((3, 2), (2,), (2,))) == "a run of triple-pair, 2 × pair"
+    # a throw of two tractors (or titanics) of one length owes both, counted
+    assert describe_format(((2, 2), (2, 2), (1,))) == "2 × tractor of 2, a single"
+    assert describe_format(((3, 3), (3, 3))) == "2 × titanic of 2"
 
 
 def test_three_packs_a_triple_is_not_owed_where_the_house_reads_a_tractor() -> None:

@@ -51,6 +51,16 @@ def test_a_declaration_value_that_is_not_a_round_number_is_an_invalid_action(val
     assert error.reason == Reason.INVALID_ACTION and "round number" in error.message
 
 
+@pytest.mark.parametrize(("value", "reason"), [("100", Reason.WRONG_WINDOW),
+                                               ("999", Reason.WRONG_WINDOW),
+                                               ("1000", Reason.INVALID_ACTION)])
+def test_a_declaration_value_is_read_as_a_round_up_to_three_digits(
+        value: str, reason: Reason) -> None:
+    # Rounds are at most a hand's size: three digits name a round (not open), four do not.
+    hand = new_hand(dealer=None)
+    assert refusal(lambda: hand.act(0, Action(DECLARE, (), value=value))).reason == reason
+
+
 def test_a_declaration_naming_a_window_not_open_yet_is_refused() -> None:
     hand = new_hand(dealer=None)
     assert refusal(lambda: hand.act(0, Action(DECLARE, (), value="2"))).reason == \

@@ -14,7 +14,7 @@ from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from tests.unit.shengji.helpers import deck_for
-from tests.unit.shengji.test_playouts import play_out
+from tests.unit.shengji.test_playouts import play_out, step
 
 RULES = ShengjiRules.from_spec("tractor")
 
@@ -82,6 +82,47 @@ def test_a_live_hand_exports_a_transcript_that_re_rules_to_its_result() -> None:
     assert result["status"] == "completed" and result["room_points"] is not None
     assert hand.result is not None
     assert {k: result[k] for k in hand.result} == hand.result
+
+
+def test_a_hand_s_ruling_is_the_re_ruling_of_its_transcript_during_and_after_the_hand() -> None:
+    """The ruling a hand's signed evidence states is what a verifier re-rules from the
+    exported transcript: every field, the number of actions applied too."""
+    hand = GAME.deal(table_id="x", number=1, rules=GAME.rules("tractor"), players=4, dealer=0,
+                     seat_players=[None] * 4, carry={}, deck=None, seed=b"r" * 32)
+    rng = random.Random(5)
+    checked = 0
+    while True:
+        if len(hand.actions) % 20 == 0 or hand.is_over:
+            exported = json.loads(json.dumps(GAME.export_transcript(hand)))
+            assert GAME.ruling(hand) == GAME.adjudicate(exported)
+            checked += 1
+        if hand.is_over:
+            break
+        step(hand, rng)
+    assert checked > 2 and GAME.ruling(hand)["actions_applied"] == len(hand.actions)
+
+
+@pytest.fixture(scope="module")
+def finished() -> dict[str, Any]:
+    """The transcript of a tractor hand played to its end."""
+    hand = GAME.deal(table_id="x", number=1, rules=GAME.rules("tractor"), players=4, dealer=0,
+                     seat_players=[None] * 4, carry={}, deck=None, seed=b"e" * 32)
+    play_out(hand, random.Random(2), check_views=False)
+    return GAME.export_transcript(hand)
+
+
+@pytest.mark.parametrize("action", [{"seat": 0, "play": ["2H"]}, {"seat": 0, "bury": ["2H"]},
+                                    {"seat": 0, "declare": ["2H"], "round": 1},
+                                    {"seat": 0, "pass": True}],
+                         ids=["play", "bury", "declare", "pass"])
+def test_an_action_after_the_hand_is_over_is_rejected_as_hand_over(
+        finished: dict[str, Any], action: dict[str, Any]) -> None:
+    played = len(finished["actions"])
+    result = GAME.adjudicate({**finished, "actions": [*finished["actions"], action]})
+    assert result["status"] == "rejected" and result["actions_applied"] == played
+    assert result["rejected"] == {"action": played, "reason": Reason.HAND_OVER,
+                                  "message": "the hand is over"}
+    assert result["outcome"] is not None  # the finished hand's result stands beside it
 
 
 def test_the_hands_form_equals_the_deck_form() -> None:

@@ -66,6 +66,16 @@ def test_house_reading_of_two_same_step_pairs_after_the_ace_is_the_last_split_fo
     assert reading(lead) == [(TRACTOR, ["AH", "AH", "10C", "10C"]), ("pair", ["10S", "10S"])]
 
 
+@pytest.mark.parametrize("throw", ["AH AH 10D 10D 10C 10C", "AH AH 10C 10C 10D 10D",
+                                   "10C 10C AH AH 10D 10D"])
+def test_house_reading_walks_diamonds_before_clubs_on_one_step_whatever_order_they_come_in(
+        throw: str) -> None:
+    # The walk visits a step's cards spades, hearts, diamonds, clubs: from A♥ it reaches 10♦
+    # before 10♣, so the split found last (A♥-10♣) wins, as for 10♠ and 10♣ above.
+    lead = HOUSE.read(cards(throw), HEARTS_10)
+    assert reading(lead) == [(TRACTOR, ["AH", "AH", "10C", "10C"]), ("pair", ["10D", "10D"])]
+
+
 @pytest.mark.parametrize(("throw", "order", "pair"), [
     ("10S 10S 10H 10H 10D 10D", DIAMONDS_10, ["10H", "10H"]),
     ("AH AH 10S 10S 10C 10C", HEARTS_10, ["10S", "10S"]),
