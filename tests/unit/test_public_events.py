@@ -294,7 +294,7 @@ def test_the_dealt_event_shows_every_viewer_the_deal_s_commitment_and_who_sits_w
         name: str, preset: str) -> None:
     """The commitment a client checks the revealed deck against, and the players seated for
     the hand, are in the deal's event, for seats, spectators and auditors alike."""
-    game = GAMES[name]
+    game = hosted()[name]
     rules = game.rules(preset)
     deck = game.base_deck(rules)
     hand = game.deal(table_id="t", number=1, rules=rules, players=4, dealer=0,

@@ -51,11 +51,11 @@ def test_a_declaration_value_that_is_not_a_round_number_is_an_invalid_action(val
     assert error.reason == Reason.INVALID_ACTION and "round number" in error.message
 
 
-@pytest.mark.parametrize(("value", "reason"), [("100", Reason.WRONG_WINDOW),
-                                               ("999", Reason.WRONG_WINDOW),
+@pytest.mark.parametrize(("value", "reason"), [("100", ShengjiReason.WRONG_WINDOW),
+                                               ("999", ShengjiReason.WRONG_WINDOW),
                                                ("1000", Reason.INVALID_ACTION)])
 def test_a_declaration_value_is_read_as_a_round_up_to_three_digits(
-        value: str, reason: Reason) -> None:
+        value: str, reason: Reason | ShengjiReason) -> None:
     # Rounds are at most a hand's size: three digits name a round (not open), four do not.
     hand = new_hand(dealer=None)
     assert refusal(lambda: hand.act(0, Action(DECLARE, (), value=value))).reason == reason
