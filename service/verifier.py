@@ -43,6 +43,9 @@ EVIDENCE_FORMAT = "fiftyk-evidence/1"
 CHECKPOINT_FORMAT = "fiftyk-checkpoint/1"
 LEAF_FORMAT = "fiftyk-leaf/1"
 OK, SKIPPED, NO_CHAIN, FAILED = "ok", "skipped", "no chain", "FAILED"
+# The signature is intact but no trusted key was given: the file is consistent with the key
+# it names itself, which anyone can make. Not a failure of a check; the verdict is "unverified".
+UNVERIFIED = "UNVERIFIED"
 
 
 class CheckFailed(Exception):
@@ -54,7 +57,7 @@ class Line:
     """One check's outcome."""
 
     check: str
-    status: str  # OK, SKIPPED, NO_CHAIN or FAILED
+    status: str  # OK, SKIPPED, NO_CHAIN, UNVERIFIED or FAILED
     detail: str
 
     def __str__(self) -> str:
@@ -71,6 +74,11 @@ class Report:
     def ok(self) -> bool:
         """No check failed."""
         return all(line.status != FAILED for line in self.lines)
+
+    @property
+    def verified(self) -> bool:
+        """No check failed and the signature was checked against a trusted key."""
+        return self.ok and all(line.status != UNVERIFIED for line in self.lines)
 
     @property
     def failure(self) -> Line | None:
@@ -173,8 +181,9 @@ class Verifier:
         except SignatureError as error:
             raise CheckFailed(str(error)) from None
         if self.trusted is None:
-            return OK, (f"valid, by {signer} as the file names it (not pinned: pass --key"
-                        " with the referee's published key to check who signed)")
+            return UNVERIFIED, (f"intact, by {signer} as the file names it; no trusted key was"
+                                " given, and anyone can sign a file with a key of their own:"
+                                " pass --key with the referee's published key")
         return OK, f"valid, by {signer}, a trusted key"
 
     def _chain(self) -> tuple[str, str]:
@@ -364,5 +373,5 @@ def verify(evidence: Mapping[str, Any], *, trusted: list[Ed25519PublicKey] | Non
     return Verifier(evidence, trusted=trusted, since=since, rules=rules_engine()).run()
 
 
-__all__ = ["FAILED", "NO_CHAIN", "OK", "SKIPPED", "CheckFailed", "Line", "Report", "Rules",
-           "Verifier", "rules_engine", "verify"]
+__all__ = ["FAILED", "NO_CHAIN", "OK", "SKIPPED", "UNVERIFIED", "CheckFailed", "Line", "Report",
+           "Rules", "Verifier", "rules_engine", "verify"]

@@ -319,6 +319,9 @@ def test_a_seat_entropy_deal_checks_out_in_the_browser_and_a_forged_one_does_not
     text = browser.find_element(By.ID, "fairness").text
     assert fair == "yes", text
     assert "3 of 4 seats contributed" in text
+    # The deal checks out, but who signed the file is not checked in the page: unverified.
+    note = browser.find_element(By.CSS_SELECTOR, "#fairness [data-signature=unverified]").text
+    assert "UNVERIFIED" in note and "fiftyk verify" in note
     evidence = json.loads(ENTROPY_EXAMPLE.read_text("utf-8"))
     evidence["deal"]["contributions"][0] = "ab" * 32  # what a dropped evidence file checks
     path = tmp_path / "forged.json"
@@ -361,6 +364,8 @@ def test_an_edited_transcript_fails_the_fairness_check(
     assert fair == "no"
     text = browser.find_element(By.ID, "fairness").text
     assert "does not match" in text and "another deck" in text
+    # A transcript claims no signature, so there is none to call unverified.
+    assert not browser.find_elements(By.CSS_SELECTOR, "#fairness [data-signature]")
 
 
 def test_replay_html_writes_an_offline_page_that_draws_the_hand(

@@ -20,11 +20,14 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.service.cli.main import main
+from fiftyk_referee.service.cli.verify import EXIT_FAILED, EXIT_UNVERIFIED
+from fiftyk_referee.service.ops.config_keys import REFEREE_PUBLIC_KEY_FILE
 from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
 from fiftyk_referee.service.verifier import (
     NO_CHAIN,
     OK,
     SKIPPED,
+    UNVERIFIED,
     CheckFailed,
     Report,
     Verifier,
@@ -78,9 +81,52 @@ def test_the_readme_shows_what_fiftyk_verify_prints_for_the_example() -> None:
     assert out.getvalue() == block.group(1)
 
 
-def test_without_a_key_the_file_is_checked_against_the_key_it_names() -> None:
+def resigned_by_the_forger() -> dict[str, Any]:
+    """The example, its checkpoint and itself re-signed by a key that is not the referee's:
+    a whole file anyone can make, consistent in every check but who signed it."""
+    document = evidence()
+    document["ledger"]["checkpoint"] = FORGER.sign(document["ledger"]["checkpoint"])
+    return FORGER.sign(document)
+
+
+def test_without_a_key_an_intact_file_is_unverified_not_passed() -> None:
     report = verify(evidence())
-    assert report.ok and "not pinned" in report.lines[1].detail
+    assert report.ok and not report.verified
+    assert report.lines[1].status == UNVERIFIED
+    assert "no trusted key was given" in report.lines[1].detail
+
+
+def test_a_file_resigned_by_another_key_is_unverified_without_a_key_and_fails_with_one(
+) -> None:
+    assert not verify(resigned_by_the_forger()).verified
+    report = verify(resigned_by_the_forger(), trusted=[Signer.from_text(DEV_SIGNING_KEY).public])
+    assert report.failure is not None and report.failure.check == "signature"
+
+
+def _verify_cli(tmp_path: Path, document: dict[str, Any], *args: str) -> tuple[int, str, str]:
+    path = tmp_path / "evidence.json"
+    path.write_text(json.dumps(document), "utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["verify", str(path), *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_fiftyk_verify_without_a_key_exits_unverified_even_on_a_forged_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(REFEREE_PUBLIC_KEY_FILE, raising=False)
+    for document in (evidence(), resigned_by_the_forger()):
+        code, out, err = _verify_cli(tmp_path, document)
+        assert code == EXIT_UNVERIFIED, (out, err)
+        assert "UNVERIFIED" in out and "UNVERIFIED" in err and "verified:" not in out
+
+
+def test_fiftyk_verify_takes_the_pinned_key_file_from_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(REFEREE_PUBLIC_KEY_FILE, str(PUBLIC_KEY))
+    assert _verify_cli(tmp_path, evidence())[0] == 0
+    code, _, err = _verify_cli(tmp_path, resigned_by_the_forger())
+    assert code == EXIT_FAILED and "not a trusted key" in err
 
 
 def test_a_signature_by_an_untrusted_key_fails() -> None:
