@@ -125,6 +125,10 @@ class Table(Aggregate):
 
     # Set when the table opens, never changed in place: copies may share it (service/cache.py).
     NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset({"ruleset_spec", "spectator_policy"})
+    # The contributions the hand in play was dealt with (hex; "" for a seat that sent none),
+    # None when it was not drawn. A class default: snapshots stored before it was kept hold
+    # no such field, and their hand answers as an undrawn one.
+    dealt_contributions: list[str] | None = None
 
     @classmethod
     def open(cls, game: Game, rules: Rules, players: int, *, allow_preset_deck: bool = False,
@@ -420,6 +424,7 @@ class Table(Aggregate):
         self._check_open()
         draw = self.draw
         if draw is None:
+            self._refuse_contribution_to_a_dealt_draw(seat)
             raise RuleError(Reason.NO_DRAW_OPEN,
                             "no deal is being drawn at this table (StartHand opens one at a"
                             " table created with seat entropy)")
@@ -440,6 +445,21 @@ class Table(Aggregate):
         if all(sent is not None for sent in draw["contributions"]):
             return self._deal_draw()
         return None
+
+    def _refuse_contribution_to_a_dealt_draw(self, seat: int) -> None:
+        """A contribution to the hand in play, once its draw was dealt, gets the same answer
+        whether the referee's clock dealt it a moment ago or not yet: the window is closed
+        (or the seat's bytes are already in the deal)."""
+        dealt = self.dealt_contributions if self.current_hand is not None else None
+        if dealt is None:
+            return
+        if dealt[seat]:
+            raise RuleError(Reason.ENTROPY_ALREADY_SENT,
+                            f"seat {seat} contributed to hand {self.hands_played + 1}'s deal,"
+                            " which is dealt")
+        raise RuleError(Reason.ENTROPY_WINDOW_CLOSED,
+                        f"hand {self.hands_played + 1} was dealt when its window closed: the"
+                        " deal counted this seat's contribution as empty")
 
     def close_draw(self, number: int, now: datetime) -> GameHand:
         """Deal the draw of hand `number` once its window has passed (the referee's clock)."""
@@ -531,6 +551,7 @@ class Table(Aggregate):
     def _hand_started(self, hand_id: str, number: int, dealer: int,
                       contributions: list[str] | None = None) -> None:
         self.draw = None  # a drawn deal is dealt
+        self.dealt_contributions = contributions
         self.current_hand = hand_id
         self.hand_ids.append(hand_id)
         self.next_dealer = (dealer + 1) % self.players

@@ -284,3 +284,16 @@ def test_a_drawn_hands_transcript_reveals_its_inputs_only_when_over() -> None:
 def _resign() -> Any:
     from fiftyk_referee.domain.game import RESIGN, Action
     return Action(RESIGN)
+
+
+def test_a_late_contribution_is_refused_as_closed_before_and_after_the_clock_deals(
+        table: Table) -> None:
+    """The answer to a contribution after the deadline does not depend on whether the
+    referee's clock has dealt the draw yet: the window is closed either way."""
+    table.start_hand(seed=SEED, now=NOW)
+    table.contribute(1, ONE, NOW)
+    late = NOW + timedelta(seconds=WINDOW)
+    assert reason_of(table.contribute, 0, ONE, late) == Reason.ENTROPY_WINDOW_CLOSED
+    assert table.close_draw(1, late) is not None
+    assert reason_of(table.contribute, 0, ONE, late) == Reason.ENTROPY_WINDOW_CLOSED
+    assert reason_of(table.contribute, 1, ONE, late) == Reason.ENTROPY_ALREADY_SENT
