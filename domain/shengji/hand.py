@@ -849,7 +849,7 @@ class ShengjiHand(Aggregate):
             collected=tuple(self.collected), tricks_played=self.tricks_played,
             throws_failed=tuple(FailedThrow(int(t["seat"]), tuple(t["forced"]))
                                 for t in self.throws_failed),
-            commitment=self.commitment, seed=self.seed if self.is_over else None,
+            commitment=self.commitment, seed=self.seed if self.is_over or audit else None,
             result=None if self.result is None else ShengjiResult.from_json(self.result),
             turn_deadline=deadline,
             hands=tuple(tuple(map(str, h)) for h in self.hands) if audit else None,

@@ -905,8 +905,10 @@ class HandView(_message.Message):
     legal_plays_truncated: _builtins.bool
     """legal_plays_truncated is set when `legal_plays` was cut at the requested maximum."""
     deal_commitment: _builtins.str
-    """deal_commitment is the fairness commitment published with the deal (hex SHA-256 over
-    the secret shuffle seed and the deck, see domain/deal.py).
+    """deal_commitment is the fairness commitment published with the deal: hex SHA-256 over
+    the secret shuffle seed and the deck; at a seat-entropy table, over the referee's seed
+    alone (published when the draw opened, before the seats contributed); for a preset deck,
+    over the deck alone (docs/fairness.md).
     """
     deal_seed: _builtins.str
     """deal_seed is the shuffle seed (hex) that opens the commitment; revealed once the hand
@@ -2989,8 +2991,9 @@ class FiftykHandDealt(_message.Message):
     first_leader: _builtins.int
     """first_leader is the seat that leads the first trick."""
     deal_commitment: _builtins.str
-    """deal_commitment is the fairness commitment (hex SHA-256 over the secret seed and the
-    deck); `fiftyk.hand_ended` reveals the seed that opens it.
+    """deal_commitment is the fairness commitment, as in HandView.deal_commitment (for a
+    seat-entropy hand, the commitment to the referee's seed alone);
+    `fiftyk.hand_ended` reveals the seed that opens it.
     """
     stock_count: _builtins.int
     """stock_count is the number of cards left in the stock (5/6-card games); absent otherwise."""
