@@ -317,3 +317,15 @@ def test_the_seat_entropy_checks_recompute_from_the_inputs_not_the_first_event()
     deal["seed"] = "11" * 32
     with pytest.raises(CheckFailed, match="not the commitment"):
         Verifier({**document, "deal": deal}, rules=None)._commitment()
+
+
+@pytest.mark.parametrize("path", [EXAMPLE, ENTROPY_EXAMPLE], ids=lambda p: p.name)
+def test_the_example_evidence_files_are_current_exports_with_the_transcripts_deal(
+        path: Path) -> None:
+    """The published examples carry what `fiftyk export` writes today: the transcript's own
+    `deal` block (which the web page's fairness check reads) agrees with the evidence's."""
+    document = json.loads(path.read_text("utf-8"))
+    deal, stated = document["deal"], document["transcript"].get("deal")
+    assert stated is not None, f"{path.name} predates the transcript's deal block"
+    assert (stated["algorithm"], stated["seed"], stated["commitment"]) == (
+        deal["algorithm"], deal["seed"], deal["commitment"])
