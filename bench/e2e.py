@@ -36,7 +36,7 @@ from fiftyk_referee.domain.cards import parse_cards
 from fiftyk_referee.domain.fiftyk.combinations import Combination, classify
 from fiftyk_referee.domain.fiftyk.legal import legal_plays
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.interceptors import MetricsInterceptor, RequestContextInterceptor

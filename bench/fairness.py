@@ -33,11 +33,11 @@ from eventsourcing.persistence import EventStore, Mapper
 
 from bench.arguments import positive
 from fiftyk_referee.domain.merkle import MerkleLog, leaf_hash, verify_inclusion
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
-from fiftyk_referee.service.store import persistence_env
-from fiftyk_referee.service.verifier import Verifier, rules_engine
+from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.trust.verifier import Verifier, rules_engine
 
 DEFAULT_HANDS = 6
 DEFAULT_REPEAT = 20

@@ -28,8 +28,8 @@ from eventsourcing.persistence import StoredEvent
 from bench.store import TablePlayer, fiftyk_hand, store_env
 from fiftyk_referee.domain.chain import GENESIS, event_hash, seal, unseal
 from fiftyk_referee.domain.fiftyk.hand import Hand
-from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.grpc.client import RefereeClient
 
 PRESET = "classic"
 PLAYERS = 4

@@ -49,9 +49,9 @@ from eventsourcing.persistence import StoredEvent
 from bench import machine
 from bench.arguments import positive
 from bench.growth import MemoryGrowth, copy_table, idle_table_memory, open_table, play_hand
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY, parse_database_url
-from fiftyk_referee.service.store import persistence_env
 
 DEFAULT_SIZES = (100, 1_000, 10_000)
 DEFAULT_REPEAT = 15

@@ -39,11 +39,11 @@ from uuid import UUID
 import psycopg
 
 from fiftyk_referee.domain.fiftyk.hand import Hand
-from fiftyk_referee.service.application import Outcome, Referee, replay
+from fiftyk_referee.service.core.application import Outcome, Referee, replay
+from fiftyk_referee.service.core.shards import ShardedReferee
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.ops.metrics import Metrics
-from fiftyk_referee.service.shards import ShardedReferee
-from fiftyk_referee.service.store import persistence_env
 
 PRESET = "classic"
 PLAYERS = 4
@@ -88,7 +88,7 @@ class Throughput:
     conflicts: int
     hands_completed: int
     hand_ids: list[str] = field(default_factory=list, repr=False)
-    shards: int = 1  # databases the tables were spread over (service/shards.py)
+    shards: int = 1  # databases the tables were spread over (service/core/shards.py)
     cpu_seconds: float = 0.0  # CPU of the playing processes within the window
 
 
@@ -286,7 +286,7 @@ def throughput(database_url: str | Sequence[str], tables: int, seconds: float, *
 
     With several processes the tables are split between them (like server replicas sharing
     the database), each process running its tables on threads over one application. With
-    several database URLs the tables are spread over them as shards (service/shards.py).
+    several database URLs the tables are spread over them as shards (service/core/shards.py).
     """
     shards = 1 if isinstance(database_url, str) else len(database_url)
     workers = max(1, min(processes, tables))

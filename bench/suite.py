@@ -34,8 +34,8 @@ from typing import Any
 
 from bench import e2e, growth, hand, machine, rules, store
 from bench.arguments import positive, positive_float
+from fiftyk_referee.service.core.store import DEFAULT_CACHE_SIZE
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
-from fiftyk_referee.service.store import DEFAULT_CACHE_SIZE
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 
 SECTIONS = ("rules", "store", "e2e", "growth", "scaling")
@@ -756,7 +756,7 @@ def _shards(ctx: Context, section: Section) -> None:
     section.notes.append(
         f"Shards: {plural(s.repeats, 'repeat')}, interleaved one → two on one server → two on"
         f" two servers; each run {plural(tables, 'table')} played in the application"
-        f" (`service/shards.py`, no gRPC) from {SHARD_LOAD_PROCESSES} processes, threads per"
+        f" (`service/core/shards.py`, no gRPC) from {SHARD_LOAD_PROCESSES} processes, threads per"
         f" table, {s.store_seconds:g} s measured (`bench store`'s loop). The referee's cores"
         " are the playing processes' CPU in the window; PostgreSQL's are over the whole run.")
     section.details["shards"] = results

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import grpc
 import psutil
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.support.h2attack import (
     IdleConnections,

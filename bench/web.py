@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.arguments import positive
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from fiftyk_referee.service.web.document import hand_document

@@ -54,7 +54,7 @@ import grpc
 from bench import e2e, machine
 from bench.arguments import positive
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 

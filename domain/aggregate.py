@@ -3,8 +3,8 @@
 An aggregate decides in its command methods and records what it decided as events; each
 event's `apply` only mutates. Replaying the events rebuilds the aggregate. The declarations
 are those of the `eventsourcing` library's aggregates, and so is what an event holds, so the
-library stores and loads these aggregates unchanged (the service wires it: `service/store.py`,
-`service/aggregates.py`) while the games stay free of it (a client install has no library):
+library stores and loads these aggregates unchanged (the service wires it: `service/core/store.py`,
+`service/core/aggregates.py`) while the games stay free of it (a client install has no library):
 
 - `@event("Name")` on `__init__` declares the created event `Cls.Name`; calling the class
   records it. On another method it declares `Cls.Name`: calling the method records the

@@ -123,7 +123,7 @@ class Table(Aggregate):
     resolves the rules, deals each hand, names the score sides and says when the match ends.
     """
 
-    # Set when the table opens, never changed in place: copies may share it (service/cache.py).
+    # Set when the table opens, never changed in place: copies may share it (service/core/cache.py).
     NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset({"ruleset_spec", "spectator_policy"})
     # The contributions the hand in play was dealt with (hex; "" for a seat that sent none),
     # None when it was not drawn. A class default: snapshots stored before it was kept hold

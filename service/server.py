@@ -7,8 +7,8 @@ connection at import time.
 
 Metrics wiring: the interceptors count every RPC; the application counts commands, hands,
 tricks, bombs, appends, conflicts, retries, idempotent replays and rebuilds (`hand_at`,
-`rebuild_table`); the feed hub feeds the active-tables tracker (`service.activity`), read at
-each scrape; watch streams open and close the watch gauge in the servicer.
+`rebuild_table`); the feed hub feeds the active-tables tracker (`service.platform.activity`),
+read at each scrape; watch streams open and close the watch gauge in the servicer.
 
 Health: the service names `""` and `fiftyk.referee.v1.RefereeService` are readiness — on a
 PostgreSQL store a background probe (`StoreHealth`) turns them NOT_SERVING while no
@@ -37,12 +37,19 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from fiftyk_referee.service.activity import ActiveTables
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.feed import FeedHub, cancel
+from fiftyk_referee.service.core.store import (
+    OneCallPostgresRecorder,
+    StoreAvailability,
+    persistence_env,
+    wait_for_database,
+)
+from fiftyk_referee.service.core.turn_clock import TurnClock
+from fiftyk_referee.service.core.workers import Workers
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.arrival import RequestArrivalInterceptor
 from fiftyk_referee.service.grpc.callers import ClientAddresses
-from fiftyk_referee.service.grpc.feed import FeedHub, cancel
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
 from fiftyk_referee.service.grpc.interceptors import (
     MetricsInterceptor,
@@ -53,24 +60,17 @@ from fiftyk_referee.service.grpc.interceptors import (
 from fiftyk_referee.service.grpc.malformed import MalformedRequestInterceptor
 from fiftyk_referee.service.grpc.paging import TRANSPORT_LIMIT_FACTOR
 from fiftyk_referee.service.grpc.servicer import RefereeServicer
-from fiftyk_referee.service.limits import RateLimiter, TransportLimits, WatchLimiter
-from fiftyk_referee.service.lobby import Lobby, LobbyFollower
 from fiftyk_referee.service.ops.config import Config, host_port
+from fiftyk_referee.service.ops.limits import RateLimiter, TransportLimits, WatchLimiter
 from fiftyk_referee.service.ops.logs import configure_logging
 from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.ops.tls import CertificateReloader
-from fiftyk_referee.service.signing import Signer
-from fiftyk_referee.service.store import (
-    OneCallPostgresRecorder,
-    StoreAvailability,
-    persistence_env,
-    wait_for_database,
-)
-from fiftyk_referee.service.turn_clock import TurnClock
+from fiftyk_referee.service.platform.activity import ActiveTables
+from fiftyk_referee.service.platform.lobby import Lobby, LobbyFollower
+from fiftyk_referee.service.platform.webhook_process import DeliveryProcess, DeliverySpec
+from fiftyk_referee.service.platform.webhooks import WebhookStore
+from fiftyk_referee.service.trust.signing import Signer
 from fiftyk_referee.service.web.gateway import WebTable
-from fiftyk_referee.service.webhook_process import DeliveryProcess, DeliverySpec
-from fiftyk_referee.service.webhooks import WebhookStore
-from fiftyk_referee.service.workers import Workers
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -298,7 +298,7 @@ def connection_limit(limits: TransportLimits, pool_size: int) -> int:
 
 
 def transport_options(limits: TransportLimits, pool_size: int) -> list[tuple[str, int]]:
-    """gRPC's channel arguments for the transport limits (see `service.limits`)."""
+    """gRPC's channel arguments for the transport limits (see `service.ops.limits`)."""
 
     def ms(seconds: float) -> int:
         return max(1, round(seconds * MILLISECONDS))
@@ -369,7 +369,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     webhooks = await loop.run_in_executor(
         executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
                                        loopback=hooks.loopback is not False))
-    # Deliveries run in a process of their own (service.webhook_process), which follows the
+    # Deliveries run in a process of their own (service.platform.webhook_process), which follows the
     # event store itself: none of their work waits for, or holds, this process's GIL.
     deliveries = DeliveryProcess(DeliverySpec(
         persistence=_persistence(config, create_schema=False, pool_size=DELIVERY_POOL_SIZE),
@@ -483,7 +483,7 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
 
 async def _audit_periodically(app: Referee, executor: Workers,
                               interval: float) -> None:
-    """Run the integrity audit (service/integrity.py) every `interval` seconds."""
+    """Run the integrity audit (service/trust/integrity.py) every `interval` seconds."""
     loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(interval)

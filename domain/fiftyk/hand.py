@@ -157,7 +157,7 @@ class Hand(Aggregate):
     """One deal: the cards, the tricks, going out, and the hand's score."""
 
     # Containers set when the hand is dealt (or ends) and never changed in place: copies of
-    # the hand for a command may share them (`service/cache.py`).
+    # the hand for a command may share them (`service/core/cache.py`).
     NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset(
         {"ruleset_spec", "seat_players", "result"})
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.service.cli.terminal import outline, people_output
-from fiftyk_referee.service.verifier import EVIDENCE_FORMAT
+from fiftyk_referee.service.trust.verifier import EVIDENCE_FORMAT
 
 EXIT_UNREADABLE = 1
 

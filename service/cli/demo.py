@@ -24,7 +24,7 @@ from fiftyk_referee.domain.games import DEFAULT_GAME, GAMES, game_named
 from fiftyk_referee.service.cli.games import CLI_GAMES, CliGame, cli_game
 from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
 from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
-from fiftyk_referee.service.client import (
+from fiftyk_referee.service.grpc.client import (
     RefereeClient,
     TlsClient,
     add_tls_arguments,

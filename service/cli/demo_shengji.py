@@ -27,7 +27,7 @@ from fiftyk_referee.service.cli.shengji_text import (
     result_lines,
     trump_text,
 )
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.convert import options_from_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 

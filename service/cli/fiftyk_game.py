@@ -22,7 +22,7 @@ from fiftyk_referee.service.cli.hand_text import (
     totals_text,
     trick_text,
 )
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 PASS_PROBABILITY = 0.3

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from fiftyk_referee.service.cli.fiftyk_game import FIFTYK_CLI
 from fiftyk_referee.service.cli.shengji_game import SHENGJI_CLI
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 

@@ -16,7 +16,12 @@ import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
-from fiftyk_referee.service.client import TlsClient, add_tls_arguments, open_channel, tls_from_args
+from fiftyk_referee.service.grpc.client import (
+    TlsClient,
+    add_tls_arguments,
+    open_channel,
+    tls_from_args,
+)
 
 DEFAULT_TIMEOUT_SECONDS = 3.0
 EXIT_SERVING, EXIT_NOT_SERVING, EXIT_UNREACHABLE = 0, 1, 2

@@ -5,8 +5,9 @@ so server pods run with `FIFTYK_CREATE_SCHEMA=false` and a database user without
 and replicas never race to create the schema. Creating is idempotent: a second run changes
 nothing. It reads the same configuration as `fiftyk serve` and waits as long for the database
 (`FIFTYK_DB_STARTUP_WAIT_SECONDS`). The tables of the lobby and of the webhook endpoints are
-created too (`service/lobby.py`, `service/webhooks.py`). The standings projection's tables are
-not among them: the server does not run the projection until something reads it.
+created too (`service/platform/lobby.py`, `service/platform/webhooks.py`). The standings
+projection's tables are not among them: the server does not run the projection until something
+reads it.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ def migrate(config: Config) -> str:
     """Create every table the server needs in the configured store; return where."""
     # Imported here (as by `fiftyk serve`): the store needs the server extra, and `cli.main`
     # turns its absence into a one-line install hint.
-    from fiftyk_referee.service.application import Referee
-    from fiftyk_referee.service.lobby import Lobby
-    from fiftyk_referee.service.store import describe, persistence_env, wait_for_database
-    from fiftyk_referee.service.webhooks import WebhookStore
+    from fiftyk_referee.service.core.application import Referee
+    from fiftyk_referee.service.core.store import describe, persistence_env, wait_for_database
+    from fiftyk_referee.service.platform.lobby import Lobby
+    from fiftyk_referee.service.platform.webhooks import WebhookStore
 
     database = config.database
     wait_for_database(database, wait_seconds=config.db_startup_wait_seconds,
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"fiftyk migrate: {error}", file=sys.stderr)
         return 2
-    from fiftyk_referee.service.store import DatabaseUnreachable
+    from fiftyk_referee.service.core.store import DatabaseUnreachable
 
     try:
         where = migrate(config)

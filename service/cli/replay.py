@@ -19,8 +19,8 @@ from fiftyk_referee.service.cli.games import game_of
 from fiftyk_referee.service.cli.hand_text import state_lines
 from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
 from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
-from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
 from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.grpc.client import RefereeClient, add_tls_arguments, tls_from_args
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY

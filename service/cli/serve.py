@@ -27,10 +27,10 @@ def run(args: argparse.Namespace) -> int:
     """Load the configuration and serve until interrupted."""
     # Imported here so that `fiftyk --help` and the client commands work without the server
     # extra; `cli.main` turns a missing server package into a one-line install hint.
+    from fiftyk_referee.service.core.store import DatabaseUnreachable
     from fiftyk_referee.service.ops.supervisor import supervise
     from fiftyk_referee.service.ops.tls import TlsError
     from fiftyk_referee.service.server import ListenError, serve
-    from fiftyk_referee.service.store import DatabaseUnreachable
 
     try:
         config = Config.load(args=args)

@@ -20,7 +20,7 @@ from fiftyk_referee.service.cli.shengji_text import (
     sort_seat_cards,
     to_act_text,
 )
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 SEATS = 4  # Shengji is played by four

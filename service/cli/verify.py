@@ -22,12 +22,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from fiftyk_referee.service.cli.replay import table_hint
 from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
-from fiftyk_referee.service.client import RefereeClient, add_tls_arguments, tls_from_args
 from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.grpc.client import RefereeClient, add_tls_arguments, tls_from_args
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
-from fiftyk_referee.service.signing import (
+from fiftyk_referee.service.trust.signing import (
     SignatureError,
     Signer,
     key_id,
@@ -35,7 +35,7 @@ from fiftyk_referee.service.signing import (
     private_pem,
     public_pem,
 )
-from fiftyk_referee.service.verifier import verify
+from fiftyk_referee.service.trust.verifier import verify
 
 EXIT_FAILED = 1
 EXIT_UNREADABLE = 2

@@ -1,1 +1,1 @@
-"""The gRPC edge of the referee: servicer, auth, errors, interceptors."""
+"""The gRPC edge of the referee: servicer, auth, errors, interceptors, and the typed client."""

@@ -48,7 +48,7 @@ from fiftyk_referee.service.grpc.callers import (
     peer_address,
 )
 from fiftyk_referee.service.grpc.errors import abort
-from fiftyk_referee.service.limits import TransportLimits
+from fiftyk_referee.service.ops.limits import TransportLimits
 from fiftyk_referee.service.ops.metrics import Metrics
 
 if TYPE_CHECKING:  # the grpc classes are generic only in their type stubs

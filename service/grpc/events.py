@@ -12,6 +12,7 @@ from google.protobuf import timestamp_pb2
 from fiftyk_referee.domain import table_events as table
 from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.table import rules_of
+from fiftyk_referee.service.core.public_events import FeedEvent
 from fiftyk_referee.service.grpc.convert import (
     ruleset_to_proto,
     side_totals,
@@ -21,7 +22,6 @@ from fiftyk_referee.service.grpc.convert import (
 from fiftyk_referee.service.grpc.games import Payloads, all_payloads
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.paging import shown_name
-from fiftyk_referee.service.public_events import FeedEvent
 
 
 def _opened(event: table.TableOpened) -> pb.TableOpened:

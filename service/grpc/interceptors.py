@@ -38,7 +38,7 @@ from fiftyk_referee.service.grpc.callers import (
     identify,
 )
 from fiftyk_referee.service.grpc.errors import abort, refusal_reason_var
-from fiftyk_referee.service.limits import METHOD_CLASSES, RateLimiter, WatchLimiter
+from fiftyk_referee.service.ops.limits import METHOD_CLASSES, RateLimiter, WatchLimiter
 from fiftyk_referee.service.ops.logs import hand_id_var, request_id_var, table_id_var
 from fiftyk_referee.service.ops.metrics import Metrics, RpcLabels, grpc_code_label
 

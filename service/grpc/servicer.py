@@ -35,8 +35,11 @@ from fiftyk_referee.domain.table_events import (
     SeatReplaced,
     SeatTokenReissued,
 )
-from fiftyk_referee.service.application import FeedEvent, FeedPage, Outcome, Referee, parse_id
-from fiftyk_referee.service.commands import Act
+from fiftyk_referee.service.core.application import FeedEvent, FeedPage, Outcome, Referee, parse_id
+from fiftyk_referee.service.core.commands import Act
+from fiftyk_referee.service.core.feed import FeedHub
+from fiftyk_referee.service.core.store import store_budget
+from fiftyk_referee.service.core.workers import Workers
 from fiftyk_referee.service.errors import (
     FieldViolation,
     InvalidArgument,
@@ -67,14 +70,15 @@ from fiftyk_referee.service.grpc.convert_platform import (
 )
 from fiftyk_referee.service.grpc.errors import abort
 from fiftyk_referee.service.grpc.events import event_to_proto
-from fiftyk_referee.service.grpc.feed import FeedHub
 from fiftyk_referee.service.grpc.games import edge_for
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 from fiftyk_referee.service.grpc.paging import check_answer_size, fitting, response_budget
 from fiftyk_referee.service.grpc.requests import check_request, missing
 from fiftyk_referee.service.grpc.stream_views import StreamAggregates
-from fiftyk_referee.service.lobby import (
+from fiftyk_referee.service.ops.config import Config
+from fiftyk_referee.service.ops.metrics import Metrics
+from fiftyk_referee.service.platform.lobby import (
     Lobby,
     TablePage,
     TableQuery,
@@ -82,13 +86,9 @@ from fiftyk_referee.service.lobby import (
     encode_page_token,
     states_of,
 )
-from fiftyk_referee.service.ops.config import Config
-from fiftyk_referee.service.ops.metrics import Metrics
-from fiftyk_referee.service.process_store import STORE_ERRORS, unavailable
-from fiftyk_referee.service.spectating import Held, SpectatorDelay
-from fiftyk_referee.service.store import store_budget
-from fiftyk_referee.service.webhooks import DeadLetter, Endpoint, WebhookStore
-from fiftyk_referee.service.workers import Workers
+from fiftyk_referee.service.platform.process_store import STORE_ERRORS, unavailable
+from fiftyk_referee.service.platform.spectating import Held, SpectatorDelay
+from fiftyk_referee.service.platform.webhooks import DeadLetter, Endpoint, WebhookStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
 # The kinds the Declare and Bury aliases name (Shengji's): the edge's alias table, the game

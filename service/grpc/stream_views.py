@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fiftyk_referee.service.public_events import FeedEvent
+from fiftyk_referee.service.core.public_events import FeedEvent
 
 # Loads an aggregate as it stood right after a version: (aggregate id, version) -> aggregate.
 Loader = Callable[[str, int], Awaitable[Any]]

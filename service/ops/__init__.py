@@ -1,1 +1,1 @@
-"""Running and watching the referee: configuration, TLS, logs, metrics, the process supervisor."""
+"""Running and watching the referee: configuration, limits, logs, metrics, TLS, the supervisor."""

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from fiftyk_referee.service.limits import (
+from fiftyk_referee.service.ops import config_keys as keys
+from fiftyk_referee.service.ops.limits import (
     LimitSpecError,
     Rate,
     TransportLimits,
@@ -43,14 +44,13 @@ from fiftyk_referee.service.limits import (
     parse_transport_limits,
     parse_watch_limits,
 )
-from fiftyk_referee.service.ops import config_keys as keys
 from fiftyk_referee.service.ops.tls import TlsFiles
-from fiftyk_referee.service.signing import DEV_SIGNING_KEY, SignatureError, Signer
-from fiftyk_referee.service.webhook_settings import (
+from fiftyk_referee.service.ops.webhook_settings import (
     WebhookSettings,
     WebhookSettingsError,
     parse_webhook_settings,
 )
+from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, SignatureError, Signer
 
 DATA_DIR_ENV = "FIFTYK_DATA_DIR"
 DEFAULT_DATA_DIR = Path("data")
@@ -359,7 +359,7 @@ class Config:
     token_secret: str = field(default=DEV_TOKEN_SECRET, repr=False)
     audit_key: str = field(default=DEV_AUDIT_KEY, repr=False)
     platform_key: str = field(default=DEV_PLATFORM_KEY, repr=False)
-    # The Ed25519 key that signs evidence, rulings and checkpoints (service/signing.py):
+    # The Ed25519 key that signs evidence, rulings and checkpoints (service/trust/signing.py):
     # FIFTYK_SIGNING_KEY (hex or PEM), or the PEM file FIFTYK_SIGNING_KEY_FILE names.
     signing_key: str = field(default=DEV_SIGNING_KEY, repr=False)
     create_schema: bool = True
@@ -368,7 +368,7 @@ class Config:
     lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     turn_sweep_seconds: float = DEFAULT_TURN_SWEEP_SECONDS
-    # Seconds between integrity audits of the stored history (service/integrity.py); 0: off.
+    # Seconds between integrity audits of the stored history (service/trust/integrity.py); 0: off.
     integrity_check_seconds: int = DEFAULT_INTEGRITY_CHECK_SECONDS
     token_ttl_seconds: int = DEFAULT_TOKEN_TTL_SECONDS
     shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
@@ -382,10 +382,10 @@ class Config:
     tls_client_ca_file: Path | None = None  # set: callers must present a certificate
     tls_platform_names: tuple[str, ...] = ()  # client certificate names holding the platform
     trusted_network: bool = False  # plaintext off loopback, on the operator's word
-    rate_limits: str = ""  # overrides of service.limits.DEFAULT_RATES, or "off"
-    watch_limits: str = ""  # overrides of service.limits.WatchLimits
-    transport_limits: str = ""  # overrides of service.limits.TransportLimits
-    webhooks: str = ""  # overrides of service.webhook_settings.WebhookSettings
+    rate_limits: str = ""  # overrides of service.ops.limits.DEFAULT_RATES, or "off"
+    watch_limits: str = ""  # overrides of service.ops.limits.WatchLimits
+    transport_limits: str = ""  # overrides of service.ops.limits.TransportLimits
+    webhooks: str = ""  # overrides of service.ops.webhook_settings.WebhookSettings
     # Server reflection (grpcurl without proto files); None: on for a loopback bind only.
     reflection: bool | None = None
     # Peers whose `x-forwarded-for` names the client a call is counted under (addresses or

@@ -48,7 +48,7 @@ from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.game import Game, Observation, ObservationSpec
 from fiftyk_referee.domain.games import GAMES, game_of
 from fiftyk_referee.service.errors import ServiceReason
-from fiftyk_referee.service.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
+from fiftyk_referee.service.ops.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
 from fiftyk_referee.service.ops.tls import TlsFiles
 
 # From 0.5 ms (an in-memory query) up to 10 s (a slow PostgreSQL append under contention).
@@ -526,7 +526,8 @@ class Metrics:
         self._ledger_hands.set(hands)
         self._integrity_runs.labels("problems" if problems else "clean").inc()
 
-    # Webhooks, called by service.webhooks (endpoint ids are bounded: at most MAX_ENDPOINTS).
+    # Webhooks, called by service.platform.webhooks (endpoint ids are bounded: at most
+    # MAX_ENDPOINTS).
 
     def serve_webhook(self, endpoint: str) -> None:
         """This replica serves the endpoint: its series exist from now on, at zero."""
@@ -558,7 +559,7 @@ class Metrics:
         self._webhook_lag_seconds.labels(endpoint).set(seconds)
 
     def webhook_process_restarted(self) -> None:
-        """Count a restart of the webhook delivery process (service.webhook_process)."""
+        """Count a restart of the webhook delivery process (service.platform.webhook_process)."""
         self._webhook_process_restarts.inc()
 
     def forget_webhook(self, endpoint: str) -> None:

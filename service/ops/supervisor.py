@@ -4,7 +4,7 @@ One Python process runs Python code on one core at a time (the GIL), so a host w
 cores runs one referee process per core. The processes share the gRPC port (SO_REUSEPORT:
 the kernel spreads connections over them) and one PostgreSQL database — the same topology
 as several replicas, which the event store keeps correct (optimistic concurrency, cache
-fast-forward; see `service.application`). Each process has its own metrics port.
+fast-forward; see `service.core.application`). Each process has its own metrics port.
 
 The supervisor starts the first process (which creates the schema if configured), then the
 others without schema creation; relays SIGTERM/SIGINT to all of them for a graceful

@@ -15,7 +15,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 REPLAY_FORMAT = "fiftyk-replay/1"

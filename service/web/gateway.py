@@ -45,15 +45,15 @@ from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.games import game_of_transcript
 from fiftyk_referee.domain.observer import AUDITOR
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.core.public_events import feed_event
 from fiftyk_referee.service.errors import RateLimited
 from fiftyk_referee.service.grpc.auth import AUDIT_KEY_HEADER, AUTHORIZATION_HEADER
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.events import event_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
-from fiftyk_referee.service.limits import Rate, RateLimiter
-from fiftyk_referee.service.public_events import feed_event
+from fiftyk_referee.service.ops.limits import Rate, RateLimiter
 from fiftyk_referee.service.web.document import event_json, hand_document, replay_document
 from fiftyk_referee.service.web.page import inline_page, static_files, with_hashes
 

@@ -19,9 +19,9 @@ from bench import growth
 from bench.__main__ import main
 from bench.suite import DEFAULT_SECTIONS, SHARD_TARGET, TITLES
 from fiftyk_referee.domain.table_events import TableOpened
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import persistence_env
 from tests.support.pgserver import ThrowawayPostgres
 
 # The quick suite starts servers and a database of its own: minutes on a loaded machine.

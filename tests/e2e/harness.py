@@ -20,7 +20,7 @@ import grpc
 from fiftyk_referee.domain.cards import make_deck
 from fiftyk_referee.domain.deal import shuffle_deck
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config, host_port
 from fiftyk_referee.service.server import RunningServer, create_server

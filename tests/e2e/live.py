@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import Config
 from fiftyk_referee.service.server import RunningServer, create_server

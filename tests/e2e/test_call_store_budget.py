@@ -1,11 +1,11 @@
 """Every use case the gRPC edge runs gets one store budget, from the call's arrival: its
-recorder calls (and its wait for a worker) share the store timeout (service.store)."""
+recorder calls (and its wait for a worker) share the store timeout (service.core.store)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fiftyk_referee.service.store import budget_left
+from fiftyk_referee.service.core.store import budget_left
 from tests.e2e.harness import LiveServer, server_config
 
 LONGER = 1_000.0

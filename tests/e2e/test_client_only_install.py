@@ -62,7 +62,7 @@ QUESTIONS = [
 CLIENT_SCRIPT = """
 import json, sys
 import grpc
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.auth import (
     AUDIT_KEY_HEADER, AUTHORIZATION_HEADER, PLATFORM_KEY_HEADER)
 from fiftyk_referee.service.grpc.errors import error_reason

@@ -16,8 +16,8 @@ from typing import Any
 import grpc
 import pytest
 
-from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY

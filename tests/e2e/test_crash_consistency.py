@@ -22,7 +22,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from tests.e2e.live import ServeProcess, start_serve
 

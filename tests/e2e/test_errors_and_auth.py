@@ -28,9 +28,9 @@ from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.fiftyk.combinations import beats, classify
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
-from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.grpc.auth import issue_seat_token
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import ERROR_DOMAIN, error_details, error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_TOKEN_SECRET

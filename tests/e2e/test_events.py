@@ -17,9 +17,9 @@ from itertools import islice
 import grpc
 import pytest
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.core.public_events import PUBLIC_EVENTS
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.public_events import PUBLIC_EVENTS
 from tests.e2e.harness import LiveServer, Seated, hidden_cards, play_out, seat_bots, table_feed
 
 PRESET = "five_card"

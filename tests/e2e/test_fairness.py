@@ -22,7 +22,7 @@ import pytest
 
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
-from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer, public_pem
+from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer, public_pem
 from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
 from tests.e2e.test_shengji import play_out as play_out_shengji
 from tests.e2e.test_shengji import shengji_table

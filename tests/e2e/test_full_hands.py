@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from tests.e2e.harness import (

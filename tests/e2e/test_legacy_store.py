@@ -20,10 +20,10 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 
 from fiftyk_referee.domain.deal import commitment
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
-from fiftyk_referee.service.verifier import NO_CHAIN, OK, SKIPPED, verify
+from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.trust.verifier import NO_CHAIN, OK, SKIPPED, verify
 from tests.e2e.harness import LiveServer, Seated, hidden_cards, play_out, server_config
 
 LEGACY = Path(__file__).parent.parent / "integration" / "legacy"

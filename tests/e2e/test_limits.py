@@ -17,8 +17,8 @@ import pytest
 
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.limits import WatchLimits
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
+from fiftyk_referee.service.ops.limits import WatchLimits
 from tests.e2e.harness import COMPLETED, LiveServer, Seated, seat_bots, server_config
 
 

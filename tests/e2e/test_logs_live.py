@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 import pytest
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.ops.config_keys import LOG_LEVEL

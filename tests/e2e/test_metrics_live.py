@@ -23,7 +23,7 @@ from fiftyk_referee.domain.cards import parse_cards
 from fiftyk_referee.domain.fiftyk.combinations import classify
 from fiftyk_referee.domain.fiftyk.game import BOMB_SIZES, OTHER_BOMB, bomb_size_label
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY, Config

@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config_keys import (
     AUDIT_KEY,

@@ -22,7 +22,7 @@ import grpc
 import pytest
 
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out

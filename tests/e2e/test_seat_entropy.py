@@ -22,8 +22,8 @@ import pytest
 from fiftyk_referee.domain.deal import DRAW_ALGORITHM, seed_commitment
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
-from fiftyk_referee.service.verifier import Verifier, rules_engine
+from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.trust.verifier import Verifier, rules_engine
 from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out
 from tests.e2e.test_shengji import play_out as play_out_shengji
 

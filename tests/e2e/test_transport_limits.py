@@ -38,9 +38,9 @@ import pytest
 from google.protobuf import descriptor_pool
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from fiftyk_referee.service.client import RefereeClient
 from fiftyk_referee.service.grpc.auth import PLATFORM_KEY_HEADER
 from fiftyk_referee.service.grpc.callers import FORWARDED_FOR_HEADER
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from fiftyk_referee.service.server import RunningServer

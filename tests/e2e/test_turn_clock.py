@@ -11,7 +11,7 @@ from typing import TypeVar
 from fiftyk_referee.domain.cards import parse_cards
 from fiftyk_referee.domain.fiftyk.combinations import classify
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, seat_bots, server_config
 

@@ -26,13 +26,13 @@ import pytest
 from eventsourcing.utils import get_topic
 
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
-from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import persistence_env
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.ops.config_keys import AUDIT_KEY, LOG_LEVEL, PLATFORM_KEY, TOKEN_SECRET
-from fiftyk_referee.service.receipts import CommandReceipt
-from fiftyk_referee.service.store import persistence_env
+from fiftyk_referee.service.trust.receipts import CommandReceipt
 from tests.e2e.live import (
     ServeProcess,
     Tally,

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from fiftyk_referee.service.client import RefereeClient
+from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e import test_shengji
 from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
@@ -109,7 +109,7 @@ def test_a_killed_delivery_process_is_restarted_and_loses_no_event(
         platform = server.platform()
         start = platform.register_webhook(receiver.url).webhook.position
         receiver.delay = 0.05  # each delivery takes a while: the kill lands among them
-        with caplog.at_level(logging.WARNING, "fiftyk_referee.service.webhook_process"):
+        with caplog.at_level(logging.WARNING, "fiftyk_referee.service.platform.webhook_process"):
             _play_both_games(server, "before")
             receiver.wait_for(5, WAIT_SECONDS)
             first = _delivery_pid(server)

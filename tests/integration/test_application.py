@@ -22,7 +22,8 @@ from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.table_events import SeatTaken, TableOpened
-from fiftyk_referee.service.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
+from fiftyk_referee.service.core.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
@@ -32,7 +33,6 @@ from fiftyk_referee.service.errors import (
 )
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.ops.metrics import Metrics
-from fiftyk_referee.service.store import persistence_env
 
 PRESET = "qq4"
 PLAYERS = 4

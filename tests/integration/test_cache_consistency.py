@@ -29,11 +29,11 @@ from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.cache import replay
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.cache import replay
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import persistence_env
 
 PLAYERS = 4
 STEPS = 60

@@ -21,12 +21,12 @@ import psycopg
 import pytest
 
 from fiftyk_referee.domain.chain import GENESIS, event_hash, seal, unseal
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import DataLoss
 from fiftyk_referee.service.ops.config import SQLITE_FILE_NAME, parse_database_url
-from fiftyk_referee.service.signing import Signer
-from fiftyk_referee.service.store import persistence_env
-from fiftyk_referee.service.verifier import OK, Report, verify
+from fiftyk_referee.service.trust.signing import Signer
+from fiftyk_referee.service.trust.verifier import OK, Report, verify
 
 # game, preset, seats: a hand of each game the referee hosts.
 GAMES = [("fiftyk", "qq3", 3), ("shengji", "tractor", 4)]

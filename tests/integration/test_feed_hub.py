@@ -8,11 +8,11 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.grpc.feed import PAGE, FeedHub
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.feed import PAGE, FeedHub
+from fiftyk_referee.service.core.public_events import PUBLIC_EVENTS
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.public_events import PUBLIC_EVENTS
-from fiftyk_referee.service.store import persistence_env
 
 WAIT_SECONDS = 120.0
 NEVER_SECONDS = 3_600.0  # the hub's poll interval: it reads when poked

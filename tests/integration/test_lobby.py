@@ -14,11 +14,11 @@ import pytest
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.table import CLOSED, PLAYING, WAITING
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import ServiceError, ServiceReason, Unauthenticated
-from fiftyk_referee.service.lobby import Lobby, LobbyFollower, TableQuery
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import persistence_env
+from fiftyk_referee.service.platform.lobby import Lobby, LobbyFollower, TableQuery
 
 RACERS = 3
 JOIN_TIMEOUT_SECONDS = 60

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import PermissionDenied, ServiceReason
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import persistence_env
 
 
 def test_a_hand_command_by_a_player_not_holding_the_seat_is_refused(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Tables spread over two PostgreSQL databases (service/shards.py), on the session's server.
+"""Tables spread over two PostgreSQL databases (service/core/shards.py), on the session's server.
 
 What must hold: a table lives wholly in the shard its id names — its commands, hands,
 receipts and feed events are there and nowhere else, and an unmodified single-database
@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.domain.observer import AUDITOR, SeatViewer
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.feed import FeedHub
+from fiftyk_referee.service.core.shards import ShardedReferee, ShardPositions, shard_of
+from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import AlreadyExists, NotFound, ServiceReason
-from fiftyk_referee.service.grpc.feed import FeedHub
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.shards import ShardedReferee, ShardPositions, shard_of
-from fiftyk_referee.service.signing import Signer
-from fiftyk_referee.service.store import persistence_env
-from fiftyk_referee.service.verifier import verify
+from fiftyk_referee.service.trust.signing import Signer
+from fiftyk_referee.service.trust.verifier import verify
 from tests.integration.test_fairness import GAMES, open_table, play_hand
 from tests.support.pgserver import ThrowawayPostgres, create_database, drop_database
 

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 from grpc_health.v1 import health
 
-from fiftyk_referee.service.application import FeedEvent, Referee
-from fiftyk_referee.service.grpc.feed import FeedHub, cancel
+from fiftyk_referee.service.core.application import FeedEvent, Referee
+from fiftyk_referee.service.core.feed import FeedHub, cancel
+from fiftyk_referee.service.core.store import OneCallPostgresRecorder, persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.server import SHUTDOWN_STEP_SECONDS, ShutdownSteps, StoreHealth
-from fiftyk_referee.service.store import OneCallPostgresRecorder, persistence_env
 
 STOP_BOUND_SECONDS = 60.0  # a stop takes milliseconds; this only turns a hang into a failure
 WAIT_SECONDS = 60.0

@@ -3,7 +3,7 @@ its guards still refuse a stream that moved on, and its arrays go out typed in a
 
 psycopg inspects a plain list on every call (the types of its elements) to choose the array
 type, then writes it as text; the recorder's arrays carry their PostgreSQL type instead
-(`service.store.ArrayParameter`, set up on every connection the pool opens) and are written
+(`service.core.store.ArrayParameter`, set up on every connection the pool opens) and are written
 in binary, which is most of what an append cost the server's CPU in psycopg.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import OneCallPostgresRecorder, persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import OneCallPostgresRecorder, persistence_env
 
 pytestmark = pytest.mark.postgres
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,9 +84,9 @@ import sys, uuid
 from pathlib import Path
 from eventsourcing.persistence import StoredEvent
 from psycopg.types.array import BaseListDumper
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import persistence_env
+from fiftyk_referee.service.core.store import persistence_env
 
 inspected = []
 find = BaseListDumper._find_list_element

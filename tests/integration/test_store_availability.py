@@ -11,10 +11,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import OneCallPostgresRecorder, persistence_env
 from fiftyk_referee.service.errors import StoreUnavailable
 from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import OneCallPostgresRecorder, persistence_env
 from tests.support.pgserver import TEST_DATABASE, ThrowawayPostgres
 
 pytestmark = pytest.mark.postgres

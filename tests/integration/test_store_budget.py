@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 from psycopg_pool import PoolTimeout
 
-from fiftyk_referee.service.application import Referee
-from fiftyk_referee.service.errors import StoreUnavailable
-from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import (
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.store import (
     MIN_POOL_WAIT_SECONDS,
     OneCallPostgresRecorder,
     persistence_env,
     store_budget,
 )
+from fiftyk_referee.service.errors import StoreUnavailable
+from fiftyk_referee.service.ops.config import parse_database_url
 from tests.support.pgserver import TEST_DATABASE, ThrowawayPostgres
 
 pytestmark = pytest.mark.postgres

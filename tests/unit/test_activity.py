@@ -12,8 +12,8 @@ from eventsourcing.utils import get_topic
 from fiftyk_referee.domain.events import stored_event
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.activity import ActiveTables
-from fiftyk_referee.service.public_events import FeedEvent, feed_event
+from fiftyk_referee.service.core.public_events import FeedEvent, feed_event
+from fiftyk_referee.service.platform.activity import ActiveTables
 
 WINDOW = 60.0
 TABLE_FIELDS: dict[str, dict[str, Any]] = {

@@ -24,7 +24,7 @@ from fiftyk_referee.domain.aggregate import (
     event,
     topic_of,
 )
-from fiftyk_referee.service.aggregates import AggregateSnapshot
+from fiftyk_referee.service.core.aggregates import AggregateSnapshot
 
 NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/test-aggregate")
 

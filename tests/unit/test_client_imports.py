@@ -17,7 +17,7 @@ import pytest
 SERVER_ONLY_MODULES = ("eventsourcing", "psycopg", "psycopg_pool", "prometheus_client",
                        "grpc_health.v1", "grpc_reflection.v1alpha")
 CLIENT_MODULES = (
-    "fiftyk_referee.service.client",
+    "fiftyk_referee.service.grpc.client",
     "fiftyk_referee.service.grpc.errors",
     "fiftyk_referee.service.grpc.auth",
     "fiftyk_referee.service.grpc.gen.fiftyk.referee.v1.referee_pb2_grpc",

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from fiftyk_referee.service.limits import Rate
 from fiftyk_referee.service.ops.config import (
     DATA_DIR_ENV,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -23,6 +22,7 @@ from fiftyk_referee.service.ops.config import (
     parse_database_url,
 )
 from fiftyk_referee.service.ops.config_keys import CONFIG_ENV_VARS
+from fiftyk_referee.service.ops.limits import Rate
 
 REAL_SECRETS = {
     "FIFTYK_TOKEN_SECRET": "token-secret-0123456789abcdef",

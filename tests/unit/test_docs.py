@@ -203,7 +203,7 @@ def test_the_shengji_page_is_linked_from_the_readme_and_the_rules_page() -> None
 
 
 def test_the_rate_limit_table_of_integrating_md_is_the_default_rates() -> None:
-    from fiftyk_referee.service.limits import DEFAULT_RATES, RPC_CLASSES
+    from fiftyk_referee.service.ops.limits import DEFAULT_RATES, RPC_CLASSES
 
     page = _page("integrating.md")
     section = page[page.index("## Rate limits"):]

@@ -6,7 +6,7 @@ import pytest
 
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2
-from fiftyk_referee.service.limits import (
+from fiftyk_referee.service.ops.limits import (
     DEFAULT_PEER_RATE,
     DEFAULT_RATES,
     METHOD_CLASSES,

@@ -16,7 +16,7 @@ from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.cache import private_copy
+from fiftyk_referee.service.core.cache import private_copy
 
 HANDS_PER_PRESET = 3
 PASS_PROBABILITY = 0.3

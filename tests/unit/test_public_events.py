@@ -31,11 +31,11 @@ from fiftyk_referee.domain.shengji.hand import ShengjiHand
 from fiftyk_referee.domain.shengji.rulesets import PRESETS as SHENGJI_PRESETS
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.domain.table_events import TABLE_EVENTS, HandRecorded, SeatTaken
+from fiftyk_referee.service.core.public_events import PUBLIC_EVENTS, feed_event
+from fiftyk_referee.service.core.topics import stored_topics
 from fiftyk_referee.service.errors import InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc.events import event_to_proto, payloads
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.public_events import PUBLIC_EVENTS, feed_event
-from fiftyk_referee.service.topics import stored_topics
 from tests.unit.shengji.test_playouts import VARIANTS as SHENGJI_VARIANTS
 from tests.unit.shengji.test_playouts import step as shengji_step
 from tests.unit.test_hand_playouts import step, variants

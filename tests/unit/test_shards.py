@@ -1,4 +1,4 @@
-"""The shard map and the feed's resume token across shards (service/shards.py), no store."""
+"""The shard map and the feed's resume token across shards (service/core/shards.py), no store."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
+from fiftyk_referee.service.core.shards import MAX_SHARDS, ShardPositions, shard_of
 from fiftyk_referee.service.errors import InvalidArgument, ServiceReason
-from fiftyk_referee.service.shards import MAX_SHARDS, ShardPositions, shard_of
 
 # Where these ids live, for ever: a change here moves every stored table to another shard.
 PLACED = {

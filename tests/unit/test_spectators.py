@@ -10,10 +10,10 @@ import pytest
 
 from fiftyk_referee.domain.events import EventKind, PublicEvent
 from fiftyk_referee.domain.spectators import SpectatorPolicy
+from fiftyk_referee.service.core.public_events import FeedEvent
 from fiftyk_referee.service.errors import Unauthenticated
 from fiftyk_referee.service.grpc import auth
-from fiftyk_referee.service.public_events import FeedEvent
-from fiftyk_referee.service.spectating import SpectatorDelay
+from fiftyk_referee.service.platform.spectating import SpectatorDelay
 
 SECRET = "a-test-secret-of-enough-length-0123456789"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

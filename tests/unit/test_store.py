@@ -11,8 +11,7 @@ from eventsourcing.persistence import InternalError
 from eventsourcing.utils import Environment, get_topic
 from psycopg.conninfo import conninfo_to_dict
 
-from fiftyk_referee.service.ops.config import parse_database_url
-from fiftyk_referee.service.store import (
+from fiftyk_referee.service.core.store import (
     FailoverPool,
     RefereePostgresFactory,
     connection_params,
@@ -21,6 +20,7 @@ from fiftyk_referee.service.store import (
     lock_timeout_seconds,
     persistence_env,
 )
+from fiftyk_referee.service.ops.config import parse_database_url
 
 
 def test_a_postgresql_url_selects_the_postgres_module_with_its_connection_settings() -> None:

@@ -16,8 +16,8 @@ from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.observer import AUDITOR
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.aggregates import AggregateSnapshot
-from fiftyk_referee.service.transcodings import DomainTranscoder
+from fiftyk_referee.service.core.aggregates import AggregateSnapshot
+from fiftyk_referee.service.core.transcodings import DomainTranscoder
 
 
 def mapper() -> Mapper[Any]:

@@ -22,8 +22,8 @@ import pytest
 from fiftyk_referee.service.cli.main import main
 from fiftyk_referee.service.cli.verify import EXIT_FAILED, EXIT_UNVERIFIED
 from fiftyk_referee.service.ops.config_keys import REFEREE_PUBLIC_KEY_FILE
-from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
-from fiftyk_referee.service.verifier import (
+from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.trust.verifier import (
     NO_CHAIN,
     OK,
     SKIPPED,

@@ -11,7 +11,7 @@ from concurrent.futures import CancelledError
 
 import pytest
 
-from fiftyk_referee.service.workers import Workers
+from fiftyk_referee.service.core.workers import Workers
 
 WAIT_SECONDS = 60.0  # bounds for a hang, never for speed
 CALLS = 200

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.spectators import SpectatorPolicy
-from fiftyk_referee.service.public_events import FeedEvent
+from fiftyk_referee.service.core.public_events import FeedEvent
 
 HAND_ENDED_SUFFIX = ".hand_ended"  # every game's last hand event (docs/events.md)
 

@@ -22,8 +22,8 @@ from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent
 from fiftyk_referee.domain.games import GAMES, generation
 from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.table_events import TABLE_EVENTS
+from fiftyk_referee.service.core.topics import stored_topics
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
-from fiftyk_referee.service.topics import stored_topics
 
 NAMES_FIELD = "topics"  # the request field that carries a feed filter's public names
 

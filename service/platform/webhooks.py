@@ -8,7 +8,7 @@ same as `ReadEvents` — no cards), POSTs them one by one, and records how far i
 every `ADVANCE_SECONDS` (and when it stops), so delivery is **at least once** and **in feed
 order** (hence in order per table): a referee killed between a POST and the position's
 update sends those events again, with the same event ids. Writes are few on purpose: the
-deliveries run in a process of their own (`service.webhook_process`), and on SQLite every
+deliveries run in a process of their own (`service.platform.webhook_process`), and on SQLite every
 write of theirs waits for, and holds up, the commands' appends (the file has one writer).
 
 Delivery. A 2xx answer delivers the event. Anything else (another status, a timeout, a
@@ -65,7 +65,8 @@ from google.protobuf.json_format import MessageToDict
 
 from fiftyk_referee.domain.observer import SPECTATOR
 from fiftyk_referee.domain.table_events import TABLE_EVENTS, HandStarted
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.public_events import PUBLIC_EVENTS, FeedEvent, feed_event
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     FieldViolation,
@@ -76,14 +77,13 @@ from fiftyk_referee.service.errors import (
     ServiceReason,
 )
 from fiftyk_referee.service.grpc.events import event_to_proto
-from fiftyk_referee.service.process_store import (
+from fiftyk_referee.service.ops.webhook_settings import WebhookSettings
+from fiftyk_referee.service.platform.process_store import (
     INTEGRITY_ERRORS,
     STORE_ERRORS,
     ProcessStore,
     datastore_of,
 )
-from fiftyk_referee.service.public_events import PUBLIC_EVENTS, FeedEvent, feed_event
-from fiftyk_referee.service.webhook_settings import WebhookSettings
 
 SIGNATURE_HEADER = "Fiftyk-Signature"
 EVENT_ID_HEADER = "Fiftyk-Event-Id"

@@ -14,12 +14,16 @@ from eventsourcing.utils import get_topic, register_topic
 
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.receipts import CommandReceipt
+from fiftyk_referee.service.core.aggregates import AggregateSnapshot
+from fiftyk_referee.service.trust.receipts import CommandReceipt
 
 LEGACY_TOPICS: dict[str, type] = {
     "domain.hand:Hand": Hand,
     "domain.table:Table": Table,
     "service.application:CommandReceipt": CommandReceipt,
+    # Before the service's modules were put in folders by concern (core/, trust/, ...).
+    "fiftyk_referee.service.receipts:CommandReceipt": CommandReceipt,
+    "fiftyk_referee.service.aggregates:AggregateSnapshot": AggregateSnapshot,
 }
 
 

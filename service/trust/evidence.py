@@ -5,7 +5,7 @@ reached, its ruleset and fingerprint, the engine version, the deal's inputs (the
 commitment, the revealed seed and the canonical deck the shuffle permuted; seed and deck
 only once the hand is over), every stored event of the hand exactly as stored with its
 chain link, the chain head, the hand's place in the ledger with its inclusion proof and a
-signed checkpoint — the whole signed by the referee. `service/verifier.py` checks it.
+signed checkpoint — the whole signed by the referee. `service/trust/verifier.py` checks it.
 
 It knows games only through the game protocol: the transcript, the ruling and the canonical
 deck come from the hand's game.
@@ -21,8 +21,8 @@ from eventsourcing.persistence import StoredEvent
 from fiftyk_referee.domain.chain import ChainCheck, check_stream, unseal
 from fiftyk_referee.domain.deal import algorithm_of
 from fiftyk_referee.domain.game import Game, GameHand
-from fiftyk_referee.service.chain_store import chained_event
-from fiftyk_referee.service.ledger import HandLog
+from fiftyk_referee.service.trust.chain_store import chained_event
+from fiftyk_referee.service.trust.ledger import HandLog
 
 EVIDENCE_FORMAT = "fiftyk-evidence/1"
 DISTRIBUTION = "fiftyk-referee"

@@ -2,9 +2,9 @@
 
 Every command reads like the `eventsourcing` library's examples: load a table or hand,
 call one domain method, and return a `Decision` naming the aggregates it changed. The
-command runner (`service/runner.py`) saves them in one transaction with the command's
+command runner (`service/core/runner.py`) saves them in one transaction with the command's
 receipt, retries lost races and answers repeated request ids; the aggregate cache
-(`service/cache.py`) serves reads and private copies. A hand that ends is recorded on its
+(`service/core/cache.py`) serves reads and private copies. A hand that ends is recorded on its
 table (`Table.record_hand`) in the same transaction as the hand's last events.
 
 The use cases know games only through the game boundary (`domain/game.py`): tables name
@@ -12,7 +12,7 @@ their game, hands are `GameHand`s, and the registry (`domain/games.py`) finds a 
 
 Storage: the table streams are snapshotted every `TABLE_SNAPSHOT_INTERVAL` events (a match
 can run for thousands of hands); hands are short and are replayed from their events. The
-cache's settings come from `service.store.persistence_env`.
+cache's settings come from `service.core.store.persistence_env`.
 """
 
 from __future__ import annotations
@@ -49,10 +49,9 @@ from fiftyk_referee.domain.games import DEFAULT_GAME, game_named, game_of
 from fiftyk_referee.domain.observer import AUDITOR, Viewer
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.aggregates import AggregateSnapshot
-from fiftyk_referee.service.cache import AggregateCache, replay
-from fiftyk_referee.service.chain_store import ChainedEventStore, ChainedMapper, chained_event
-from fiftyk_referee.service.commands import (
+from fiftyk_referee.service.core.aggregates import AggregateSnapshot
+from fiftyk_referee.service.core.cache import AggregateCache, replay
+from fiftyk_referee.service.core.commands import (
     CREATE_SCOPE,
     AbortTable,
     Act,
@@ -70,6 +69,22 @@ from fiftyk_referee.service.commands import (
     TableCommand,
     TimeOut,
 )
+from fiftyk_referee.service.core.public_events import (
+    PUBLIC_EVENTS,
+    FeedEvent,
+    FeedPage,
+    HistoryPage,
+    feed_event,
+)
+from fiftyk_referee.service.core.runner import (
+    DEFAULT_MAX_ATTEMPTS,
+    CommandRunner,
+    Decision,
+    Outcome,
+    RunnerMetrics,
+)
+from fiftyk_referee.service.core.topics import register_legacy_topics
+from fiftyk_referee.service.core.transcodings import DomainTranscoder
 from fiftyk_referee.service.errors import (
     Conflict,
     DataLoss,
@@ -79,28 +94,13 @@ from fiftyk_referee.service.errors import (
     ServiceReason,
     Unauthenticated,
 )
-from fiftyk_referee.service.evidence import DISTRIBUTION, build_evidence, engine_version
-from fiftyk_referee.service.integrity import IntegrityAudit
-from fiftyk_referee.service.ledger import HandLog
 from fiftyk_referee.service.ops.metrics import game_event_metrics
-from fiftyk_referee.service.public_events import (
-    PUBLIC_EVENTS,
-    FeedEvent,
-    FeedPage,
-    HistoryPage,
-    feed_event,
-)
-from fiftyk_referee.service.runner import (
-    DEFAULT_MAX_ATTEMPTS,
-    CommandRunner,
-    Decision,
-    Outcome,
-    RunnerMetrics,
-)
-from fiftyk_referee.service.signing import DEV_SIGNING_KEY, Signer
-from fiftyk_referee.service.topics import register_legacy_topics
-from fiftyk_referee.service.transcodings import DomainTranscoder
-from fiftyk_referee.service.verifier import (
+from fiftyk_referee.service.trust.chain_store import ChainedEventStore, ChainedMapper, chained_event
+from fiftyk_referee.service.trust.evidence import DISTRIBUTION, build_evidence, engine_version
+from fiftyk_referee.service.trust.integrity import IntegrityAudit
+from fiftyk_referee.service.trust.ledger import HandLog
+from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.trust.verifier import (
     FAILED,
     NO_CHAIN,
     OK,
@@ -112,7 +112,7 @@ from fiftyk_referee.service.verifier import (
 )
 
 TABLE_SNAPSHOT_INTERVAL = 50
-# Random table ids drawn at most for a shard's new table (service/shards.py): with N shards a
+# Random table ids drawn at most for a shard's new table (service/core/shards.py): with N shards a
 # draw misses with probability 1 - 1/N, so 1,000 draws all miss practically never.
 MAX_PLACEMENT_DRAWS = 1_000
 DEFAULT_PAGE_SIZE = 100
@@ -174,7 +174,7 @@ def parse_id(text: str | UUID, what: str) -> UUID:
 class NamedCommands:
     """The commands by name, for callers in Python (tests, bots, the turn clock): each
     builds its command and runs it through `execute` (the referee's own, or a router's
-    that hands it to the table's shard: `service/shards.py`)."""
+    that hands it to the table's shard: `service/core/shards.py`)."""
 
     def execute(self, command: Command) -> Outcome:
         """Run one command to its outcome."""
@@ -329,7 +329,7 @@ class Referee(NamedCommands, Application[UUID]):
         register_legacy_topics()
         super().__init__(env)
         # Which new table ids this store may take: all of them, unless it is one shard of
-        # several (service/shards.py), which takes only the ids that hash to it.
+        # several (service/core/shards.py), which takes only the ids that hash to it.
         self._owns = owns
         self.metrics = metrics
         # The development key unless the composition root passes the configured one.
@@ -341,7 +341,7 @@ class Referee(NamedCommands, Application[UUID]):
                                     metrics=metrics, max_attempts=max_attempts)
 
     def construct_transcoder(self) -> Transcoder:
-        """The JSON transcoder with the domain's transcodings (see service.transcodings)."""
+        """The JSON transcoder with the domain's transcodings (see service.core.transcodings)."""
         transcoder = DomainTranscoder()
         self.register_transcodings(transcoder)
         return transcoder

@@ -20,7 +20,7 @@ aborted the table), and the retry reads it fresh. So the common case costs no re
 store at all, and a stale cache can never let a revoked token act.
 
 Idempotency. Every command takes an optional `request_id`. An accepted command with a
-request id also saves a `CommandReceipt` (`service/receipts.py`) in the same transaction as
+request id also saves a `CommandReceipt` (`service/trust/receipts.py`) in the same transaction as
 its events. A retry with the same id writes nothing and returns the original outcome,
 rebuilt from the aggregates at the recorded versions — also after a restart, since the
 receipt is stored, not remembered. The same id with a different command is refused with
@@ -45,9 +45,9 @@ from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.game import GameHand
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.cache import AggregateCache
+from fiftyk_referee.service.core.cache import AggregateCache
 from fiftyk_referee.service.errors import AlreadyExists, Conflict, ServiceError, ServiceReason
-from fiftyk_referee.service.receipts import CommandReceipt, fingerprint_of, receipt_id
+from fiftyk_referee.service.trust.receipts import CommandReceipt, fingerprint_of, receipt_id
 
 DEFAULT_MAX_ATTEMPTS = 8
 ACCEPTED = "accepted"

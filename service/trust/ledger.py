@@ -12,7 +12,7 @@ carry no head and are not in the log. Every process rebuilds the same log from t
 replicas agree on it without coordinating.
 
 Checkpoints. A checkpoint is `{"format": "fiftyk-checkpoint/1", "size": N, "root": HEX,
-"time": ISO}` signed by the referee (`service/signing.py`): a promise that the first N
+"time": ISO}` signed by the referee (`service/trust/signing.py`): a promise that the first N
 leaves hash to that root. A later checkpoint must extend every earlier one (a consistency
 proof shows it): a log that was rolled back or rewritten cannot.
 """
@@ -32,7 +32,7 @@ from eventsourcing.utils import get_topic
 from fiftyk_referee.domain.aggregate import Aggregate, event
 from fiftyk_referee.domain.merkle import MerkleLog, leaf_hash
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.signing import Signer
+from fiftyk_referee.service.trust.signing import Signer
 
 LEAF_FORMAT = "fiftyk-leaf/1"
 CHECKPOINT_FORMAT = "fiftyk-checkpoint/1"

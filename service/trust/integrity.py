@@ -1,6 +1,6 @@
 """The integrity audit: a background check that the store still holds what was signed.
 
-Each run reads the ledger of finished hands again from the start (`service/ledger.py`,
+Each run reads the ledger of finished hands again from the start (`service/trust/ledger.py`,
 never the server's incremental copy) and checks, for every hand in it and every table that
 recorded one:
 
@@ -31,9 +31,9 @@ from eventsourcing.persistence import IntegrityError
 
 from fiftyk_referee.domain.chain import check_stream
 from fiftyk_referee.domain.merkle import MerkleLog, ProofError, verify_consistency
-from fiftyk_referee.service.chain_store import ChainedEventStore, chained_event
-from fiftyk_referee.service.ledger import CHECKPOINTS_ID, HandLog, LedgerCheckpoints
-from fiftyk_referee.service.signing import SignatureError, verify
+from fiftyk_referee.service.trust.chain_store import ChainedEventStore, chained_event
+from fiftyk_referee.service.trust.ledger import CHECKPOINTS_ID, HandLog, LedgerCheckpoints
+from fiftyk_referee.service.trust.signing import SignatureError, verify
 
 log = logging.getLogger(__name__)
 

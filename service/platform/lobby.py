@@ -5,7 +5,7 @@ in progress, when it opened and when it or one of its hands last recorded an eve
 seated players (`lobby_seats`, for the player filter) and a map from hand to table
 (`lobby_hands`, so a hand's events count as its table's activity). `Lobby.catch_up` reads the
 feed after the position recorded in `process_positions` and applies a page of events in one
-transaction with the new position (`service/process_store.py`): each event is applied once,
+transaction with the new position (`service/platform/process_store.py`): each event is applied once,
 also with several replicas on one PostgreSQL database, and the lobby survives restarts and
 rebuilds from the whole feed when its tables are new.
 
@@ -42,15 +42,15 @@ from fiftyk_referee.domain.table_events import (
     TableClosed,
     TableOpened,
 )
-from fiftyk_referee.service.application import Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.public_events import PUBLIC_EVENTS, FeedEvent, feed_event
 from fiftyk_referee.service.errors import InvalidArgument, ServiceError, ServiceReason
-from fiftyk_referee.service.process_store import (
+from fiftyk_referee.service.platform.process_store import (
     STORE_ERRORS,
     ProcessStore,
     Statements,
     datastore_of,
 )
-from fiftyk_referee.service.public_events import PUBLIC_EVENTS, FeedEvent, feed_event
 
 PROCESS_NAME = "lobby"
 DEFAULT_PAGE_SIZE = 50

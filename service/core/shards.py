@@ -41,7 +41,7 @@ from eventsourcing.utils import EnvType
 from fiftyk_referee.domain.game import GameHand, GameView, LegalActions
 from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.application import (
+from fiftyk_referee.service.core.application import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
     FeedEvent,
@@ -53,13 +53,19 @@ from fiftyk_referee.service.application import (
     ScoreSheet,
     parse_id,
 )
-from fiftyk_referee.service.commands import CREATE_SCOPE, Act, Command, CreateTable, TableCommand
+from fiftyk_referee.service.core.commands import (
+    CREATE_SCOPE,
+    Act,
+    Command,
+    CreateTable,
+    TableCommand,
+)
+from fiftyk_referee.service.core.runner import DEFAULT_MAX_ATTEMPTS
 from fiftyk_referee.service.errors import InvalidArgument, NotFound, ServiceReason
-from fiftyk_referee.service.integrity import AuditResult
-from fiftyk_referee.service.receipts import receipt_id
-from fiftyk_referee.service.runner import DEFAULT_MAX_ATTEMPTS
-from fiftyk_referee.service.signing import Signer
-from fiftyk_referee.service.verifier import Report
+from fiftyk_referee.service.trust.integrity import AuditResult
+from fiftyk_referee.service.trust.receipts import receipt_id
+from fiftyk_referee.service.trust.signing import Signer
+from fiftyk_referee.service.trust.verifier import Report
 
 SHARD_KEY_PREFIX = b"fiftyk-shard/1\n"
 TOKEN_PREFIX = "shards1"
@@ -135,7 +141,7 @@ class ShardedFeedPage:
 class ShardedReferee(NamedCommands):
     """The referee over several event stores: routes each table to its shard.
 
-    `envs` are the shards' persistence settings (`service.store.persistence_env` of each
+    `envs` are the shards' persistence settings (`service.core.store.persistence_env` of each
     database), in shard order: the order is part of the placement, so a deployment lists
     its databases in the same order for ever (adding a shard moves tables: see
     docs/scaling.md)."""

@@ -36,8 +36,8 @@ from fiftyk_referee.domain.deal import (
 )
 from fiftyk_referee.domain.games import adjudicate, game_named
 from fiftyk_referee.domain.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
-from fiftyk_referee.service import signing
-from fiftyk_referee.service.signing import SignatureError
+from fiftyk_referee.service.trust import signing
+from fiftyk_referee.service.trust.signing import SignatureError
 
 EVIDENCE_FORMAT = "fiftyk-evidence/1"
 CHECKPOINT_FORMAT = "fiftyk-checkpoint/1"
