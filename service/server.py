@@ -50,6 +50,7 @@ from fiftyk_referee.service.core.workers import Workers
 from fiftyk_referee.service.errors import ServiceError
 from fiftyk_referee.service.grpc.arrival import RequestArrivalInterceptor
 from fiftyk_referee.service.grpc.callers import ClientAddresses
+from fiftyk_referee.service.grpc.games import game_protos
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2, referee_pb2_grpc
 from fiftyk_referee.service.grpc.interceptors import (
     MetricsInterceptor,
@@ -412,6 +413,10 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     services: tuple[str, ...] = (SERVICE_NAME, HEALTH_SERVICE_NAME)
     if config.reflection_enabled:  # by default on a loopback bind only (FIFTYK_REFLECTION)
         services = (*services, reflection.SERVICE_NAME)
+        # Reflection answers from the default descriptor pool, which holds each game's own
+        # proto file (the messages of the Any payloads) once its edge is loaded: now, so a
+        # tool can decode them before the first hand.
+        log.debug("reflection serves %s", ", ".join(f.name for f in game_protos()))
         reflection.enable_server_reflection(services, server)
     address = host_port(config.host, config.port)
     try:

@@ -11,8 +11,8 @@ import random
 from collections.abc import Sequence
 from typing import Protocol
 
-from fiftyk_referee.service.cli.fiftyk_game import FIFTYK_CLI
-from fiftyk_referee.service.cli.shengji_game import SHENGJI_CLI
+from fiftyk_referee.service.games.fiftyk.cli import FIFTYK_CLI
+from fiftyk_referee.service.games.shengji.cli import SHENGJI_CLI
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 

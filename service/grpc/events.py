@@ -1,13 +1,19 @@
 """Public events at the gRPC edge: a viewer's `PublicEvent` as a fiftyk.referee.v1.Event.
 
-One builder per public payload class fills that event's field of the `payload` oneof; the
-envelope (name, position, aggregate id and version, timestamp) is the same for all.
-Decimals travel as exact text, cards in their canonical notation.
+One builder per public payload class: a table event's fills its field of the `payload` oneof;
+a game's event builds the game's own message, which goes in `game_event` (an Any) and, for
+0.2 clients, in its field of `payload` where it has one. The envelope (name, position,
+aggregate id and version, timestamp) is the same for all. Decimals travel as exact text,
+cards in their canonical notation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import Message
 
 from fiftyk_referee.domain import table_events as table
 from fiftyk_referee.domain.events import PublicEvent
@@ -19,7 +25,7 @@ from fiftyk_referee.service.grpc.convert import (
     spectators_to_proto,
     struct_of,
 )
-from fiftyk_referee.service.grpc.games import Payloads, all_payloads
+from fiftyk_referee.service.grpc.games import Payloads, all_payloads, legacy_copy
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.paging import shown_name
 
@@ -83,8 +89,8 @@ def _entropy_contributed(event: table.EntropyContributed) -> pb.TableEntropyCont
 
 
 # Public payload class -> (its field of Event's `payload` oneof, its message builder): the
-# table's here, each game's from its converters at the edge (`service/grpc/games/`).
-TABLE_PAYLOADS: Payloads = {
+# table's; each game's come from its converters at the edge (`service/games/<game>/`).
+TABLE_PAYLOADS: dict[type[PublicEvent], tuple[str, Callable[[Any], Message]]] = {
     table.TableOpened: ("table_opened", _opened),
     table.SeatTaken: ("table_seat_taken", _seat_taken),
     table.SeatLeft: ("table_seat_left", _seat_left),
@@ -112,12 +118,21 @@ def event_to_proto(event: FeedEvent, public: PublicEvent) -> pb.Event:
     message = pb.Event(position=event.position, aggregate_id=event.aggregate_id,
                        aggregate_version=event.aggregate_version, timestamp=stamp,
                        name=public.NAME)
-    known = TABLE_PAYLOADS.get(type(public)) or all_payloads().get(type(public))
+    table_payload = TABLE_PAYLOADS.get(type(public))
+    if table_payload is not None:
+        field, build = table_payload
+        getattr(message, field).CopyFrom(build(public))
+        return message
+    known = all_payloads().get(type(public))
     if known is None:  # a game without messages of its own: its payload as JSON values
         message.game_payload.CopyFrom(struct_of(public))
+        message.game_event.Pack(message.game_payload)
         return message
-    field, build = known
-    getattr(message, field).CopyFrom(build(public))
+    legacy_field, build = known
+    own = build(public)
+    message.game_event.Pack(own)
+    if legacy_field is not None:
+        legacy_copy(own, getattr(message, legacy_field))
     return message
 
 

@@ -32,11 +32,21 @@ def static_root() -> Traversable:
     return resources.files("fiftyk_referee.service.web").joinpath("static")
 
 
+def _renderers() -> Traversable:
+    # Each game's renderer lives with its edge: service/games/<game>/renderer.js, served
+    # as games/<game>.js.
+    return resources.files("fiftyk_referee.service.games")
+
+
 def static_file(name: str) -> bytes:
     """One of the page's files by its path under `static/` (FileNotFoundError if absent)."""
-    node = static_root()
-    for part in name.split("/"):
-        node = node.joinpath(part)
+    game, _, rest = name.removeprefix("games/").partition(".js")
+    if name.startswith("games/") and not rest and "/" not in game:
+        node = _renderers().joinpath(game).joinpath("renderer.js")
+    else:
+        node = static_root()
+        for part in name.split("/"):
+            node = node.joinpath(part)
     if not node.is_file():
         raise FileNotFoundError(name)
     return node.read_bytes()
@@ -54,6 +64,10 @@ def static_files() -> dict[str, bytes]:
                 found[prefix + child.name] = child.read_bytes()
 
     walk(static_root(), "")
+    for child in _renderers().iterdir():
+        renderer = child.joinpath("renderer.js")
+        if child.is_dir() and renderer.is_file():
+            found[f"games/{child.name}.js"] = renderer.read_bytes()
     return found
 
 

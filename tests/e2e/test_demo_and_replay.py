@@ -17,7 +17,7 @@ from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.cli.hand_text import totals_text
 from fiftyk_referee.service.cli.main import EXIT_OUTPUT_CLOSED, main
 from fiftyk_referee.service.cli.server_address import SERVER_ENVIRONMENT
-from fiftyk_referee.service.cli.shengji_text import order_of, sorted_cards
+from fiftyk_referee.service.games.shengji.text import order_of, sorted_cards
 from fiftyk_referee.service.ops import config_keys as keys
 from tests.e2e.harness import LiveServer
 

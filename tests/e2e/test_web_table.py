@@ -26,7 +26,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from fiftyk_referee.domain.shengji.cards import LEVELS
-from fiftyk_referee.service.cli.shengji_text import order_of, rules_of, sorted_cards
+from fiftyk_referee.service.games.shengji.text import order_of, rules_of, sorted_cards
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY

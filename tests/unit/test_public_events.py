@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
+from google.protobuf import (
+    any_pb2,
+    descriptor_pb2,
+    descriptor_pool,
+    message_factory,
+    timestamp_pb2,
+)
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -130,6 +136,15 @@ def test_an_unknown_event_name_is_refused_naming_the_field() -> None:
 # -- every event of random hands, for every viewer ------------------------------------------
 
 
+def unpacked(payload: any_pb2.Any) -> Message:
+    """The message in an Any (a game's own message), by the type its URL names."""
+    name = payload.type_url.rpartition("/")[2]
+    message: Message = message_factory.GetMessageClass(
+        descriptor_pool.Default().FindMessageTypeByName(name))()
+    assert payload.Unpack(message)
+    return message
+
+
 def card_values(message: Message) -> Iterator[str]:
     """Every card anywhere in a message: the values of its `cards` and `deck` fields."""
     for field, value in message.ListFields():
@@ -140,6 +155,20 @@ def card_values(message: Message) -> Iterator[str]:
             for item in items:
                 if isinstance(item, Message):
                     yield from card_values(item)
+
+
+def check_game_event(message: pb.Event, game: str) -> None:
+    """A game's event: its 0.2 payload field is the one its name names, and the game's own
+    message in `game_event` (fiftyk.games.<game>.v1.<Event>) holds the same fields."""
+    field = message.WhichOneof("payload")
+    assert field == message.name.replace(".", "_")
+    event = message.name.partition(".")[2]
+    camel = "".join(part.capitalize() for part in event.split("_"))
+    assert message.game_event.type_url == (
+        f"type.googleapis.com/fiftyk.games.{game}.v1.{camel}")
+    own = unpacked(message.game_event)
+    assert (own.SerializeToString(deterministic=True)
+            == getattr(message, field).SerializeToString(deterministic=True))
 
 
 def viewers(players: int) -> list[Viewer]:
@@ -157,17 +186,20 @@ def check_event(stored: Any, holdings: list[Counter[str]], players: int) -> None
         public: PublicEvent = event.public(viewer)
         message = event_to_proto(event, public)
         assert message.name == audit.name == event.name
-        assert message.WhichOneof("payload") == audit.WhichOneof("payload")
+        check_game_event(message, "fiftyk")
         if message.HasField("fiftyk_cards_played"):
             assert message == audit  # a play is made face up
             continue
-        shown = Counter(card_values(message))
         if viewer == AUDITOR:
             continue
-        if isinstance(viewer, SeatViewer):
-            assert shown <= holdings[viewer.seat], (viewer, message)
-        else:
-            assert not shown, message
+        # The 0.2 payload and the game's own message in `game_event`, each on its own.
+        for part in (getattr(message, message.WhichOneof("payload") or ""),
+                     unpacked(message.game_event)):
+            shown = Counter(card_values(part))
+            if isinstance(viewer, SeatViewer):
+                assert shown <= holdings[viewer.seat], (viewer, message)
+            else:
+                assert not shown, message
         if message.HasField("fiftyk_hand_dealt"):
             dealt = message.fiftyk_hand_dealt
             assert not dealt.deck and not dealt.HasField("deal_seed")
@@ -280,9 +312,9 @@ def check_shengji_event(stored: Any) -> None:
     event = feed_event(stored)
     assert event is not None
     audit = event_to_proto(event, event.public(AUDITOR))
-    assert audit.WhichOneof("payload") == audit.name.replace(".", "_")
     for viewer in viewers(SHENGJI_PLAYERS):
         message = event_to_proto(event, event.public(viewer))
+        check_game_event(message, "shengji")
         hidden = shengji_hidden(message)
         if not hidden:
             assert message == audit  # nothing hidden: the same for everyone

@@ -15,8 +15,8 @@ from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, trump_order
 from fiftyk_referee.domain.shengji.hand import BURY, DECLARE, ShengjiHand
 from fiftyk_referee.domain.shengji.tricks import TrickRules
-from fiftyk_referee.service.cli.demo_shengji import choose_lead
-from fiftyk_referee.service.cli.shengji_text import (
+from fiftyk_referee.service.games.shengji.demo import choose_lead
+from fiftyk_referee.service.games.shengji.text import (
     ShengjiAccount,
     ended_lines,
     follow_text,
@@ -27,6 +27,7 @@ from fiftyk_referee.service.cli.shengji_text import (
     to_act_text,
 )
 from fiftyk_referee.service.grpc.events import payloads
+from fiftyk_referee.service.grpc.games import legacy_copy
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.unit.shengji.helpers import new_hand, play
 
@@ -43,7 +44,7 @@ def _audit_events(hand: ShengjiHand) -> list[pb.Event]:
         assert public is not None
         field, build = payloads()[type(public)]
         message = pb.Event(aggregate_version=stored.originator_version, name=public.NAME)
-        getattr(message, field).CopyFrom(build(public))
+        legacy_copy(build(public), getattr(message, field))
         messages.append(message)
     return messages
 

@@ -1,10 +1,13 @@
 """The games at the gRPC edge: each hosted game's converters, found by its name.
 
 The edge reaches games only through here: a game's views, results and public events become
-fiftyk.referee.v1 messages through its `EdgeGame` (五十K and Shengji in this package). A game
-registered without one (`register_edge` not called) is still served: its views carry the
-common HandView fields plus `game_state`, its results `HandScore.game_result` and its events
-`Event.game_payload`, each as JSON values of its dataclasses.
+fiftyk.referee.v1 messages through its `EdgeGame` (each game's in service/games/<game>/).
+What only a game has travels as a message of the game's own proto package, packed in a
+google.protobuf.Any (`HandView.game_view`, `HandScore.game_outcome`, `Event.game_event`);
+五十K and Shengji also fill the fields 0.2 clients read, with the same bytes
+(`legacy_copy`). A game registered without converters (`register_edge` not called) is still
+served: its views, results and events are JSON values of its dataclasses, a Struct in the
+Any (and in `game_state`, `game_result`, `game_payload`).
 """
 
 from __future__ import annotations
@@ -13,15 +16,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from google.protobuf.descriptor import FileDescriptor
+from google.protobuf.message import Message
+
 from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.game import GameResult, GameView
 from fiftyk_referee.service.grpc.convert import struct_of
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
-# Public payload class -> (its field of Event's `payload` oneof, its message builder).
-Payloads = dict[type[PublicEvent], tuple[str, Callable[[Any], Any]]]
+# Public payload class -> (the field of Event's `payload` oneof 0.2 clients read, or None for
+# a game that has none; the builder of the game's own message, which `game_event` carries).
+Payloads = dict[type[PublicEvent], tuple[str | None, Callable[[Any], Message]]]
 ViewT = TypeVar("ViewT")
+OwnViewT = TypeVar("OwnViewT", bound=Message)
 ResultT = TypeVar("ResultT")
+
+
+def legacy_copy(own: Message, legacy: Message) -> None:
+    """Fill a 0.2 field (`legacy`, a sub-message: set even when `own` is empty) with a game's
+    own message of the same fields, numbers and types: its bytes are the same."""
+    legacy.SetInParent()
+    legacy.MergeFromString(own.SerializeToString())
 
 
 class EdgeGame(Protocol):
@@ -35,37 +50,53 @@ class EdgeGame(Protocol):
     def payloads(self) -> Payloads:
         """Its public event payloads' builders."""
 
+    @property
+    def proto_file(self) -> FileDescriptor | None:
+        """Its own proto file (fiftyk/games/<game>/v1/<game>.proto), which server reflection
+        serves; None for a game without proto messages of its own."""
+
     def hand_to_proto(self, view: GameView) -> pb.HandView:
-        """One of its hand views as HandView."""
+        """One of its hand views as HandView, its own view message in `game_view`."""
 
     def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
-        """Set its result on a HandScore (its field of the `game_result` oneof)."""
+        """Set its result on a HandScore: `game_outcome` (and a 0.2 field where it has one)."""
 
 
 @dataclass(frozen=True)
-class TypedEdge(Generic[ViewT, ResultT]):
-    """A game's converters from its own view and result dataclasses (checked by type):
-    the view as HandView, the result into its field of HandScore's `outcome` oneof."""
+class TypedEdge(Generic[ViewT, OwnViewT, ResultT]):
+    """A game's converters from its own view and result dataclasses (checked by type) to its
+    own proto messages: the view's message goes in `HandView.game_view` (`view_to_proto`
+    fills the rest of the HandView, given that message), the result's in
+    `HandScore.game_outcome` and, copied, in its 0.2 field of the `outcome` oneof
+    (`result_field`, None when it has none)."""
 
     name: str
+    proto_file: FileDescriptor
     payloads: Payloads
     view_type: type[ViewT]
-    view_to_proto: Callable[[ViewT], pb.HandView]
+    view_message: Callable[[ViewT], OwnViewT]
+    view_to_proto: Callable[[ViewT, OwnViewT], pb.HandView]
     result_type: type[ResultT]
-    result_field: str
-    result_to_proto: Callable[[ResultT], Any]
+    result_field: str | None
+    result_message: Callable[[ResultT], Message]
 
     def hand_to_proto(self, view: GameView) -> pb.HandView:
         """One of its hand views as HandView."""
         if not isinstance(view, self.view_type):
             raise TypeError(f"not a {self.name} view: {type(view).__name__}")
-        return self.view_to_proto(view)
+        own = self.view_message(view)
+        message = self.view_to_proto(view, own)
+        message.game_view.Pack(own)
+        return message
 
     def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
-        """Its result as its field of HandScore's `outcome`."""
+        """Its result as `game_outcome`, and as its 0.2 field of HandScore's `outcome`."""
         if not isinstance(result, self.result_type):
             raise TypeError(f"not a {self.name} result: {type(result).__name__}")
-        getattr(score, self.result_field).CopyFrom(self.result_to_proto(result))
+        own = self.result_message(result)
+        score.game_outcome.Pack(own)
+        if self.result_field is not None:
+            legacy_copy(own, getattr(score, self.result_field))
 
 
 class GenericEdge:
@@ -74,9 +105,11 @@ class GenericEdge:
     def __init__(self, name: str) -> None:
         self.name = name
         self.payloads: Payloads = {}
+        self.proto_file: FileDescriptor | None = None
 
     def hand_to_proto(self, view: GameView) -> pb.HandView:
-        """The common HandView fields, and the whole view as `game_state`."""
+        """The common HandView fields, and the whole view as a Struct: in `game_view` and
+        `game_state`."""
         message = pb.HandView(
             hand_id=view.hand_id, table_id=view.table_id, hand_number=view.number,
             version=view.version,
@@ -84,11 +117,13 @@ class GenericEdge:
         if view.to_act is not None:
             message.turn_seat = view.to_act
         message.game_state.CopyFrom(struct_of(view))
+        message.game_view.Pack(message.game_state)
         return message
 
     def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
-        """The result as `game_result`."""
+        """The result as a Struct: in `game_outcome` and `game_result`."""
         score.game_result.CopyFrom(struct_of(result))
+        score.game_outcome.Pack(score.game_result)
 
 
 EDGES: dict[str, EdgeGame] = {}
@@ -117,12 +152,20 @@ def all_payloads() -> Payloads:
     return merged
 
 
+def game_protos() -> list[FileDescriptor]:
+    """Every registered game's own proto file, by game name: loading them puts their messages
+    in the default descriptor pool, from which server reflection answers."""
+    _load_built_in()
+    return [proto for name in sorted(EDGES) if (proto := EDGES[name].proto_file) is not None]
+
+
 def _load_built_in() -> None:
     # The built-in games' converters import this module (for `EdgeGame`), so they are
     # loaded on first use rather than at import.
     if _BUILT_IN_LOADED:
         return
-    from fiftyk_referee.service.grpc.games import fiftyk, shengji
+    from fiftyk_referee.service.games.fiftyk import edge as fiftyk
+    from fiftyk_referee.service.games.shengji import edge as shengji
 
     for edge in (fiftyk.EDGE, shengji.EDGE):
         register_edge(edge)
@@ -132,4 +175,4 @@ def _load_built_in() -> None:
 _BUILT_IN_LOADED: list[bool] = []
 
 __all__ = ["EDGES", "EdgeGame", "GenericEdge", "Payloads", "TypedEdge", "all_payloads", "edge_for",
-           "register_edge"]
+           "game_protos", "legacy_copy", "register_edge"]

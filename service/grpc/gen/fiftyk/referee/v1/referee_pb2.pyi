@@ -7,9 +7,15 @@ Conventions used throughout this file:
 
 * Every table plays one game, named when the table is created (RulesetSpec.game):
   "fiftyk", 五十K, the default (its rules: docs/rules.md), or "shengji", 升级/拖拉机
-  (docs/shengji.md). The common messages serve both games; messages and fields named
-  after a game (FiftykHandDealt, HandView.shengji, ShengjiResult, ...) carry what only that
-  game has.
+  (docs/shengji.md). The messages of this file serve every game. What only one game has
+  travels as a google.protobuf.Any holding a message of that game's own proto package
+  (fiftyk/games/<game>/v1/<game>.proto, package fiftyk.games.<game>.v1):
+  HandView.game_view, HandScore.game_outcome and Event.game_event (how to read them:
+  docs/integrating.md#game-payloads). Server reflection serves those packages too.
+* Messages and fields named after a game (FiftykHandDealt, HandView.shengji,
+  ShengjiResult, ...) are kept for 0.2 clients, and filled as before for 五十K and Shengji
+  hands: each holds the same fields, and the same bytes, as the game's own message in its
+  Any. Later games have only the Any.
 * Cards travel as the text notation of docs/rules.md#cards, the same for both games: rank
   then suit letter ("3S", "10H", "QC", "AD", "2S"), jokers "SJ" and "BJ". Requests also
   accept "T" for 10, lower case and the suit symbols; responses always use the canonical
@@ -40,6 +46,7 @@ Credentials travel in request metadata:
 """
 
 from collections import abc as _abc
+from google.protobuf import any_pb2 as _any_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
@@ -848,7 +855,9 @@ Global___LegalPlay: _TypeAlias = LegalPlay  # noqa: Y015
 @_typing.final
 class HandView(_message.Message):
     """HandView is a hand as one viewer may see it. A player's view never holds another seat's
-    cards; an audit view holds every seat's cards.
+    cards; an audit view holds every seat's cards. What only the hand's game shows is in
+    `game_view`; the fields marked "0.2" are kept for 0.2 clients (五十K and Shengji fill
+    them as before, later games leave them empty).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -880,6 +889,7 @@ class HandView(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     SHENGJI_FIELD_NUMBER: _builtins.int
     GAME_STATE_FIELD_NUMBER: _builtins.int
+    GAME_VIEW_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
     table_id: _builtins.str
@@ -891,11 +901,15 @@ class HandView(_message.Message):
     full_view: _builtins.bool
     """full_view is set when every seat's cards are shown (audit role)."""
     stock_count: _builtins.int
-    """stock_count is the number of cards left in the stock (5/6-card games); absent otherwise."""
+    """stock_count is the number of cards left in the stock (5/6-card games); absent otherwise.
+    0.2: 五十K's, also in its `game_view`.
+    """
     dealer: _builtins.int
     """dealer is the seat that dealt the hand."""
     trick_points: _builtins.int
-    """trick_points is the sum of the points of the cards played in the current trick."""
+    """trick_points is the sum of the points of the cards played in the current trick. 0.2:
+    五十K's, also in its `game_view`.
+    """
     leader: _builtins.int
     """leader is the seat that led (or is to lead) the current trick."""
     turn_seat: _builtins.int
@@ -926,7 +940,9 @@ class HandView(_message.Message):
 
     @_builtins.property
     def announcements(self) -> _containers.RepeatedCompositeFieldContainer[Global___Announcement]:
-        """announcements are the announcements made so far, in order."""
+        """announcements are the announcements made so far, in order. 0.2: 五十K's, also in its
+        `game_view`.
+        """
 
     @_builtins.property
     def trick(self) -> _containers.RepeatedCompositeFieldContainer[Global___TrickAction]:
@@ -934,7 +950,9 @@ class HandView(_message.Message):
 
     @_builtins.property
     def top_play(self) -> Global___TrickAction:
-        """top_play is the play to beat in the current trick; absent before the lead."""
+        """top_play is the play to beat in the current trick; absent before the lead. 0.2: 五十K's,
+        also in its `game_view`.
+        """
 
     @_builtins.property
     def turn_deadline(self) -> _timestamp_pb2.Timestamp:
@@ -942,11 +960,15 @@ class HandView(_message.Message):
 
     @_builtins.property
     def finish_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """finish_order lists the seats that went out, first out first."""
+        """finish_order lists the seats that went out, first out first. 0.2: 五十K's, also in its
+        `game_view`.
+        """
 
     @_builtins.property
     def result(self) -> Global___HandResult:
-        """result is the hand's scoring; set once the hand is completed."""
+        """result is a 五十K hand's scoring; set once the hand is completed. 0.2: also in its
+        `game_view` (fiftyk.games.fiftyk.v1.HandView.result).
+        """
 
     @_builtins.property
     def legal_plays(self) -> _containers.RepeatedCompositeFieldContainer[Global___LegalPlay]:
@@ -956,20 +978,33 @@ class HandView(_message.Message):
 
     @_builtins.property
     def stock(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """stock lists the stock's cards in drawing order; audit views of 5/6-card games only."""
+        """stock lists the stock's cards in drawing order; audit views of 5/6-card games only.
+        0.2: 五十K's, also in its `game_view`.
+        """
 
     @_builtins.property
     def shengji(self) -> Global___ShengjiState:
         """shengji holds what only a Shengji hand has (phase, levels, trump, declaration, kitty);
         absent for 五十K hands. For Shengji the fields above mean: `dealer` the dealer once
         fixed (see `shengji.dealer`), `trick` the current trick's plays, `seats[].collected` the
-        points each seat won, `result` is absent (see `shengji.result`).
+        points each seat won, `result` is absent (see `shengji.result`). 0.2: the same bytes as
+        the Shengji hand's `game_view` (fiftyk.games.shengji.v1.HandView).
         """
 
     @_builtins.property
     def game_state(self) -> _struct_pb2.Struct:
-        """game_state is the whole view of a hand of a game that has no messages of its own in
-        this contract, as JSON values (the game's view fields); absent for 五十K and Shengji.
+        """game_state is the whole view of a hand of a game that has no proto messages of its own,
+        as JSON values (the game's view fields); absent for 五十K and Shengji. 0.2: the same
+        Struct is in `game_view`.
+        """
+
+    @_builtins.property
+    def game_view(self) -> _any_pb2.Any:
+        """game_view is what only the hand's game shows, as a message of the game's own proto
+        package: fiftyk.games.fiftyk.v1.HandView, fiftyk.games.shengji.v1.HandView, ...; a
+        google.protobuf.Struct of JSON values for a game without proto messages of its own.
+        Always set; its type URL names the message
+        (type.googleapis.com/fiftyk.games.shengji.v1.HandView).
         """
 
     def __init__(
@@ -1002,10 +1037,11 @@ class HandView(_message.Message):
         version: _builtins.int = ...,
         shengji: Global___ShengjiState | None = ...,
         game_state: _struct_pb2.Struct | None = ...,
+        game_view: _any_pb2.Any | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "deal_seed", b"deal_seed", "game_state", b"game_state", "leader", b"leader", "result", b"result", "shengji", b"shengji", "stock_count", b"stock_count", "top_play", b"top_play", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "deal_seed", b"deal_seed", "game_state", b"game_state", "game_view", b"game_view", "leader", b"leader", "result", b"result", "shengji", b"shengji", "stock_count", b"stock_count", "top_play", b"top_play", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "announcements", b"announcements", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "finish_order", b"finish_order", "full_view", b"full_view", "game_state", b"game_state", "hand_id", b"hand_id", "hand_number", b"hand_number", "leader", b"leader", "legal_plays", b"legal_plays", "legal_plays_truncated", b"legal_plays_truncated", "own_cards", b"own_cards", "result", b"result", "seats", b"seats", "shengji", b"shengji", "status", b"status", "stock", b"stock", "stock_count", b"stock_count", "table_id", b"table_id", "top_play", b"top_play", "trick", b"trick", "trick_points", b"trick_points", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "version", b"version", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed", "_leader", b"_leader", "_result", b"_result", "_shengji", b"_shengji", "_stock_count", b"_stock_count", "_top_play", b"_top_play", "_turn_deadline", b"_turn_deadline", "_turn_seat", b"_turn_seat", "_viewer_seat", b"_viewer_seat", "announcements", b"announcements", "deal_commitment", b"deal_commitment", "deal_seed", b"deal_seed", "dealer", b"dealer", "finish_order", b"finish_order", "full_view", b"full_view", "game_state", b"game_state", "game_view", b"game_view", "hand_id", b"hand_id", "hand_number", b"hand_number", "leader", b"leader", "legal_plays", b"legal_plays", "legal_plays_truncated", b"legal_plays_truncated", "own_cards", b"own_cards", "result", b"result", "seats", b"seats", "shengji", b"shengji", "status", b"status", "stock", b"stock", "stock_count", b"stock_count", "table_id", b"table_id", "top_play", b"top_play", "trick", b"trick", "trick_points", b"trick_points", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "version", b"version", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deal_seed: _TypeAlias = _typing.Literal["deal_seed"]  # noqa: Y015
     _WhichOneofArgType__deal_seed: _TypeAlias = _typing.Literal["_deal_seed", b"_deal_seed"]  # noqa: Y015
@@ -2068,22 +2104,34 @@ class HandScore(_message.Message):
     RESULT_FIELD_NUMBER: _builtins.int
     SHENGJI_FIELD_NUMBER: _builtins.int
     GAME_RESULT_FIELD_NUMBER: _builtins.int
+    GAME_OUTCOME_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
     hand_number: _builtins.int
     """hand_number counts the table's hands from 1."""
     @_builtins.property
     def result(self) -> Global___HandResult:
-        """result is a 五十K hand's scoring."""
+        """result is a 五十K hand's scoring. 0.2: `game_outcome` holds the same as a
+        fiftyk.games.fiftyk.v1.HandResult.
+        """
 
     @_builtins.property
     def shengji(self) -> Global___ShengjiResult:
-        """shengji is a Shengji hand's result (levels, next dealer, the match)."""
+        """shengji is a Shengji hand's result (levels, next dealer, the match). 0.2:
+        `game_outcome` holds the same as a fiftyk.games.shengji.v1.HandResult.
+        """
 
     @_builtins.property
     def game_result(self) -> _struct_pb2.Struct:
-        """game_result is the result of a game that has no messages of its own in this contract,
-        as JSON values.
+        """game_result is the result of a game that has no proto messages of its own, as JSON
+        values. 0.2: `game_outcome` holds the same Struct.
+        """
+
+    @_builtins.property
+    def game_outcome(self) -> _any_pb2.Any:
+        """game_outcome is the hand's result as a message of its game's own proto package
+        (fiftyk.games.fiftyk.v1.HandResult, fiftyk.games.shengji.v1.HandResult, ...; a
+        google.protobuf.Struct for a game without proto messages of its own). Always set.
         """
 
     def __init__(
@@ -2094,10 +2142,11 @@ class HandScore(_message.Message):
         result: Global___HandResult | None = ...,
         shengji: Global___ShengjiResult | None = ...,
         game_result: _struct_pb2.Struct | None = ...,
+        game_outcome: _any_pb2.Any | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game_result", b"game_result", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game_outcome", b"game_outcome", "game_result", b"game_result", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_result", b"game_result", "hand_id", b"hand_id", "hand_number", b"hand_number", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_outcome", b"game_outcome", "game_result", b"game_result", "hand_id", b"hand_id", "hand_number", b"hand_number", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["result", "shengji", "game_result"]  # noqa: Y015
     _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
@@ -2459,8 +2508,10 @@ Global___VerifyHandResponse: _TypeAlias = VerifyHandResponse  # noqa: Y015
 class Event(_message.Message):
     """Event is one public event: the envelope ReadEvents, WatchTable and GetHandHistory carry.
     Its `name` and its payload are a stable contract, listed in docs/events.md: table events
-    are named `table.*`, a game's hand events `<game>.*` (`fiftyk.*`). Exactly one payload
-    field is set, the one of `name`; a payload holds only what the reader may see.
+    are named `table.*`, a game's hand events `<game>.*` (`fiftyk.*`). A table event's payload
+    is its field of `payload`; a game's event is `game_event`, a message of the game's own
+    proto package (and, for 0.2 clients, its field of `payload` as well for 五十K and Shengji).
+    A payload holds only what the reader may see.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2503,6 +2554,7 @@ class Event(_message.Message):
     SHENGJI_TRICK_WON_FIELD_NUMBER: _builtins.int
     SHENGJI_HAND_ENDED_FIELD_NUMBER: _builtins.int
     GAME_PAYLOAD_FIELD_NUMBER: _builtins.int
+    GAME_EVENT_FIELD_NUMBER: _builtins.int
     position: _builtins.int
     """position is the event's position in the global feed: strictly increasing (with gaps),
     starting at 1. Pass it back as `after_position` to resume after this event. 0 in
@@ -2652,8 +2704,16 @@ class Event(_message.Message):
 
     @_builtins.property
     def game_payload(self) -> _struct_pb2.Struct:
-        """game_payload is an event of a game that has no messages of its own in this contract,
-        as JSON values (the public payload's fields).
+        """game_payload is an event of a game that has no proto messages of its own, as JSON
+        values (the public payload's fields). 0.2: `game_event` holds the same Struct.
+        """
+
+    @_builtins.property
+    def game_event(self) -> _any_pb2.Any:
+        """game_event is a game's event as a message of the game's own proto package, the one
+        `name` names (`shengji.declared`: fiftyk.games.shengji.v1.Declared; a
+        google.protobuf.Struct for a game without proto messages of its own); unset for table
+        events.
         """
 
     def __init__(
@@ -2697,10 +2757,11 @@ class Event(_message.Message):
         shengji_trick_won: Global___ShengjiTrickWon | None = ...,
         shengji_hand_ended: Global___ShengjiHandEnded | None = ...,
         game_payload: _struct_pb2.Struct | None = ...,
+        game_event: _any_pb2.Any | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_event", b"game_event", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_event", b"game_event", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "table_seat_replaced", "table_seat_token_reissued", "table_closed", "table_hand_voided", "table_draw_opened", "table_entropy_contributed", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended", "game_payload"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015

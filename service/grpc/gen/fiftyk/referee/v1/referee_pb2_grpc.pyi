@@ -7,9 +7,15 @@ Conventions used throughout this file:
 
 * Every table plays one game, named when the table is created (RulesetSpec.game):
   "fiftyk", 五十K, the default (its rules: docs/rules.md), or "shengji", 升级/拖拉机
-  (docs/shengji.md). The common messages serve both games; messages and fields named
-  after a game (FiftykHandDealt, HandView.shengji, ShengjiResult, ...) carry what only that
-  game has.
+  (docs/shengji.md). The messages of this file serve every game. What only one game has
+  travels as a google.protobuf.Any holding a message of that game's own proto package
+  (fiftyk/games/<game>/v1/<game>.proto, package fiftyk.games.<game>.v1):
+  HandView.game_view, HandScore.game_outcome and Event.game_event (how to read them:
+  docs/integrating.md#game-payloads). Server reflection serves those packages too.
+* Messages and fields named after a game (FiftykHandDealt, HandView.shengji,
+  ShengjiResult, ...) are kept for 0.2 clients, and filled as before for 五十K and Shengji
+  hands: each holds the same fields, and the same bytes, as the game's own message in its
+  Any. Later games have only the Any.
 * Cards travel as the text notation of docs/rules.md#cards, the same for both games: rank
   then suit letter ("3S", "10H", "QC", "AD", "2S"), jokers "SJ" and "BJ". Requests also
   accept "T" for 10, lower case and the suit symbols; responses always use the canonical

@@ -20,7 +20,7 @@ from fiftyk_referee.domain.cards import parse_card
 from fiftyk_referee.domain.shengji.cards import TrumpOrder
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.cli.hand_text import play_text, trick_text
-from fiftyk_referee.service.cli.shengji_text import (
+from fiftyk_referee.service.games.shengji.text import (
     declaration_text,
     levels_text,
     order_of,

@@ -1,5 +1,7 @@
-"""Shengji at the gRPC edge: its views, results and public events as fiftyk.referee.v1
-messages (a HandView with its ShengjiState, ShengjiResult, the `shengji_*` payloads)."""
+"""Shengji at the gRPC edge: its views, results and public events as its own messages
+(fiftyk.games.shengji.v1, `shengji_pb2` beside this module) in the fiftyk.referee.v1 ones,
+and the fields 0.2 clients read (HandView.shengji, HandScore.shengji, the `shengji_*`
+payloads), which hold the same bytes."""
 
 from __future__ import annotations
 
@@ -10,14 +12,15 @@ from fiftyk_referee.domain.shengji import events as shengji
 from fiftyk_referee.domain.shengji.hand import rules_of as shengji_rules
 from fiftyk_referee.domain.shengji.views import GAME_NAME as SHENGJI
 from fiftyk_referee.domain.shengji.views import ShengjiResult, ShengjiView
+from fiftyk_referee.service.games.shengji import shengji_pb2 as spb
 from fiftyk_referee.service.grpc.convert import ruleset_to_proto
-from fiftyk_referee.service.grpc.games import EdgeGame, Payloads, TypedEdge
+from fiftyk_referee.service.grpc.games import EdgeGame, Payloads, TypedEdge, legacy_copy
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 
-def result_to_proto(result: ShengjiResult) -> pb.ShengjiResult:
-    """A Shengji hand's result as ShengjiResult."""
-    message = pb.ShengjiResult(
+def result_to_proto(result: ShengjiResult) -> spb.HandResult:
+    """A Shengji hand's result as its HandResult."""
+    message = spb.HandResult(
         attacker_points=result.attacker_points, kitty_bonus=result.kitty_bonus,
         side=result.side, levels=result.levels, levels_after=result.levels_after,
         next_dealer=result.next_dealer, game_over=result.game_over,
@@ -27,8 +30,9 @@ def result_to_proto(result: ShengjiResult) -> pb.ShengjiResult:
     return message
 
 
-def shengji_hand_to_proto(view: ShengjiView) -> pb.HandView:
-    """A Shengji hand as one viewer sees it."""
+def shengji_hand_to_proto(view: ShengjiView, own: spb.HandView) -> pb.HandView:
+    """A Shengji hand as one viewer sees it: the common fields, and `shengji` for 0.2 clients,
+    a copy of its own view message `own`."""
     over = view.is_over
     message = pb.HandView(
         hand_id=view.hand_id, table_id=view.table_id, hand_number=view.number,
@@ -54,12 +58,13 @@ def shengji_hand_to_proto(view: ShengjiView) -> pb.HandView:
         message.turn_deadline.FromDatetime(view.turn_deadline)
     if view.seed:
         message.deal_seed = view.seed
-    message.shengji.CopyFrom(_state(view))
+    legacy_copy(own, message.shengji)
     return message
 
 
-def _state(view: ShengjiView) -> pb.ShengjiState:
-    state = pb.ShengjiState(
+def view_message(view: ShengjiView) -> spb.HandView:
+    """What a Shengji hand shows beyond the common HandView, as its HandView (`game_view`)."""
+    state = spb.HandView(
         phase=view.phase, levels=view.levels, trump_rank=view.trump_rank,
         round=view.round, spoken=view.spoken, kitty_size=view.kitty_count,
         kitty_visible=view.kitty is not None, tricks_played=view.tricks_played,
@@ -91,8 +96,8 @@ def _optional(message: Any, field: str, value: Any) -> None:
         setattr(message, field, value)
 
 
-def _sj_dealt(event: shengji.HandDealt) -> pb.ShengjiHandDealt:
-    message = pb.ShengjiHandDealt(
+def _sj_dealt(event: shengji.HandDealt) -> spb.HandDealt:
+    message = spb.HandDealt(
         table_id=event.table_id, hand_number=event.hand_number,
         ruleset=ruleset_to_proto(event.ruleset, shengji_rules(event.ruleset), SHENGJI),
         levels=event.levels, room_points=event.room_points,
@@ -103,64 +108,64 @@ def _sj_dealt(event: shengji.HandDealt) -> pb.ShengjiHandDealt:
     return message
 
 
-def _sj_round(event: shengji.RoundDealt) -> pb.ShengjiRoundDealt:
-    return pb.ShengjiRoundDealt(round=event.round, hands=[
+def _sj_round(event: shengji.RoundDealt) -> spb.RoundDealt:
+    return spb.RoundDealt(round=event.round, hands=[
         pb.DealtCards(seat=h.seat, card_count=h.count, cards=h.cards) for h in event.hands])
 
 
-def _sj_nothing(event: shengji.DeclaredNothing) -> pb.ShengjiDeclaredNothing:
-    return pb.ShengjiDeclaredNothing(seat=event.seat)
+def _sj_nothing(event: shengji.DeclaredNothing) -> spb.DeclaredNothing:
+    return spb.DeclaredNothing(seat=event.seat)
 
 
-def _sj_declared(event: shengji.Declared) -> pb.ShengjiDeclared:
-    message = pb.ShengjiDeclared(seat=event.seat, cards=event.cards, round=event.round)
+def _sj_declared(event: shengji.Declared) -> spb.Declared:
+    message = spb.Declared(seat=event.seat, cards=event.cards, round=event.round)
     _optional(message, "suit", event.suit)
     return message
 
 
-def _sj_window(event: shengji.WindowClosed) -> pb.ShengjiWindowClosed:
-    return pb.ShengjiWindowClosed(round=event.round, by=event.by)
+def _sj_window(event: shengji.WindowClosed) -> spb.WindowClosed:
+    return spb.WindowClosed(round=event.round, by=event.by)
 
 
-def _sj_kitty_taken(event: shengji.KittyTaken) -> pb.ShengjiKittyTaken:
-    message = pb.ShengjiKittyTaken(dealer=event.dealer, kitty_count=event.kitty.count,
+def _sj_kitty_taken(event: shengji.KittyTaken) -> spb.KittyTaken:
+    message = spb.KittyTaken(dealer=event.dealer, kitty_count=event.kitty.count,
                                    kitty=event.kitty.cards)
     _optional(message, "trump_suit", event.trump_suit)
     return message
 
 
-def _sj_buried(event: shengji.KittyBuried) -> pb.ShengjiKittyBuried:
+def _sj_buried(event: shengji.KittyBuried) -> spb.KittyBuried:
     buried = event.buried
-    return pb.ShengjiKittyBuried(seat=buried.seat, count=buried.count, cards=buried.cards,
+    return spb.KittyBuried(seat=buried.seat, count=buried.count, cards=buried.cards,
                                  by_referee=event.by_referee)
 
 
-def _sj_throw(event: shengji.ThrowFailed) -> pb.ShengjiThrowFailed:
-    return pb.ShengjiThrowFailed(seat=event.seat, attempted=event.attempted,
+def _sj_throw(event: shengji.ThrowFailed) -> spb.ThrowFailed:
+    return spb.ThrowFailed(seat=event.seat, attempted=event.attempted,
                                  forced=event.forced, action=event.action)
 
 
-def _sj_played(event: shengji.CardsPlayed) -> pb.ShengjiCardsPlayed:
-    return pb.ShengjiCardsPlayed(seat=event.seat, cards=event.cards,
+def _sj_played(event: shengji.CardsPlayed) -> spb.CardsPlayed:
+    return spb.CardsPlayed(seat=event.seat, cards=event.cards,
                                  by_referee=event.by_referee)
 
 
-def _sj_trick(event: shengji.TrickWon) -> pb.ShengjiTrickWon:
-    message = pb.ShengjiTrickWon(seat=event.seat, points=event.points)
+def _sj_trick(event: shengji.TrickWon) -> spb.TrickWon:
+    message = spb.TrickWon(seat=event.seat, points=event.points)
     _optional(message, "next_leader", event.next_leader)
     return message
 
 
-def _sj_ended(event: shengji.HandEnded) -> pb.ShengjiHandEnded:
+def _sj_ended(event: shengji.HandEnded) -> spb.HandEnded:
     result = event.result
     trump, kitty, last = result["trump"], result["kitty"], result["last_trick"]
     attackers, outcome, levels = result["attackers"], result["outcome"], result["levels"]
-    message = pb.ShengjiHandEnded(
+    message = spb.HandEnded(
         dealer=result["dealer"],
-        trump=pb.ShengjiTrump(rank=trump["rank"], cards=trump["cards"] or []),
-        kitty=pb.ShengjiKitty(dealt=kitty["dealt"], buried=kitty["buried"],
+        trump=spb.Trump(rank=trump["rank"], cards=trump["cards"] or []),
+        kitty=spb.Kitty(dealt=kitty["dealt"], buried=kitty["buried"],
                               points=kitty["points"]),
-        throws_failed=[pb.ShengjiFailedThrow(seat=t["seat"], forced=t["forced"])
+        throws_failed=[spb.FailedThrow(seat=t["seat"], forced=t["forced"])
                        for t in result["throws_failed"]],
         collected=result["collected"], last_trick_winner=last["winner"],
         last_trick_side=last["side"], kitty_multiplier=last["multiplier"],
@@ -176,7 +181,7 @@ def _sj_ended(event: shengji.HandEnded) -> pb.ShengjiHandEnded:
     _optional(message, "deal_seed", event.deal_seed)
     room = result.get("room_points")
     if room is not None:
-        message.room_points.CopyFrom(pb.ShengjiRoomPoints(
+        message.room_points.CopyFrom(spb.RoomPoints(
             multiplier=room["multiplier"], base=room["base"], delta=room["delta"],
             after=room["after"]))
     return message
@@ -197,8 +202,8 @@ PAYLOADS: Payloads = {
 }
 
 
-EDGE = TypedEdge(SHENGJI, PAYLOADS, ShengjiView, shengji_hand_to_proto, ShengjiResult, "shengji",
-                 result_to_proto)
+EDGE = TypedEdge(SHENGJI, spb.DESCRIPTOR, PAYLOADS, ShengjiView, view_message,
+                 shengji_hand_to_proto, ShengjiResult, "shengji", result_to_proto)
 _EDGE_CHECK: EdgeGame = EDGE
 
-__all__ = ["EDGE", "PAYLOADS", "result_to_proto", "shengji_hand_to_proto"]
+__all__ = ["EDGE", "PAYLOADS", "result_to_proto", "shengji_hand_to_proto", "view_message"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from fiftyk_referee.service.cli import demo_shengji
-from fiftyk_referee.service.cli.shengji_text import (
+from fiftyk_referee.service.games.shengji import demo as demo_shengji
+from fiftyk_referee.service.games.shengji.text import (
     ShengjiAccount,
     ended_lines,
     levels_text,

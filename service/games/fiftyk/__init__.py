@@ -1,0 +1,1 @@
+"""五十K at the edge: its gRPC converters, its command-line side, its web renderer."""
