@@ -43,6 +43,10 @@ class Reason(StrEnum):
     ENTROPY_ALREADY_SENT = "ENTROPY_ALREADY_SENT"
     ENTROPY_WINDOW_CLOSED = "ENTROPY_WINDOW_CLOSED"
     INVALID_ENTROPY = "INVALID_ENTROPY"
+    # Commit, then reveal (docs/fairness.md#commit-then-reveal).
+    ENTROPY_COMMIT_FIRST = "ENTROPY_COMMIT_FIRST"
+    ENTROPY_REVEAL_NOT_OPEN = "ENTROPY_REVEAL_NOT_OPEN"
+    ENTROPY_MISMATCH = "ENTROPY_MISMATCH"
     # Shengji (docs/shengji.md#reason-codes).
     NOT_DECLARATION_PHASE = "NOT_DECLARATION_PHASE"
     # A play while the declaration windows are still open (live tables: a transcript

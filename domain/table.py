@@ -13,11 +13,14 @@ from typing import Any, ClassVar
 
 from fiftyk_referee.domain.aggregate import Aggregate, AggregateEvent, event
 from fiftyk_referee.domain.deal import (
+    ENTROPY_COMMITMENT_BYTES,
     MAX_CONTRIBUTION_BYTES,
     MAX_ENTROPY_WINDOW,
     MIN_CONTRIBUTION_BYTES,
     SEED_BYTES,
+    entropy_commitment,
     seed_commitment,
+    withheld_seats,
 )
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Game, GameHand, Rules
@@ -47,7 +50,12 @@ class DrawView:
     hand_number: int
     commitment: str  # SHA-256 of the referee's secret seed, published before contributions
     deadline: datetime  # after it, a seat that sent nothing counts as the empty contribution
-    contributed: tuple[int, ...]  # the seats that contributed so far
+    contributed: tuple[int, ...]  # the seats whose bytes are in so far (revealed, or sent)
+    # Commit, then reveal: the seats commit until `commit_deadline` (None: a table whose
+    # seats send their bytes directly), then reveal until `deadline`.
+    commit_deadline: datetime | None = None
+    committed: tuple[int, ...] = ()  # the seats that committed so far
+    abandoned: int = 0  # draws opened for this hand before this one and never dealt
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +92,7 @@ class TableView:
     close_reason: str | None = None
     voided_hands: tuple[str, ...] = ()
     entropy_window: int | None = None  # seat entropy's window in seconds (None: off)
+    entropy_commit_reveal: bool = False  # seats commit first, then reveal (else: direct)
     draw: DrawView | None = None  # the next deal, while the seats contribute to it
 
     @property
@@ -129,28 +138,37 @@ class Table(Aggregate):
     # None when it was not drawn. A class default: snapshots stored before it was kept hold
     # no such field, and their hand answers as an undrawn one.
     dealt_contributions: list[str] | None = None
+    # Tables opened before commit-then-reveal took their seats' bytes directly (class
+    # defaults: older snapshots hold neither field).
+    entropy_commit_reveal: bool = False
+    # The public records of draws opened for the next hand and never dealt (a re-draw):
+    # every one is named in the deal that follows them (docs/fairness.md).
+    abandoned_draws: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def open(cls, game: Game, rules: Rules, players: int, *, allow_preset_deck: bool = False,
              name: str = "", spectators: SpectatorPolicy | None = None,
-             entropy_window: int | None = None) -> Table:
+             entropy_window: int | None = None, entropy_direct: bool = False) -> Table:
         """Open a table of `game`, validating the seat count against the rules;
-        `entropy_window` (seconds) makes every deal a seat-entropy deal."""
+        `entropy_window` (seconds) makes every deal a seat-entropy deal, whose seats commit
+        to their bytes before they reveal them unless `entropy_direct` (0.2's protocol)."""
         rules.check_players(players)
         check_entropy_window(entropy_window)
         policy = spectators if spectators is not None else SpectatorPolicy()
         return cls(ruleset=rules.to_json(), players=players,
                    allow_preset_deck=allow_preset_deck, name=name, game=game.name,
-                   spectators=policy.to_json(), entropy_window=entropy_window)
+                   spectators=policy.to_json(), entropy_window=entropy_window,
+                   commit_reveal=entropy_window is not None and not entropy_direct)
 
     @event("Opened")
     def __init__(self, ruleset: dict[str, Any], players: int, allow_preset_deck: bool,
                  name: str, game: str = DEFAULT_GAME,
                  spectators: dict[str, Any] | None = None,
-                 entropy_window: int | None = None) -> None:
+                 entropy_window: int | None = None, commit_reveal: bool = False) -> None:
         self.game_name = game
         # Tables opened before seat entropy stored no window: their deals are the seed's.
         self.entropy_window = entropy_window
+        self.entropy_commit_reveal = commit_reveal
         # The next deal while seats contribute to it: its number, the referee's secret seed
         # (hex) and its commitment, the deadline (ISO text) and each seat's contribution
         # (hex, None until sent). Secret until the hand ends: never in a view or event.
@@ -265,6 +283,7 @@ class Table(Aggregate):
             close_reason=self.close_reason,
             voided_hands=tuple(self.voided_hands),
             entropy_window=self.entropy_window,
+            entropy_commit_reveal=self.entropy_commit_reveal,
             draw=self._draw_view(),
         )
 
@@ -272,14 +291,33 @@ class Table(Aggregate):
         draw = self.draw
         if draw is None:
             return None
+        commit_deadline = draw.get("commit_deadline")
         return DrawView(hand_number=draw["number"], commitment=draw["commitment"],
                         deadline=datetime.fromisoformat(draw["deadline"]),
                         contributed=tuple(seat for seat, sent in enumerate(draw["contributions"])
-                                          if sent is not None))
+                                          if sent is not None),
+                        commit_deadline=(datetime.fromisoformat(commit_deadline)
+                                         if commit_deadline else None),
+                        committed=tuple(seat for seat, sent
+                                        in enumerate(draw.get("commitments") or ())
+                                        if sent is not None),
+                        abandoned=len(self.abandoned_draws))
 
     def draw_deadline(self) -> datetime | None:
         """When the seats of the deal being drawn stop contributing (None: no draw)."""
         return datetime.fromisoformat(self.draw["deadline"]) if self.draw else None
+
+    def _commit_deadline(self) -> datetime | None:
+        """When the seats of a commit-then-reveal draw stop committing (None: not one)."""
+        text = self.draw.get("commit_deadline") if self.draw else None
+        return datetime.fromisoformat(text) if text else None
+
+    def _reveal_open(self, now: datetime) -> bool:
+        """Every seat committed, or the commit window closed: the commitments are fixed."""
+        draw, commit_deadline = self.draw, self._commit_deadline()
+        if draw is None or commit_deadline is None:
+            return False
+        return now >= commit_deadline or all(c is not None for c in draw["commitments"])
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -409,17 +447,23 @@ class Table(Aggregate):
             if now is None:
                 raise RuleError(Reason.INVALID_ENTROPY,
                                 "a seat-entropy draw needs the time it opens at")
-            secret = seed if seed is not None else secrets.token_bytes(SEED_BYTES)
-            self._draw_opened(number=self.hands_played + 1,
-                              commitment=seed_commitment(secret), seed=secret.hex(),
-                              deadline=(now + timedelta(seconds=self.entropy_window)
-                                        ).isoformat())
+            self._open_draw(now, seed)
             return None
         return self._deal(deck=deck, seed=seed, contributions=None)
 
-    def contribute(self, seat: int, entropy: bytes, now: datetime) -> GameHand | None:
-        """Record a seat's contribution to the deal being drawn; the last seat's deals it
-        (the hand is returned), else None."""
+    def _open_draw(self, now: datetime, seed: bytes | None) -> None:
+        """Open the draw of the next deal: the seed's commitment and the windows (commit,
+        then reveal, one window each; or one window for bytes sent directly)."""
+        window = timedelta(seconds=self.entropy_window or 0)
+        secret = seed if seed is not None else secrets.token_bytes(SEED_BYTES)
+        commit_deadline = (now + window).isoformat() if self.entropy_commit_reveal else None
+        deadline = now + (2 * window if self.entropy_commit_reveal else window)
+        self._draw_opened(number=self.hands_played + 1, commitment=seed_commitment(secret),
+                          seed=secret.hex(), deadline=deadline.isoformat(),
+                          commit_deadline=commit_deadline)
+
+    def _open_draw_of(self, seat: int) -> dict[str, Any]:
+        """The draw a seat contributes to (refusing when none is open)."""
         self._check_seat(seat)
         self._check_open()
         draw = self.draw
@@ -428,11 +472,41 @@ class Table(Aggregate):
             raise RuleError(Reason.NO_DRAW_OPEN,
                             "no deal is being drawn at this table (StartHand opens one at a"
                             " table created with seat entropy)")
+        return draw
+
+    def commit_entropy(self, seat: int, commitment: bytes, now: datetime) -> None:
+        """Record a seat's commitment (the SHA-256 of the bytes it will reveal) to the deal
+        being drawn, while the commit window is open."""
+        draw = self._open_draw_of(seat)
+        commit_deadline = self._commit_deadline()
+        if commit_deadline is None:
+            raise RuleError(Reason.INVALID_ENTROPY,
+                            "this table's seats send their bytes directly (it was created with"
+                            " seat_entropy.direct): send `entropy`, not a commitment")
+        if not isinstance(commitment, bytes) or len(commitment) != ENTROPY_COMMITMENT_BYTES:
+            raise RuleError(Reason.INVALID_ENTROPY,
+                            f"a commitment is the {ENTROPY_COMMITMENT_BYTES}-byte SHA-256 of the"
+                            " bytes the seat will reveal")
+        if draw["commitments"][seat] is not None:
+            raise RuleError(Reason.ENTROPY_ALREADY_SENT,
+                            f"seat {seat} already committed to this deal")
+        if now >= commit_deadline:
+            raise RuleError(Reason.ENTROPY_WINDOW_CLOSED,
+                            f"the commit window closed at {draw['commit_deadline']}: the deal"
+                            " counts this seat's contribution as empty")
+        self._entropy_committed(seat=seat, commitment=commitment.hex())
+
+    def contribute(self, seat: int, entropy: bytes, now: datetime) -> GameHand | None:
+        """Record a seat's bytes for the deal being drawn (sent directly, or revealing its
+        commitment); the last seat's deals it (the hand is returned), else None."""
+        draw = self._open_draw_of(seat)
         if not isinstance(entropy, bytes) \
                 or not MIN_CONTRIBUTION_BYTES <= len(entropy) <= MAX_CONTRIBUTION_BYTES:
             raise RuleError(Reason.INVALID_ENTROPY,
                             f"a contribution is {MIN_CONTRIBUTION_BYTES} to"
                             f" {MAX_CONTRIBUTION_BYTES} random bytes")
+        if self._commit_deadline() is not None:
+            return self._reveal(draw, seat, entropy, now)
         if draw["contributions"][seat] is not None:
             raise RuleError(Reason.ENTROPY_ALREADY_SENT,
                             f"seat {seat} already contributed to this deal")
@@ -443,6 +517,43 @@ class Table(Aggregate):
                             " seat's contribution as empty")
         self._entropy_contributed(seat=seat, entropy=entropy.hex())
         if all(sent is not None for sent in draw["contributions"]):
+            return self._deal_draw()
+        return None
+
+    def _reveal(self, draw: dict[str, Any], seat: int, entropy: bytes, now: datetime
+                ) -> GameHand | None:
+        """A seat's bytes opening its commitment; the last outstanding reveal deals."""
+        committed = draw["commitments"][seat]
+        reveal_open = self._reveal_open(now)
+        if committed is None:
+            if not reveal_open:
+                raise RuleError(Reason.ENTROPY_COMMIT_FIRST,
+                                "this table's seats commit first: send the SHA-256 of your bytes"
+                                " as `commitment`, then the bytes once every seat has committed"
+                                f" or the commit window closed ({draw['commit_deadline']})")
+            raise RuleError(Reason.ENTROPY_WINDOW_CLOSED,
+                            f"seat {seat} did not commit before the commit window closed at"
+                            f" {draw['commit_deadline']}: the deal counts its contribution as"
+                            " empty")
+        if draw["contributions"][seat] is not None:
+            raise RuleError(Reason.ENTROPY_ALREADY_SENT,
+                            f"seat {seat} already revealed its contribution to this deal")
+        deadline = self.draw_deadline()
+        if deadline is not None and now >= deadline:
+            raise RuleError(Reason.ENTROPY_WINDOW_CLOSED,
+                            f"the reveal window closed at {draw['deadline']}: the deal counts"
+                            " this seat's contribution as withheld (empty)")
+        if not reveal_open:
+            raise RuleError(Reason.ENTROPY_REVEAL_NOT_OPEN,
+                            "other seats may still commit: reveal once every seat has"
+                            f" committed or at {draw['commit_deadline']}")
+        if entropy_commitment(entropy) != committed:
+            raise RuleError(Reason.ENTROPY_MISMATCH,
+                            f"these bytes do not open seat {seat}'s commitment (their SHA-256"
+                            " differs)")
+        self._entropy_contributed(seat=seat, entropy=entropy.hex())
+        if all(sent is None or draw["contributions"][s] is not None
+               for s, sent in enumerate(draw["commitments"])):
             return self._deal_draw()
         return None
 
@@ -478,19 +589,22 @@ class Table(Aggregate):
             raise RuleError(Reason.NO_DRAW_OPEN, "no deal is being drawn")
         # A seat that sent nothing counts as the empty contribution (docs/fairness.md).
         contributions = [sent or "" for sent in draw["contributions"]]
+        record = draw_record(draw, self.abandoned_draws)
         return self._deal(deck=None, seed=bytes.fromhex(draw["seed"]),
-                          contributions=contributions)
+                          contributions=contributions, record=record)
 
     def _deal(self, *, deck: list[str] | None, seed: bytes | None,
-              contributions: list[str] | None) -> GameHand:
+              contributions: list[str] | None, record: dict[str, Any] | None = None
+              ) -> GameHand:
         number = self.hands_played + 1
         hand = self.game.deal(
             table_id=str(self.id), number=number, rules=self.rules, players=self.players,
             dealer=self.next_dealer, seat_players=list(self.seats), carry=self.carry,
-            deck=deck, seed=seed, contributions=contributions,
+            deck=deck, seed=seed, contributions=contributions, draw=record,
         )
+        withheld = record["withheld"] if record is not None else None
         self._hand_started(hand_id=str(hand.id), number=number, dealer=self.next_dealer,
-                           contributions=contributions)
+                           contributions=contributions, withheld=withheld)
         return hand
 
     def record_hand(self, hand: GameHand) -> None:
@@ -533,9 +647,20 @@ class Table(Aggregate):
         self.draw = None  # a deal still being drawn is never dealt
 
     @event("DrawOpened")
-    def _draw_opened(self, number: int, commitment: str, seed: str, deadline: str) -> None:
+    def _draw_opened(self, number: int, commitment: str, seed: str, deadline: str,
+                     commit_deadline: str | None = None) -> None:
+        previous = self.draw
+        if previous is not None:  # a draw replaced before it was dealt: kept on the record
+            self.abandoned_draws = (*self.abandoned_draws, public_draw(previous))
         self.draw = {"number": number, "commitment": commitment, "seed": seed,
-                     "deadline": deadline, "contributions": [None] * self.players}
+                     "deadline": deadline, "contributions": [None] * self.players,
+                     "commit_deadline": commit_deadline,
+                     "commitments": [None] * self.players if commit_deadline else None}
+
+    @event("EntropyCommitted")
+    def _entropy_committed(self, seat: int, commitment: str) -> None:
+        if self.draw is not None:  # pragma: no branch - recorded only while drawing
+            self.draw["commitments"][seat] = commitment
 
     @event("EntropyContributed")
     def _entropy_contributed(self, seat: int, entropy: str) -> None:
@@ -549,8 +674,11 @@ class Table(Aggregate):
 
     @event("HandStarted")
     def _hand_started(self, hand_id: str, number: int, dealer: int,
-                      contributions: list[str] | None = None) -> None:
+                      contributions: list[str] | None = None,
+                      withheld: list[int] | None = None) -> None:
+        del withheld  # public record only: the hand's deal holds it too
         self.draw = None  # a drawn deal is dealt
+        self.abandoned_draws = ()
         self.dealt_contributions = contributions
         self.current_hand = hand_id
         self.hand_ids.append(hand_id)
@@ -594,7 +722,35 @@ class Table(Aggregate):
         self.match_end_reason = reason
 
 
+def public_draw(draw: Mapping[str, Any]) -> dict[str, Any]:
+    """What anyone may know of a draw: its commitment, its windows and who committed or sent
+    what (digests only; never the seed, never a seat's bytes)."""
+    commitments = draw.get("commitments")
+    return {
+        "number": draw["number"], "commitment": draw["commitment"],
+        "commit_deadline": draw.get("commit_deadline"), "deadline": draw["deadline"],
+        "commitments": ([sent or "" for sent in commitments]
+                        if commitments is not None else None),
+        "contributed": [seat for seat, sent in enumerate(draw["contributions"])
+                        if sent is not None],
+    }
+
+
+def draw_record(draw: Mapping[str, Any], abandoned: tuple[Mapping[str, Any], ...]
+                ) -> dict[str, Any]:
+    """The record of the draw a hand is dealt from, as its deal stores it: the draw's public
+    record, the seats that committed and withheld their bytes, and every draw opened for
+    this hand before it and never dealt (a re-draw)."""
+    record = public_draw(draw)
+    del record["contributed"]  # the deal's contributions say it
+    record["withheld"] = withheld_seats(record["commitments"],
+                                        [sent or "" for sent in draw["contributions"]])
+    record["abandoned"] = [dict(previous) for previous in abandoned]
+    return record
+
+
 __all__ = [
     "CLOSED", "FINISHED", "PLAYING", "TABLE_STATES", "WAITING", "DrawView", "SideScore",
-    "Table", "TableView", "check_entropy_window", "rules_of", "table_state",
+    "Table", "TableView", "check_entropy_window", "draw_record", "public_draw", "rules_of",
+    "table_state",
 ]

@@ -237,6 +237,9 @@ def check_bury(cards: Sequence[Card], kitty_size: int, bury_points: bool) -> Non
 class ShengjiHand(Aggregate):
     """One Shengji hand, from the paced deal to the result."""
 
+    # The record of its seat-entropy draw (a class default: hands stored before it have none).
+    draw_record: Mapping[str, Any] | None = None
+
     @staticmethod
     def create_id(table_id: str, number: int) -> UUID:
         """Hands are identified by table and number."""
@@ -258,6 +261,7 @@ class ShengjiHand(Aggregate):
         seed: bytes | None = None,
         seat_players: Sequence[str | None] | None = None,
         contributions: Sequence[str] | None = None,
+        draw: Mapping[str, Any] | None = None,
     ) -> ShengjiHand:
         """Deal a hand (first round, or all rounds under `declare_pacing=final`).
 
@@ -284,7 +288,7 @@ class ShengjiHand(Aggregate):
             cards = [str(c) for c in dealt]
         else:
             cards = check_deck(rules, deck)
-            seed, contributions = None, None
+            seed, contributions, draw = None, None, None
             digest = commitment(None, cards)
         hand = cls(
             table_id=table_id, number=number, ruleset=rules.to_json(), dealer=dealer,
@@ -292,6 +296,7 @@ class ShengjiHand(Aggregate):
             seed=seed.hex() if seed is not None else None,
             seat_players=list(seat_players) if seat_players is not None else None,
             contributions=list(contributions) if contributions is not None else None,
+            draw=dict(draw) if draw is not None else None,
         )
         hand._deal_next()
         return hand
@@ -300,10 +305,12 @@ class ShengjiHand(Aggregate):
     def __init__(self, table_id: str, number: int, ruleset: dict[str, Any], dealer: int | None,
                  levels: list[str], room_points: list[int], deck: list[str], commitment: str,
                  seed: str | None, seat_players: list[str | None] | None,
-                 contributions: list[str] | None = None) -> None:
+                 contributions: list[str] | None = None,
+                 draw: dict[str, Any] | None = None) -> None:
         self.table_id = table_id
         # Every seat's contribution to a seat-entropy deal (None: not one; docs/fairness.md).
         self.contributions = tuple(contributions) if contributions is not None else None
+        self.draw_record = draw  # its draw's record (domain.table.draw_record); None: none
         self.number = number
         self.players = PLAYERS
         self.ruleset_spec = ruleset
@@ -886,7 +893,8 @@ class ShengjiHand(Aggregate):
         }
         if self.is_over:  # the seed is revealed to everyone once the hand is over
             data["deal"] = deal_inputs(self.seed, self.commitment, hand_id=str(self.id),
-                                       contributions=self.contributions)
+                                       contributions=self.contributions,
+                                       draw=self.draw_record)
         return data
 
 

@@ -18,6 +18,7 @@ cache's settings come from `service.core.store.persistence_env`.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -96,6 +97,7 @@ from fiftyk_referee.service.errors import (
 )
 from fiftyk_referee.service.ops.metrics import game_event_metrics
 from fiftyk_referee.service.trust.chain_store import ChainedEventStore, ChainedMapper, chained_event
+from fiftyk_referee.service.trust.entropy_receipts import entropy_receipt_body
 from fiftyk_referee.service.trust.evidence import DISTRIBUTION, build_evidence, engine_version
 from fiftyk_referee.service.trust.integrity import IntegrityAudit
 from fiftyk_referee.service.trust.ledger import HandLog
@@ -185,13 +187,16 @@ class NamedCommands:
                      allow_preset_deck: bool = False, name: str = "",
                      request_id: str | None = None, game: str = DEFAULT_GAME,
                      spectators: SpectatorPolicy | None = None,
-                     entropy_window: int | None = None) -> Outcome:
+                     entropy_window: int | None = None,
+                     entropy_direct: bool = False) -> Outcome:
         """Open a table of a game with a ruleset (preset plus overrides) and a seat count;
-        `entropy_window` (seconds) makes its deals seat-entropy deals."""
+        `entropy_window` (seconds) makes its deals seat-entropy deals (commit, then reveal,
+        unless `entropy_direct`)."""
         return self.execute(CreateTable(
             preset=preset, options=dict(options or {}), players=players,
             allow_preset_deck=allow_preset_deck, name=name, game=game, spectators=spectators,
-            entropy_window=entropy_window, request_id=request_id))
+            entropy_window=entropy_window, entropy_direct=entropy_direct,
+            request_id=request_id))
 
     def join_table(self, table_id: str | UUID, player_id: str, seat: int | None = None, *,
                    request_id: str | None = None) -> Outcome:
@@ -213,15 +218,20 @@ class NamedCommands:
                                       deck=tuple(deck) if deck else None,
                                       request_id=request_id, now=now))
 
-    def contribute_entropy(self, table_id: str | UUID, seat: int, entropy: bytes, *,
+    def contribute_entropy(self, table_id: str | UUID, seat: int, entropy: bytes = b"", *,
+                           commitment: bytes | None = None,
                            request_id: str | None = None, player_id: str | None = None,
                            token_generation: int | None = None,
                            now: datetime | None = None) -> Outcome:
-        """A seat's contribution to the deal being drawn (the outcome's hand: the hand it
-        dealt, when it was the last one)."""
+        """A seat's contribution to the deal being drawn, or with `commitment` its
+        commitment to it (the outcome's hand: the hand it dealt, when it was the last one;
+        its `detail`: the unsigned receipt, `entropy_receipt`)."""
         return self.execute(ContributeEntropy(
-            table_id=str(table_id), seat=seat, entropy=bytes(entropy), player_id=player_id,
-            token_generation=token_generation, now=now, request_id=request_id))
+            table_id=str(table_id), seat=seat, entropy=bytes(entropy),
+            commitment=bytes(commitment) if commitment is not None else None,
+            player_id=player_id, token_generation=token_generation, now=now,
+            request_id=request_id))
+
 
     def close_draw(self, table_id: str | UUID, number: int, now: datetime, *,
                    request_id: str | None = None) -> Outcome:
@@ -453,7 +463,8 @@ class Referee(NamedCommands, Application[UUID]):
             table = Table.open(chosen, rules, command.players,
                                allow_preset_deck=command.allow_preset_deck,
                                name=command.name, spectators=command.spectators,
-                               entropy_window=command.entropy_window)
+                               entropy_window=command.entropy_window,
+                               entropy_direct=command.entropy_direct)
             # A shard keeps only a table whose (random) id hashes to it: another draw
             # costs microseconds, and a table's id alone then names its shard for ever.
             if self._owns is None or self._owns(table.id):
@@ -505,9 +516,21 @@ class Referee(NamedCommands, Application[UUID]):
                 or table.seats[command.seat] != command.player_id):
             raise PermissionDenied(ServiceReason.WRONG_SEAT,
                                    "the seat token's player no longer holds that seat")
-        hand = table.contribute(command.seat, command.entropy,
-                                command.now or datetime.now(UTC))
-        return self._dealt(command, table, hand, seat=command.seat)
+        now = command.now or datetime.now(UTC)
+        draw, version = table.draw, table.version
+        hand: GameHand | None = None
+        if command.commitment is not None:
+            table.commit_entropy(command.seat, command.commitment, now)
+        else:
+            hand = table.contribute(command.seat, command.entropy, now)
+        decision = self._dealt(command, table, hand, seat=command.seat)
+        if draw is not None:  # pragma: no branch - contributions are refused without one
+            receipt = entropy_receipt_body(str(table.id), draw, seat=command.seat,
+                                           entropy=command.entropy,
+                                           commitment=command.commitment,
+                                           table_version=version + 1)
+            decision.outcome = replace(decision.outcome, detail=json.dumps(receipt))
+        return decision
 
     def _close_draw(self, command: CloseDraw) -> Decision:
         table = self.get_table(command.table_id)
@@ -716,6 +739,13 @@ class Referee(NamedCommands, Application[UUID]):
                         since_size: int | None = None) -> dict[str, Any]:
         """A stored hand's evidence, signed by the referee (`fiftyk verify` checks it)."""
         return self.signer.sign(self.unsigned_evidence(hand_id, since_size=since_size))
+
+    def entropy_receipt(self, outcome: Outcome) -> dict[str, Any] | None:
+        """The referee's signed receipt for an accepted commitment or contribution
+        (docs/fairness.md#receipts); None for any other outcome."""
+        if outcome.kind != ContributeEntropy.KIND or not outcome.detail.startswith("{"):
+            return None
+        return self.signer.sign(json.loads(outcome.detail))
 
     def signed_ruling(self, transcript_text: str, result: Mapping[str, Any]) -> dict[str, Any]:
         """A ruling signed by the referee: the submitted transcript's SHA-256 and the result."""

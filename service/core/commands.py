@@ -58,6 +58,7 @@ class CreateTable(Command):
     game: str = DEFAULT_GAME
     spectators: SpectatorPolicy | None = None
     entropy_window: int | None = None  # seat entropy's window in seconds (None: off)
+    entropy_direct: bool = False  # seats send their bytes without committing first (0.2)
 
     @property
     def scope(self) -> str:
@@ -75,6 +76,8 @@ class CreateTable(Command):
             arguments["spectators"] = self.spectators.to_json()  # earlier receipts stay the same
         if self.entropy_window is not None:
             arguments["entropy_window"] = self.entropy_window
+        if self.entropy_direct:  # receipts of commit-then-reveal tables keep their fingerprints
+            arguments["entropy_direct"] = True
         return arguments
 
 
@@ -131,7 +134,8 @@ class StartHand(TableCommand):
 
 @dataclass(frozen=True, kw_only=True)
 class ContributeEntropy(TableCommand):
-    """A seat's random bytes for the deal being drawn (docs/fairness.md#seat-entropy).
+    """A seat's random bytes for the deal being drawn (docs/fairness.md#seat-entropy), or,
+    with `commitment`, its commitment to them (the SHA-256 of the bytes it will reveal).
 
     `player_id` and `token_generation`: who must hold the seat and with which seat token
     (not fingerprinted, as for `Act`). `now` (not fingerprinted): when it arrived.
@@ -139,13 +143,17 @@ class ContributeEntropy(TableCommand):
 
     KIND: ClassVar[str] = "contribute_entropy"
     seat: int
-    entropy: bytes
+    entropy: bytes = b""
+    commitment: bytes | None = None
     player_id: str | None = None
     token_generation: int | None = None
     now: datetime | None = None
 
     def arguments(self) -> dict[str, Any]:
-        """Table, seat and the bytes (hex)."""
+        """Table, seat and the bytes (hex), or the commitment (hex)."""
+        if self.commitment is not None:
+            return {"table_id": self.table_id, "seat": self.seat,
+                    "commitment": self.commitment.hex()}
         return {"table_id": self.table_id, "seat": self.seat, "entropy": self.entropy.hex()}
 
 

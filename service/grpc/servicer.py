@@ -55,6 +55,7 @@ from fiftyk_referee.service.grpc import auth
 from fiftyk_referee.service.grpc.callers import CALLER
 from fiftyk_referee.service.grpc.convert import (
     action_kinds_to_proto,
+    entropy_direct_from_proto,
     entropy_window_from_proto,
     legal_play_to_proto,
     options_from_proto,
@@ -74,7 +75,7 @@ from fiftyk_referee.service.grpc.games import edge_for
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
 from fiftyk_referee.service.grpc.paging import check_answer_size, fitting, response_budget
-from fiftyk_referee.service.grpc.requests import check_request, missing
+from fiftyk_referee.service.grpc.requests import check_request, missing, one_of
 from fiftyk_referee.service.grpc.stream_views import StreamAggregates
 from fiftyk_referee.service.ops.config import Config
 from fiftyk_referee.service.ops.metrics import Metrics
@@ -362,7 +363,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             options_from_proto(request.ruleset.options), request.players,
             allow_preset_deck=request.allow_preset_deck, name=request.name,
             request_id=_request_id(request), game=request.ruleset.game or DEFAULT_GAME,
-            spectators=spectators, entropy_window=entropy_window_from_proto(request))
+            spectators=spectators, entropy_window=entropy_window_from_proto(request),
+            entropy_direct=entropy_direct_from_proto(request))
         table = outcome.table
         if table is None:  # pragma: no cover - create_table always returns its table
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, "the table was not created")
@@ -452,13 +454,17 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         claim = principal.seat
         if claim is None:  # pragma: no cover - require_seat refused the call
             raise PermissionDenied(ServiceReason.SEAT_TOKEN_REQUIRED, "no seat token")
+        one_of(request, "entropy", "commitment")
         outcome = await self._command(
             self._app.contribute_entropy, request.table_id, seat, request.entropy,
+            commitment=request.commitment or None,
             request_id=_request_id(request), player_id=claim.player_id,
             token_generation=claim.generation)
-        response = pb.ContributeEntropyResponse(table=self._outcome_table(outcome),
-                                                version=outcome.current_table_version,
-                                                replayed=outcome.replayed)
+        receipt = self._app.entropy_receipt(outcome)
+        response = pb.ContributeEntropyResponse(
+            table=self._outcome_table(outcome), version=outcome.current_table_version,
+            replayed=outcome.replayed,
+            receipt_json=json.dumps(receipt, ensure_ascii=False) if receipt else "")
         if outcome.hand is not None:  # this contribution dealt the hand
             response.hand.CopyFrom(hand_to_proto(outcome.hand.view(SeatViewer(seat))))
         return response
