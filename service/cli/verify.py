@@ -61,6 +61,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     check.add_argument("--since", metavar="FILE",
                        help="an earlier evidence file: check that its ledger checkpoint is a"
                             " prefix of this one's (nothing was rolled back or rewritten)")
+    check.add_argument("--receipt", action="append", metavar="FILE",
+                       help="a seat-entropy receipt the referee signed (ContributeEntropy's"
+                            " receipt_json; repeat for several): check that the deal holds"
+                            " the commitment or bytes it accepted, from the draw it accepted"
+                            " them for")
     check.set_defaults(handler=run_verify)
 
     export = sub.add_parser(
@@ -100,6 +105,7 @@ def run_verify(args: argparse.Namespace) -> int:
     try:
         evidence = _read_json(args.file)
         since = _read_json(args.since) if args.since else None
+        receipts = [_read_json(path) for path in args.receipt or ()]
         trusted = _trusted_keys(args.key)
     except OSError as error:
         print(f"fiftyk verify: cannot read {error.filename}: {error.strerror}",
@@ -111,10 +117,11 @@ def run_verify(args: argparse.Namespace) -> int:
     except SignatureError as error:
         print(f"fiftyk verify: --key: {error}", file=sys.stderr)
         return EXIT_UNREADABLE
-    if not isinstance(evidence, dict) or (since is not None and not isinstance(since, dict)):
+    if not isinstance(evidence, dict) or (since is not None and not isinstance(since, dict)) \
+            or not all(isinstance(receipt, dict) for receipt in receipts):
         print("fiftyk verify: the evidence is not a JSON object", file=sys.stderr)
         return EXIT_UNREADABLE
-    report = verify(evidence, trusted=trusted, since=since)
+    report = verify(evidence, trusted=trusted, since=since, receipts=receipts)
     for line in report.lines:
         print(line)
     failure = report.failure

@@ -12,6 +12,7 @@ the call's deadline (`RetryRateLimited`; `retry_rate_limited=False` turns it off
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import secrets
 import time
@@ -202,9 +203,12 @@ class RefereeClient:
                      allow_preset_deck: bool = False, name: str = "",
                      request_id: str = "", game: str = "",
                      spectators: pb.SpectatorPolicy | None = None,
-                     entropy_window: int | None = None) -> pb.CreateTableResponse:
+                     entropy_window: int | None = None,
+                     entropy_direct: bool = False) -> pb.CreateTableResponse:
         """Open a table of a game (platform; the game defaults to 五十K); `entropy_window`
-        (seconds, 0 for the default) makes its deals seat-entropy deals."""
+        (seconds, 0 for the default) makes its deals seat-entropy deals, whose seats commit
+        and then reveal (`commit_entropy`, `reveal_entropy`), or with `entropy_direct` send
+        their bytes at once (`contribute_entropy`)."""
         request = pb.CreateTableRequest(
             request_id=request_id, players=players, allow_preset_deck=allow_preset_deck,
             name=name,
@@ -213,6 +217,7 @@ class RefereeClient:
             request.spectators.CopyFrom(spectators)
         if entropy_window is not None:
             request.seat_entropy.window_seconds = entropy_window
+            request.seat_entropy.direct = entropy_direct
         response: pb.CreateTableResponse = self.stub.CreateTable(request, **self._kw())
         return response
 
@@ -260,6 +265,22 @@ class RefereeClient:
         response: pb.ContributeEntropyResponse = self.stub.ContributeEntropy(request,
                                                                              **self._kw())
         return response
+
+    def commit_entropy(self, table_id: str, entropy: bytes, *,
+                       request_id: str = "") -> pb.ContributeEntropyResponse:
+        """Commit the token's seat to `entropy` (its SHA-256; keep the bytes, and the signed
+        receipt, for `reveal_entropy` once every seat committed or the window closed)."""
+        request = pb.ContributeEntropyRequest(request_id=request_id, table_id=table_id,
+                                              commitment=hashlib.sha256(entropy).digest())
+        response: pb.ContributeEntropyResponse = self.stub.ContributeEntropy(request,
+                                                                             **self._kw())
+        return response
+
+    def reveal_entropy(self, table_id: str, entropy: bytes, *,
+                       request_id: str = "") -> pb.ContributeEntropyResponse:
+        """Reveal the bytes the token's seat committed to (the same request as a direct
+        contribution; the referee checks them against the commitment)."""
+        return self.contribute_entropy(table_id, entropy, request_id=request_id)
 
     def play(self, table_id: str, hand_id: str, cards: Iterable[str], *,
              request_id: str = "") -> pb.PlayResponse:

@@ -4,10 +4,13 @@ Checks, in order, each giving one line: the format; the referee's signature; the
 of the hand's stored events; that the deal the evidence states is the one the hand's first
 stored event recorded (for a seat-entropy deal, every seat's contribution too); the
 commitment; the deck recomputed from the revealed inputs by the algorithm the deal names
-(`fiftyk-shuffle/1` or `/2`, `domain/deal.py`); the transcript's deal; the ledger
-(inclusion proof, signed checkpoint, and with an earlier checkpoint its consistency); and
-the re-ruling of the whole transcript against the ruling the live hand reached. The first
-failure stops the run with its reason.
+(`fiftyk-shuffle/1` or `/2`, `domain/deal.py`); for a seat-entropy deal its draw (every
+revealed contribution opens its seat's commitment, the withheld seats are those that
+committed and did not reveal, and no earlier draw of the hand was abandoned: a re-draw);
+the transcript's deal; the ledger (inclusion proof, signed checkpoint, and with an earlier
+checkpoint its consistency); each seat's receipt given (`service/trust/entropy_receipts.py`:
+the deal holds what the referee accepted); and the re-ruling of the whole transcript against
+the ruling the live hand reached. The first failure stops the run with its reason.
 
 Only the standard library, `cryptography` and the pure domain (the fairness modules and the
 rules engine, for the canonical deck and the re-ruling) are imported, so it runs whole on
@@ -20,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -31,12 +35,15 @@ from fiftyk_referee.domain.deal import (
     PRESET_DECK,
     commitment,
     draw_seed,
+    entropy_commitment,
     seed_commitment,
     shuffle_deck,
+    withheld_seats,
 )
 from fiftyk_referee.domain.games import adjudicate, game_named
 from fiftyk_referee.domain.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from fiftyk_referee.service.trust import signing
+from fiftyk_referee.service.trust.entropy_receipts import ReceiptMismatch, check_receipt
 from fiftyk_referee.service.trust.signing import SignatureError
 
 EVIDENCE_FORMAT = "fiftyk-evidence/1"
@@ -130,11 +137,13 @@ class Verifier:
     def __init__(self, evidence: Mapping[str, Any], *,
                  trusted: list[Ed25519PublicKey] | None = None,
                  since: Mapping[str, Any] | None = None,
-                 rules: Rules | None = None) -> None:
+                 rules: Rules | None = None,
+                 receipts: list[Mapping[str, Any]] | None = None) -> None:
         self.evidence = evidence
         self.trusted = trusted
         self.since = since
         self.rules = rules
+        self.receipts = receipts or []
 
     def run(self) -> Report:
         """Every check in order, stopping at the first failure."""
@@ -158,10 +167,13 @@ class Verifier:
         yield "deal", self._deal
         yield "commitment", self._commitment
         yield "deck", self._deck
+        yield "draw", self._draw
         yield "transcript deal", self._transcript_deal
         yield "ledger", self._ledger
         if self.since is not None:
             yield "consistency", self._consistency
+        for receipt in self.receipts:
+            yield "receipt", partial(self._receipt, receipt)
         yield "re-rule", self._rerule
 
     # -- the checks ---------------------------------------------------------------------------
@@ -228,6 +240,8 @@ class Verifier:
         if drawn and deal.get("contributions") is not None \
                 and list(dealt["contributions"]) != deal["contributions"]:
             raise CheckFailed("the contributions stated differ from those the deal recorded")
+        if deal.get("draw") != dealt.get("draw"):
+            raise CheckFailed("the draw's record stated differs from the one the deal recorded")
         what = " and every seat's contribution" if drawn else ""
         return OK, f"the hand's first event recorded commitment {deal['commitment']}{what}"
 
@@ -282,6 +296,66 @@ class Verifier:
             raise CheckFailed(f"{algorithm} of the revealed inputs does not give the dealt deck")
         return OK, f"{algorithm} of {where} with {inputs} gives the dealt deck"
 
+    def _draw(self) -> tuple[str, str]:
+        deal = _get(self.evidence, "deal", Mapping)
+        if deal.get("algorithm") != DRAW_ALGORITHM:
+            return SKIPPED, "not a seat-entropy deal"
+        record = deal.get("draw")
+        if record is None:
+            return SKIPPED, "the hand was dealt before its draw's record was kept"
+        if not isinstance(record, Mapping):
+            raise CheckFailed("the draw's record is not an object")
+        number = self.evidence.get("hand_number")
+        abandoned = [d.get("commitment") for d in record.get("abandoned") or ()
+                     if isinstance(d, Mapping)]
+        if abandoned:
+            raise CheckFailed(f"re-draw: hand {number} was dealt from draw {len(abandoned) + 1}"
+                              f" of {len(abandoned) + 1}; the referee abandoned the draw(s)"
+                              f" committed to {', '.join(map(str, abandoned))} after seats could"
+                              " contribute to them")
+        commitments = record.get("commitments")
+        contributions = deal.get("contributions")
+        if commitments is None:
+            return OK, ("the seats sent their bytes directly, without committing first (a table"
+                        " created with seat_entropy.direct): the referee saw them before it"
+                        " dealt")
+        commitments = [str(c) for c in commitments]
+        if not isinstance(contributions, list):
+            committed = sum(1 for c in commitments if c)
+            return OK, (f"{committed} of {len(commitments)} seats committed; their bytes are"
+                        " checked when the hand ends")
+        for seat, (committed, sent) in enumerate(zip(commitments, contributions, strict=True)):
+            if sent and not committed:
+                raise CheckFailed(f"seat {seat}'s bytes are in the deal without a commitment")
+            if sent and entropy_commitment(bytes.fromhex(str(sent))) != committed:
+                raise CheckFailed(f"seat {seat}'s revealed bytes do not open its commitment")
+        withheld = withheld_seats(commitments, [str(c) for c in contributions])
+        if list(record.get("withheld") or ()) != withheld:
+            raise CheckFailed(f"the record names seats {record.get('withheld')} as withheld,"
+                              f" the commitments and contributions say {withheld}")
+        revealed = sum(1 for c in contributions if c)
+        detail = (f"every contribution opens its seat's commitment ({revealed} revealed, made"
+                  f" after all {sum(1 for c in commitments if c)} commitments were fixed)")
+        if withheld:
+            detail += (f"; seat(s) {', '.join(map(str, withheld))} committed and withheld"
+                       " their bytes: counted as empty")
+        return OK, detail
+
+    def _receipt(self, receipt: Mapping[str, Any]) -> tuple[str, str]:
+        try:
+            signer = signing.verify(dict(receipt), self.trusted)
+        except SignatureError as error:
+            raise CheckFailed(f"the receipt: {error}") from None
+        try:
+            shown = check_receipt(receipt, self.evidence)
+        except ReceiptMismatch as mismatch:
+            raise CheckFailed(f"{mismatch} (the receipt is signed by {signer})") from None
+        except ValueError as error:
+            raise CheckFailed(f"the receipt: {error}") from None
+        if self.trusted is None:
+            return UNVERIFIED, f"{shown}; the receipt names {signer}, no trusted key was given"
+        return OK, shown
+
     def _transcript_deal(self) -> tuple[str, str]:
         deal = _get(self.evidence, "deal", Mapping)
         transcript = _get(self.evidence, "transcript", Mapping)
@@ -294,7 +368,7 @@ class Verifier:
         stated = transcript.get("deal")
         if isinstance(stated, Mapping) and any(
                 stated.get(key) != deal.get(key)
-                for key in ("seed", "commitment", "contributions") if key in stated):
+                for key in ("seed", "commitment", "contributions", "draw") if key in stated):
             raise CheckFailed("the transcript's deal inputs are not the hand's")
         return OK, "the transcript deals the committed deck under the hand's ruleset"
 
@@ -368,9 +442,12 @@ class Verifier:
 
 
 def verify(evidence: Mapping[str, Any], *, trusted: list[Ed25519PublicKey] | None = None,
-           since: Mapping[str, Any] | None = None) -> Report:
-    """Run every check over an evidence document, the rules engine's included."""
-    return Verifier(evidence, trusted=trusted, since=since, rules=rules_engine()).run()
+           since: Mapping[str, Any] | None = None,
+           receipts: list[Mapping[str, Any]] | None = None) -> Report:
+    """Run every check over an evidence document, the rules engine's included, and each
+    seat-entropy receipt given against it."""
+    return Verifier(evidence, trusted=trusted, since=since, rules=rules_engine(),
+                    receipts=receipts).run()
 
 
 __all__ = ["FAILED", "NO_CHAIN", "OK", "SKIPPED", "UNVERIFIED", "CheckFailed", "Line", "Report",

@@ -33,11 +33,14 @@ WAIT_SECONDS = 120  # a generous bound on a loaded machine, not a speed requirem
 GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4)}
 
 
-def entropy_table(server: LiveServer, game: str, window: int) -> Seated:
+def entropy_table(server: LiveServer, game: str, window: int, *, direct: bool = True
+                  ) -> Seated:
+    """A full seat-entropy table (whose seats send their bytes directly unless not
+    `direct`: commit, then reveal, is tested in tests/e2e/test_commit_reveal.py)."""
     preset, players = GAMES[game]
     platform = server.platform()
     table = platform.create_table(preset, players, game="" if game == "fiftyk" else game,
-                                  entropy_window=window).table
+                                  entropy_window=window, entropy_direct=direct).table
     assert table.seat_entropy.window_seconds == window
     tokens = [platform.join_table(table.table_id, f"se-{table.table_id[:8]}-{seat}",
                                   seat).seat_token for seat in range(players)]
