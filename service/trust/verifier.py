@@ -167,7 +167,9 @@ class Verifier:
         yield "deal", self._deal
         yield "commitment", self._commitment
         yield "deck", self._deck
-        yield "draw", self._draw
+        deal = self.evidence.get("deal")
+        if isinstance(deal, Mapping) and deal.get("algorithm") == DRAW_ALGORITHM:
+            yield "draw", self._draw
         yield "transcript deal", self._transcript_deal
         yield "ledger", self._ledger
         if self.since is not None:
@@ -298,8 +300,6 @@ class Verifier:
 
     def _draw(self) -> tuple[str, str]:
         deal = _get(self.evidence, "deal", Mapping)
-        if deal.get("algorithm") != DRAW_ALGORITHM:
-            return SKIPPED, "not a seat-entropy deal"
         record = deal.get("draw")
         if record is None:
             return SKIPPED, "the hand was dealt before its draw's record was kept"
