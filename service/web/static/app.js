@@ -89,7 +89,8 @@
         signedBy = (data.signature && data.signature.key_id) || "nobody";
         data = { ...data.transcript, deal: { algorithm: deal.algorithm, seed: deal.seed ?? null,
                                             commitment: deal.commitment, hand_id: data.hand_id,
-                                            contributions: deal.contributions } };
+                                            contributions: deal.contributions,
+                                            draw: deal.draw } };
       }
       if (data && data.format === TRANSCRIPT_FORMAT) {
         if (location.protocol === "file:") {
@@ -447,11 +448,12 @@
       // (and, for a seat-entropy deal, the hand's id and every seat's contribution).
       Object.assign(inputs, { algorithm: deal.algorithm, seed: deal.seed, commitment: deal.commitment,
                               deck: doc.transcript.deck || inputs.deck,
-                              hand_id: deal.hand_id, contributions: deal.contributions });
+                              hand_id: deal.hand_id, contributions: deal.contributions,
+                              draw: deal.draw });
     } else if (doc.deal) {
       // A seat-entropy deal: its algorithm and contributions, as the table published them.
       Object.assign(inputs, { algorithm: doc.deal.algorithm, hand_id: doc.deal.hand_id,
-                              contributions: doc.deal.contributions });
+                              contributions: doc.deal.contributions, draw: doc.deal.draw });
     }
     if (!inputs.seed && (!inputs.deck || !inputs.deck.length)) {
       box.replaceChildren(el("p", { class: "unknown", "data-fair": "unknown" },
