@@ -39,7 +39,9 @@ from uuid import UUID
 import psycopg
 
 from fiftyk_referee.domain.fiftyk.hand import Hand
-from fiftyk_referee.service.core.application import Outcome, Referee, replay
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.cache import replay
+from fiftyk_referee.service.core.runner import Outcome
 from fiftyk_referee.service.core.shards import ShardedReferee
 from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
+from typing import Any, ClassVar
 
 
 class Reason(StrEnum):
-    """Stable reason codes shared by results, gRPC error details and metrics."""
+    """The core's stable reason codes, shared by results, gRPC error details and metrics.
+
+    A game's own codes are its `GameReason` (`domain/<game>/reasons.py`), listed by its bundle
+    and documented on its page; the gRPC edge names the game in `ErrorInfo.metadata["game"]`.
+    """
 
     NOT_YOUR_TURN = "NOT_YOUR_TURN"
     CARDS_NOT_IN_HAND = "CARDS_NOT_IN_HAND"
     INVALID_COMBINATION = "INVALID_COMBINATION"
-    DOES_NOT_BEAT = "DOES_NOT_BEAT"
-    MUST_LEAD = "MUST_LEAD"
     HAND_OVER = "HAND_OVER"
     UNKNOWN_CARD = "UNKNOWN_CARD"
     # More specific codes added by this project.
@@ -30,7 +33,6 @@ class Reason(StrEnum):
     PRESET_DECK_NOT_ALLOWED = "PRESET_DECK_NOT_ALLOWED"
     NO_TIMEOUT_CONFIGURED = "NO_TIMEOUT_CONFIGURED"
     TURN_NOT_EXPIRED = "TURN_NOT_EXPIRED"
-    PLAYER_OUT = "PLAYER_OUT"
     INVALID_TRANSCRIPT = "INVALID_TRANSCRIPT"
     INVALID_ACTION = "INVALID_ACTION"
     CARD_NOT_IN_DECK = "CARD_NOT_IN_DECK"
@@ -47,25 +49,26 @@ class Reason(StrEnum):
     ENTROPY_COMMIT_FIRST = "ENTROPY_COMMIT_FIRST"
     ENTROPY_REVEAL_NOT_OPEN = "ENTROPY_REVEAL_NOT_OPEN"
     ENTROPY_MISMATCH = "ENTROPY_MISMATCH"
-    # Shengji (docs/shengji.md#reason-codes).
-    NOT_DECLARATION_PHASE = "NOT_DECLARATION_PHASE"
-    # A play while the declaration windows are still open (live tables: a transcript
-    # closes them at its first action that is not a declaration).
-    DECLARATIONS_OPEN = "DECLARATIONS_OPEN"
-    MUST_BURY = "MUST_BURY"
-    PASS_NOT_ALLOWED = "PASS_NOT_ALLOWED"
-    INVALID_DECLARATION = "INVALID_DECLARATION"
-    WRONG_BURY_COUNT = "WRONG_BURY_COUNT"
-    WRONG_CARD_COUNT = "WRONG_CARD_COUNT"
-    DECLARATION_TOO_WEAK = "DECLARATION_TOO_WEAK"
-    BURY_POINTS_FORBIDDEN = "BURY_POINTS_FORBIDDEN"
-    MUST_FOLLOW_SUIT = "MUST_FOLLOW_SUIT"
-    MUST_FOLLOW_TRACTOR = "MUST_FOLLOW_TRACTOR"
-    MUST_FOLLOW_TRIPLE = "MUST_FOLLOW_TRIPLE"
-    MUST_FOLLOW_PAIR = "MUST_FOLLOW_PAIR"
-    # A declaration naming a window (its round) other than the one open now.
-    WRONG_WINDOW = "WRONG_WINDOW"
 
+
+class GameReason(StrEnum):
+    """A game's own reason codes: subclass it with the game's name,
+    `class MyGameReason(GameReason, game="mygame")` (`domain/<game>/reasons.py`). The codes
+    are stable upper snake case strings like the core's, and must not reuse one of the
+    core's."""
+
+    game: ClassVar[str]
+
+    def __init_subclass__(cls, *, game: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not game:
+            raise TypeError(f"{cls.__name__} names no game: class {cls.__name__}(GameReason,"
+                            ' game="...")')
+        cls.game = game
+
+
+# Any reason a refusal carries: the core's or a game's.
+AnyReason = Reason | GameReason
 
 # A refusal quotes what it was sent, but never more than this: an echoed value travels in
 # the response's trailers, which clients drop past a few kilobytes.
@@ -88,7 +91,7 @@ def shown(value: object, *, as_json: bool = False) -> str:
 class RuleError(Exception):
     """A command or input that the rules refuse; carries a reason code and a player-facing text."""
 
-    def __init__(self, reason: Reason, message: str) -> None:
+    def __init__(self, reason: AnyReason, message: str) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message

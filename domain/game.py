@@ -2,8 +2,9 @@
 
 The core (use cases, the store, the feed, the turn clock, the gRPC edge) knows games only
 through these protocols; each game is a package of its own (`domain/fiftyk/`, ...) whose
-`GAME` object satisfies `Game`, registered by name in `domain/games.py`. Adding a game is a
-new package, its proto messages and one line in that registry: nothing in the core changes.
+`GAME` object satisfies `Game`, hosted through the game's bundle (`service/core/bundles.py`,
+found through Python entry points). Adding a game is new packages and one entry-point line:
+nothing in the core changes.
 
 The API is small and fixed, in the spirit of OpenSpiel's: who acts, which actions are legal,
 apply one, is it over, the result; plus a view for one viewer (`domain/observer.py`) that
@@ -26,7 +27,7 @@ from fiftyk_referee.domain.events import EventCatalog, PublicEvent
 from fiftyk_referee.domain.observer import Viewer
 
 # The kinds of action most trick games share; a game declares which it accepts
-# (`Game.action_kinds`), and may add its own (Shengji: "declare", "bury").
+# (`Game.action_kinds`), and may add its own (e.g. a bid, or a card to call).
 PLAY = "play"
 PASS = "pass"
 RESIGN = "resign"
@@ -55,7 +56,7 @@ class ActionSpec:
 
     kind: str
     summary: str  # what the action does, in a few words (docs, `ListLegalPlays`)
-    takes_cards: bool = True  # whether the action names cards (play, declare, bury)
+    takes_cards: bool = True  # whether the action names cards (play, ...)
     takes_value: bool = False  # whether `Action.value` means something for it
 
 
@@ -274,7 +275,7 @@ class GameHand(Protocol):
         """Refuse `action` as `act` would (the same `RuleError`), changing nothing: a dry
         run. It judges only on what `seat` may see (its own cards, the public state), never
         on another seat's cards, the stock or a hidden kitty; a rule that depends on them
-        (Shengji: whether a throw stands) is left to `act`."""
+        (e.g. whether a throw stands against the others' cards) is left to `act`."""
 
     def time_out(self, seat: int, now: datetime) -> Action:
         """Act for a seat whose turn clock ran out; returns what the referee did."""

@@ -1,78 +1,119 @@
-"""The games the referee hosts, by name: the one place a new game is registered."""
+"""The games the referee hosts now, by name.
+
+The domain names no game: the service fills this registry with the games of the installed
+bundles (`service/core/bundles.py`, entry-point group `fiftyk_referee.games`) on first use, through
+the loader it sets here. A game that is not installed is simply absent: asking for it is
+refused with `INVALID_RULESET` (a transcript: `INVALID_TRANSCRIPT`).
+
+The default game is configuration, not an import: the game of the data that names none
+(tables, commands and transcripts of 0.1, from before games had names), as the installed
+bundles declare it (at most one does).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from fiftyk_referee.domain import fiftyk, shengji
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
 from fiftyk_referee.domain.game import Game
 
-DEFAULT_GAME = fiftyk.NAME  # tables stored before games had names are 五十K tables
-GAMES: dict[str, Game] = {fiftyk.NAME: fiftyk.GAME, shengji.GAME.name: shengji.GAME}
-BUILT_IN = frozenset(GAMES)
+GAMES: dict[str, Game] = {}  # filled in place: modules hold this dict
+_default: list[str] = [""]
 # Counts changes to GAMES, so that what is built from the registry knows to rebuild.
 _generation = [0]
+# Who fills the registry on first use (set by the service; nothing without it).
+_loader: list[Callable[[], None]] = []
+_loaded: list[bool] = []
 
 
-def generation() -> int:
-    """How many times the registry has changed (0: the built-in games only)."""
-    return _generation[0]
+def set_loader(load: Callable[[], None]) -> None:
+    """Have `load` fill the registry (`host_games`) the first time a game is looked up."""
+    _loader[:] = [load]
 
 
-def register_game(game: Game) -> None:
-    """Host another game (its edge converter registers at the gRPC edge the same way); a
-    name already taken by another game is refused."""
-    held = GAMES.get(game.name)
-    if held is not None and held is not game:
-        raise ValueError(f"a game named {game.name!r} is already registered")
-    GAMES[game.name] = game
+def _ensure_loaded() -> None:
+    if not _loaded and _loader:
+        _loader[0]()  # it calls host_games, which marks the registry loaded
+
+
+def host_games(games: Iterable[Game], default: str = "") -> None:
+    """Host exactly these games (`default`: the game of data that names none, or none)."""
+    hosted = {}
+    for game in games:
+        if game.name in hosted:
+            raise ValueError(f"two games are named {game.name!r}")
+        hosted[game.name] = game
+    if default and default not in hosted:
+        raise ValueError(f"the default game {default!r} is not hosted")
+    _loaded[:] = [True]
+    GAMES.clear()
+    GAMES.update(hosted)
+    _default[0] = default
     _generation[0] += 1
 
 
-def unregister_game(name: str) -> None:
-    """Stop hosting a game registered with `register_game` (the built-in ones stay)."""
-    if name in BUILT_IN:
-        raise ValueError(f"{name!r} is a built-in game")
-    if GAMES.pop(name, None) is not None:
-        _generation[0] += 1
+def hosted() -> Mapping[str, Game]:
+    """Every hosted game by name."""
+    _ensure_loaded()
+    return GAMES
+
+
+def generation() -> int:
+    """How many times the registry has changed."""
+    _ensure_loaded()
+    return _generation[0]
+
+
+def default_game() -> str:
+    """The game of data that names none (`""` when no hosted game is the default)."""
+    _ensure_loaded()
+    return _default[0]
+
+
+def _unknown(name: str) -> str:
+    allowed = ", ".join(sorted(GAMES)) or "none (no game is installed)"
+    if not name:
+        return f"no game named and no default game installed; allowed: {allowed}"
+    return f"unknown game {shown(name)} (not installed); allowed: {allowed}"
 
 
 def game_named(name: str) -> Game:
-    """The registered game called `name` (`INVALID_RULESET` for an unknown one)."""
-    game = GAMES.get(name or DEFAULT_GAME)
+    """The hosted game called `name`, the default game for `""` (`INVALID_RULESET` for
+    a game that is not installed)."""
+    _ensure_loaded()
+    game = GAMES.get(name or _default[0])
     if game is None:
-        raise RuleError(Reason.INVALID_RULESET,
-                        f"unknown game {shown(name)}; allowed: {', '.join(sorted(GAMES))}")
+        raise RuleError(Reason.INVALID_RULESET, _unknown(name))
     return game
 
 
 def game_of_transcript(transcript: Any) -> Game:
-    """The game a transcript names (`"game"`, 五十K when absent; `INVALID_TRANSCRIPT` for an
-    unknown one)."""
-    name = DEFAULT_GAME
+    """The game a transcript names (`"game"`, the default game when absent;
+    `INVALID_TRANSCRIPT` for one that is not installed)."""
+    _ensure_loaded()
+    name = ""
     if isinstance(transcript, Mapping) and isinstance(transcript.get("game"), str):
         name = transcript["game"]
-    game = GAMES.get(name)
+    game = GAMES.get(name or _default[0])
     if game is None:
-        raise RuleError(Reason.INVALID_TRANSCRIPT,
-                        f"unknown game {shown(name)}; allowed: {', '.join(sorted(GAMES))}")
+        raise RuleError(Reason.INVALID_TRANSCRIPT, _unknown(name))
     return game
 
 
 def adjudicate(transcript: Any) -> dict[str, Any]:
-    """Rule on a transcript with the game it names (`"game"`, 五十K when absent)."""
+    """Rule on a transcript with the game it names (`"game"`, the default when absent)."""
     return game_of_transcript(transcript).adjudicate(transcript)
 
 
 def game_of(hand: object) -> Game:
     """The game a hand aggregate belongs to."""
+    _ensure_loaded()
     for game in GAMES.values():
         if game.owns(hand):
             return game
-    raise RuleError(Reason.INVALID_ACTION, f"no registered game plays {type(hand).__name__}")
+    raise RuleError(Reason.INVALID_ACTION, f"no hosted game plays {type(hand).__name__}")
 
 
-__all__ = ["DEFAULT_GAME", "GAMES", "adjudicate", "game_named", "game_of", "game_of_transcript",
-           "generation", "register_game", "unregister_game"]
+__all__ = ["GAMES", "adjudicate", "default_game", "game_named", "game_of", "game_of_transcript",
+           "generation", "host_games", "hosted", "set_loader"]

@@ -24,7 +24,7 @@ from fiftyk_referee.domain.deal import (
 )
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Game, GameHand, Rules
-from fiftyk_referee.domain.games import DEFAULT_GAME, game_named
+from fiftyk_referee.domain.games import default_game, game_named
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 
 MAX_PLAYER_ID_LENGTH = 128
@@ -162,10 +162,10 @@ class Table(Aggregate):
 
     @event("Opened")
     def __init__(self, ruleset: dict[str, Any], players: int, allow_preset_deck: bool,
-                 name: str, game: str = DEFAULT_GAME,
+                 name: str, game: str = "",
                  spectators: dict[str, Any] | None = None,
                  entropy_window: int | None = None, commit_reveal: bool = False) -> None:
-        self.game_name = game
+        self.game_name = game or default_game()  # 0.1's tables name no game
         # Tables opened before seat entropy stored no window: their deals are the seed's.
         self.entropy_window = entropy_window
         self.entropy_commit_reveal = commit_reveal
@@ -205,7 +205,7 @@ class Table(Aggregate):
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """Upcast a 0.1.0 snapshot's state."""
         state.pop("rules", None)
-        state["game_name"] = DEFAULT_GAME
+        state["game_name"] = default_game()
         state["carry"] = {FIRST_OUT: state.pop("previous_first_out", None)}
 
     @staticmethod

@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent, stored_event
-from fiftyk_referee.domain.games import DEFAULT_GAME
+from fiftyk_referee.domain.games import default_game
 from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.domain.table import Table
@@ -157,7 +157,7 @@ class EntropyContributed(PublicEvent):
 
 def _opened(stored: Any, viewer: Viewer) -> TableOpened:
     del viewer  # a table has no secrets
-    return TableOpened(game=str(getattr(stored, "game", DEFAULT_GAME)),
+    return TableOpened(game=str(getattr(stored, "game", "") or default_game()),
                        ruleset=dict(stored.ruleset), players=int(stored.players),
                        allow_preset_deck=bool(stored.allow_preset_deck),
                        table_name=str(stored.name),

@@ -68,10 +68,10 @@ from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.ops.tls import CertificateReloader
 from fiftyk_referee.service.platform.activity import ActiveTables
 from fiftyk_referee.service.platform.lobby import Lobby, LobbyFollower
-from fiftyk_referee.service.platform.webhook_process import DeliveryProcess, DeliverySpec
-from fiftyk_referee.service.platform.webhooks import WebhookStore
+from fiftyk_referee.service.platform.webhook_store import WebhookStore
 from fiftyk_referee.service.trust.signing import Signer
 from fiftyk_referee.service.web.gateway import WebTable
+from fiftyk_referee.service.webhooks.process import DeliveryProcess, DeliverySpec
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -370,13 +370,16 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
     webhooks = await loop.run_in_executor(
         executor, lambda: WebhookStore(app, create=config.create_schema, private=hooks.private,
                                        loopback=hooks.loopback is not False))
-    # Deliveries run in a process of their own (service.platform.webhook_process), which follows the
+    # Deliveries run in a process of their own (service.webhooks.process), which follows the
     # event store itself: none of their work waits for, or holds, this process's GIL.
     deliveries = DeliveryProcess(DeliverySpec(
         persistence=_persistence(config, create_schema=False, pool_size=DELIVERY_POOL_SIZE),
         settings=hooks, holder=DeliveryProcess.new_holder(), log_level=config.log_level),
         metrics=metrics)
-    servicer = RefereeServicer(app, config, executor, hub, metrics, lobby, webhooks)
+    # The stubs mark the games' legacy RPCs abstract; the servicer binds those of the
+    # installed games (`GameBundle.legacy_rpcs`) when it is made.
+    servicer = RefereeServicer(  # type: ignore[abstract]
+        app, config, executor, hub, metrics, lobby, webhooks)
     limit = config.max_message_bytes * TRANSPORT_LIMIT_FACTOR
     # Who a call is counted as (service.grpc.callers): its verified credential, else its
     # client address — behind a trusted proxy, the one the proxy forwarded.

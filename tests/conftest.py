@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# The installed games (entry points) fill the domain's registry, as in the server and the
+# command line: a test of the pure domain finds them too.
+import fiftyk_referee.service.core.bundles  # noqa: F401
 from tests.support.pgserver import (
     TEST_DATABASE,
     PostgresStartError,

@@ -32,6 +32,7 @@ from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal, deal_order,
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.combinations import BOMB, Combination, beats, classify, tables
 from fiftyk_referee.domain.fiftyk.legal import can_beat, legal_plays
+from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.scoring import HandFacts, HandScore, score_hand, teams_of
 from fiftyk_referee.domain.fiftyk.views import (
@@ -358,7 +359,7 @@ class Hand(Aggregate):
             raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{self.players - 1}")
         if not self.is_active(seat):
             state = "gone out" if seat in self.out else "resigned"
-            raise RuleError(Reason.PLAYER_OUT, f"seat {seat} has {state} and no longer plays")
+            raise RuleError(FiftykReason.PLAYER_OUT, f"seat {seat} has {state} and no longer plays")
         if seat != self.turn:
             raise RuleError(Reason.NOT_YOUR_TURN, f"it is seat {self.turn}'s turn, not {seat}'s")
 
@@ -390,7 +391,7 @@ class Hand(Aggregate):
         combo = classify(parsed, self.rules)
         if self.top is not None and not beats(combo, self.top, self.rules):
             raise RuleError(
-                Reason.DOES_NOT_BEAT,
+                FiftykReason.DOES_NOT_BEAT,
                 f"{combo.type} {' '.join(combo.card_strings())} does not beat"
                 f" {self.top.type} {' '.join(self.top.card_strings())}",
             )
@@ -405,7 +406,7 @@ class Hand(Aggregate):
     def _check_pass(self, seat: int) -> None:
         self._check_turn(seat)
         if self.top is None:
-            raise RuleError(Reason.MUST_LEAD, f"seat {seat} leads this trick and cannot pass")
+            raise RuleError(FiftykReason.MUST_LEAD, f"seat {seat} leads this trick and cannot pass")
 
     def resign(self, seat: int) -> None:
         """Resign: the seat stops playing, keeps its cards (leftover) and is placed last."""
@@ -419,7 +420,7 @@ class Hand(Aggregate):
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
             raise RuleError(Reason.INVALID_SEAT, f"seat must be 0..{self.players - 1}")
         if not self.is_active(seat):
-            raise RuleError(Reason.PLAYER_OUT, f"seat {seat} no longer plays")
+            raise RuleError(FiftykReason.PLAYER_OUT, f"seat {seat} no longer plays")
 
     def act(self, seat: int, action: Action) -> None:
         """Apply one seat's action: play, pass or resign (the game protocol's entry point)."""

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from fiftyk_referee.domain.cards import Card
-from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.errors import AnyReason
 from fiftyk_referee.domain.shengji.cards import TRUMP, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.combinations import (
     MIN_RUN,
@@ -42,6 +42,7 @@ from fiftyk_referee.domain.shengji.combinations import (
     Component,
     kind_of,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 
 SUIT_WALK = {"S": 0, "H": 1, "D": 2, "C": 3, "": 4}  # order among cards of one step
 Shape = tuple[int, ...]  # a unit's tuple widths, step by step
@@ -381,7 +382,7 @@ def owed_formats(components: Sequence[Component]) -> Iterator[Format]:
 
 def format_follow_error(held: Sequence[Card], in_suit: Sequence[Card],
                         components: Sequence[Component], order: TrumpOrder,
-                        owed: Format | None = None) -> tuple[Reason, str] | None:
+                        owed: Format | None = None) -> tuple[AnyReason, str] | None:
     """Why a full-suit follow misses the first format the holding can make, or None.
 
     The play's cards are some of the holding's, so the play can make no format before the
@@ -431,12 +432,12 @@ def witness(held: Sequence[Card], wanted: Format, order: TrumpOrder) -> list[Car
     return chosen
 
 
-def _reason(wanted: Format) -> Reason:
+def _reason(wanted: Format) -> ShengjiReason:
     if any(len(shape) > 1 for shape in wanted):
-        return Reason.MUST_FOLLOW_TRACTOR
+        return ShengjiReason.MUST_FOLLOW_TRACTOR
     if any(shape[0] >= 3 for shape in wanted):
-        return Reason.MUST_FOLLOW_TRIPLE
-    return Reason.MUST_FOLLOW_PAIR
+        return ShengjiReason.MUST_FOLLOW_TRIPLE
+    return ShengjiReason.MUST_FOLLOW_PAIR
 
 
 _TUPLE_WORDS = {1: "single", 2: "pair", 3: "triple"}

@@ -6,9 +6,14 @@ a failed throw and the result are all decided before an event and carried in it)
 replaying the events rebuilds the hand exactly. The hand satisfies the game boundary's
 `GameHand` protocol (`domain/game.py`).
 
-Phases: `declaring` (the deal, round by round, with a declaration window after each round
-under `declare_pacing=rounds`, or one final window), `burying` (the dealer has taken the
-kitty and must bury), `playing` (tricks), `over`.
+Phases, one module each, each a part of the aggregate with that phase's commands, checks
+and answers: `declaring.py` (the deal, round by round, with a declaration window after each
+round under `declare_pacing=rounds`, or one final window), `burying.py` (the dealer has
+taken the kitty and must bury), `playing.py` (tricks), then `over`. What they share (the
+hand's state, the events they record) is `hand_state.py`; this module keeps the aggregate
+itself: the deal, the dispatch of an action to its phase, the events, the answers.
+It is about 500 lines because an event's methods must stay on the aggregate's class (a
+stored event's topic names it).
 
 Decisions of the live protocol (docs/shengji.md#the-deal-and-declarations):
 
@@ -30,17 +35,16 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from fiftyk_referee.domain.aggregate import Aggregate, event
-from fiftyk_referee.domain.cards import BJ, SJ, Card, make_deck, parse_card
+from fiftyk_referee.domain.cards import Card, parse_card
 from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal_inputs, shuffled
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import (
@@ -48,33 +52,49 @@ from fiftyk_referee.domain.game import (
     PLAY,
     RESIGN,
     Action,
-    Constraint,
     HandRecord,
     LegalActions,
-    LegalPlay,
 )
 from fiftyk_referee.domain.observer import Viewer, seat_of, sees_cards_of, sees_everything
+from fiftyk_referee.domain.shengji.burying import Burying, check_bury
 from fiftyk_referee.domain.shengji.cards import (
     LEVEL_RANK,
     LEVELS,
-    POINTS,
     TrumpOrder,
     trump_order,
 )
+from fiftyk_referee.domain.shengji.declaring import (
+    BY_TIMER,
+    DEFAULT_FIRST_DEALER,
+    DeclarationOutcome,
+    Declaring,
+    base_deck,
+    check_deck,
+    declaration_rung,
+    first_hand_dealer,
+    judge_declarations,
+    overcall,
+    window_of,
+)
+from fiftyk_referee.domain.shengji.hand_state import (
+    BURY,
+    BURYING,
+    DECLARE,
+    DECLARING,
+    PLAYING,
+    rank_name,
+)
 from fiftyk_referee.domain.shengji.play import (
     Lead,
-    lead_examples,
-    lead_of,
-    play_key,
 )
+from fiftyk_referee.domain.shengji.playing import Playing
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import (
-    HandFacts,
     level_progress,
-    score_hand,
     team_of,
 )
-from fiftyk_referee.domain.shengji.tricks import KEY_COMPONENT, TrickRules
+from fiftyk_referee.domain.shengji.tricks import TrickRules
 from fiftyk_referee.domain.shengji.views import (
     GAME_NAME,
     OVER,
@@ -84,18 +104,9 @@ from fiftyk_referee.domain.shengji.views import (
     ShengjiView,
 )
 
-DECLARE = "declare"  # show trump cards (or none) in the open declaration window
-BURY = "bury"  # the dealer returns cards to the kitty
-MAX_WINDOW_DIGITS = 3  # rounds are at most a hand's size
 HAND_NAMESPACE = uuid5(NAMESPACE_URL, "https://fiftyk-referee/shengji/hand")
-DECLARING, BURYING, PLAYING = "declaring", "burying", "playing"
-BY_PASSES, BY_TIMER, BY_TRANSCRIPT = "passes", "timer", "transcript"
 NEXT_DEALER = "next_dealer"  # the carry key the table reads for who deals next
 FIRST_SEAT_OF_FIRST_HAND = 0
-DEFAULT_FIRST_DEALER = 0  # nobody declared in a first hand: seat 0 deals (a decision)
-# Declaration forms, weakest first: (copies, what) -> rung; what is "R" (trump rank) or a joker.
-RUNGS: dict[tuple[int, str], int] = {(1, "R"): 1, (2, "R"): 2, (2, "SJ"): 3, (2, "BJ"): 4,
-                                     (3, "R"): 5, (3, "SJ"): 6, (3, "BJ"): 7}
 
 
 @lru_cache(maxsize=64)
@@ -113,128 +124,7 @@ def hand_id_for(table_id: str, number: int) -> UUID:
     return uuid5(HAND_NAMESPACE, f"{table_id}/{number}")
 
 
-@lru_cache(maxsize=4)
-def _base_deck(packs: int) -> tuple[Card, ...]:
-    return tuple(make_deck(packs, jokers=True))
-
-
-def check_deck(rules: ShengjiRules, deck: Sequence[str]) -> list[str]:
-    """The deck in notation, if it is exactly the ruleset's multiset (else INVALID_DEAL)."""
-    try:
-        cards = [parse_card(c) for c in deck]
-    except RuleError as error:
-        raise RuleError(Reason.INVALID_DEAL, f"deck: {error.message}") from error
-    if Counter(cards) != Counter(_base_deck(rules.packs)):
-        raise RuleError(Reason.INVALID_DEAL,
-                        f"the deck must be exactly the {rules.deck_size} cards of"
-                        f" {rules.packs} pack(s)")
-    return [str(c) for c in cards]
-
-
-def declaration_rung(cards: Sequence[Card], rank: int, packs: int) -> tuple[int, str | None]:
-    """(rung, suit or None for no-trump) of a declaration (`INVALID_DECLARATION` if none)."""
-    if not cards or len(set(cards)) != 1 or len(cards) > packs:
-        raise RuleError(Reason.INVALID_DECLARATION,
-                        f"declare 1 to {packs} identical trump-rank cards or identical jokers")
-    card = cards[0]
-    if card in (SJ, BJ):
-        rung = RUNGS.get((len(cards), str(card)))
-        if rung is None:
-            raise RuleError(Reason.INVALID_DECLARATION, "a joker declaration needs ≥ 2 jokers")
-        return rung, None
-    if card.rank != rank:
-        raise RuleError(Reason.INVALID_DECLARATION,
-                        f"{card} is not of the trump rank {_rank_name(rank)}")
-    return RUNGS[(len(cards), "R")], card.suit
-
-
-_RANK_NAMES = {rank: name for name, rank in LEVEL_RANK.items()}
-
-
-def _rank_name(rank: int) -> str:
-    return _RANK_NAMES[rank]
-
-
-def _window_of(value: str | None) -> int | None:
-    """The declaration window a DECLARE action's value names (its round, decimal text)."""
-    if value is None:
-        return None
-    if not value.isdigit() or len(value) > MAX_WINDOW_DIGITS:
-        raise RuleError(Reason.INVALID_ACTION,
-                        f"a declaration's value names its window: a round number, not {value!r}")
-    return int(value)
-
-
-def overcall(cards: Sequence[Card], rank: int, packs: int,
-             standing: Declaration | None) -> tuple[int, str | None]:
-    """(rung, suit) of a declaration strictly stronger than `standing`.
-
-    `INVALID_DECLARATION` when the cards are no form of the ladder, `DECLARATION_TOO_WEAK`
-    when they do not overcall the standing declaration (among equals the first stands).
-    """
-    rung, suit = declaration_rung(cards, rank, packs)
-    if standing is not None and rung <= standing.rung:
-        raise RuleError(Reason.DECLARATION_TOO_WEAK,
-                        f"{' '.join(map(str, cards))} does not overcall"
-                        f" {' '.join(standing.cards)}")
-    return rung, suit
-
-
-def first_hand_dealer(rules: ShengjiRules, first_declarer: int | None,
-                      standing: Declaration | None) -> int:
-    """The dealer of a match's first hand once the windows close (`first_hand_dealer`)."""
-    if rules.first_hand_dealer == "first_declarer" and first_declarer is not None:
-        return first_declarer
-    if standing is not None:
-        return standing.seat
-    return DEFAULT_FIRST_DEALER
-
-
-@dataclass(frozen=True)
-class DeclarationOutcome:
-    """A sequence of declarations judged in order: each one's fate, the trump, the dealer."""
-
-    results: tuple[RuleError | None, ...]  # None: accepted
-    standing: Declaration | None  # the declaration that fixes the trump suit
-    dealer: int
-
-
-def judge_declarations(rules: ShengjiRules, rank: int, dealer: int | None,
-                       declarations: Sequence[tuple[int, Sequence[Card]]]) -> DeclarationOutcome:
-    """Judge (seat, cards) declarations in the referee's order of acceptance, cards as held.
-
-    The same checks as a live hand's `declare` (form, then strength) without the deal: every
-    declaration is taken as made in one window with cards the seat holds. `dealer` None is a
-    match's first hand, whose dealer then follows `first_hand_dealer`.
-    """
-    standing: Declaration | None = None
-    first_declarer: int | None = None
-    results: list[RuleError | None] = []
-    for seat, cards in declarations:
-        try:
-            rung, suit = overcall(cards, rank, rules.packs, standing)
-        except RuleError as refused:
-            results.append(refused)
-            continue
-        # Round 0: the sequence is judged outside a deal, so no round is named.
-        standing = Declaration(seat, tuple(map(str, cards)), 0, rung, suit)
-        if first_declarer is None:
-            first_declarer = seat
-        results.append(None)
-    if dealer is None:
-        dealer = first_hand_dealer(rules, first_declarer, standing)
-    return DeclarationOutcome(tuple(results), standing, dealer)
-
-
-def check_bury(cards: Sequence[Card], kitty_size: int, bury_points: bool) -> None:
-    """Refuse a bury of the wrong size (`WRONG_BURY_COUNT`) or with forbidden points."""
-    if len(cards) != kitty_size:
-        raise RuleError(Reason.WRONG_BURY_COUNT, f"bury exactly {kitty_size} cards")
-    if not bury_points and any(POINTS[c] for c in cards):
-        raise RuleError(Reason.BURY_POINTS_FORBIDDEN, "no 5, 10 or K may be buried")
-
-
-class ShengjiHand(Aggregate):
+class ShengjiHand(Declaring, Burying, Playing, Aggregate):
     """One Shengji hand, from the paced deal to the result."""
 
     # The record of its seat-entropy draw (a class default: hands stored before it have none).
@@ -244,8 +134,6 @@ class ShengjiHand(Aggregate):
     def create_id(table_id: str, number: int) -> UUID:
         """Hands are identified by table and number."""
         return hand_id_for(table_id, number)
-
-    # -- creation ---------------------------------------------------------------------------
 
     @classmethod
     def deal_new(
@@ -282,7 +170,7 @@ class ShengjiHand(Aggregate):
             raise RuleError(Reason.INVALID_DEAL, "room_points are four integers")
         if deck is None:
             seed = seed if seed is not None else secrets.token_bytes(SEED_BYTES)
-            dealt, digest = shuffled(seed, _base_deck(rules.packs),
+            dealt, digest = shuffled(seed, base_deck(rules.packs),
                                      hand_id=str(cls.create_id(table_id, number)),
                                      contributions=contributions)
             cards = [str(c) for c in dealt]
@@ -356,11 +244,6 @@ class ShengjiHand(Aggregate):
     # -- queries ----------------------------------------------------------------------------
 
     @property
-    def is_over(self) -> bool:
-        """The hand has ended and has its result."""
-        return self.phase == OVER
-
-    @property
     def to_act(self) -> int | None:
         """The seat the hand waits for (in a window: the first that has not spoken)."""
         if self.phase == DECLARING:
@@ -373,39 +256,13 @@ class ShengjiHand(Aggregate):
             return self.dealer
         return self.turn
 
-    def turn_deadline(self) -> datetime | None:
-        """When the seat to act runs out of time (last event + turn_timeout), if clocked."""
-        if self.is_over or not self.rules.turn_timeout:
-            return None
-        return self.modified_on + timedelta(seconds=self.rules.turn_timeout)
-
-    def _parse(self, cards: Iterable[str]) -> list[Card]:
-        if isinstance(cards, str):
-            raise RuleError(Reason.UNKNOWN_CARD, "cards are a list of card tokens")
-        return [parse_card(c) for c in cards]
-
-    def _check_seat(self, seat: int) -> None:
-        if isinstance(seat, bool) or not isinstance(seat, int) or seat not in range(PLAYERS):
-            raise RuleError(Reason.INVALID_SEAT, "seat must be 0..3")
-
-    @staticmethod
-    def _missing(hand: Sequence[Card], cards: Sequence[Card]) -> list[Card]:
-        remaining = list(hand)
-        missing = []
-        for card in cards:
-            try:
-                remaining.remove(card)
-            except ValueError:
-                missing.append(card)
-        return missing
-
     # -- commands ---------------------------------------------------------------------------
 
     def act(self, seat: int, action: Action) -> None:
         """Validate and apply one seat's action (a `RuleError` with a reason if refused)."""
         cards = self._checked_action(seat, action)
         if action.kind == DECLARE:
-            self.declare(seat, cards, window=_window_of(action.value))
+            self.declare(seat, cards, window=window_of(action.value))
         elif action.kind == BURY:
             self.bury(seat, cards)
         else:
@@ -419,7 +276,7 @@ class ShengjiHand(Aggregate):
         the real play decides it."""
         cards = self._checked_action(seat, action)
         if action.kind == DECLARE:
-            self._checked_declaration(seat, cards, _window_of(action.value))
+            self._checked_declaration(seat, cards, window_of(action.value))
         elif action.kind == BURY:
             self._check_bury(seat, cards)
         else:
@@ -434,202 +291,13 @@ class ShengjiHand(Aggregate):
         if action.value is not None and action.kind != DECLARE:
             raise RuleError(Reason.INVALID_ACTION, f"a Shengji {action.kind} takes no value")
         if action.kind == PASS:
-            raise RuleError(Reason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
+            raise RuleError(ShengjiReason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
         if action.kind == RESIGN:
             raise RuleError(Reason.INVALID_ACTION, "nobody resigns in Shengji: the hand is"
                             " played to its last trick")
         if action.kind not in (DECLARE, BURY, PLAY):
             raise RuleError(Reason.INVALID_ACTION, f"Shengji has no {action.kind!r} action")
         return cards
-
-    def declare(self, seat: int, cards: Sequence[Card], round: int | None = None, *,
-                window: int | None = None) -> None:
-        """Declare trump with cards held (none: declare nothing in this window).
-
-        `round` (transcripts) first closes windows until the one after that round is open;
-        `window` (clients) names the window the seat saw open, and is refused
-        `WRONG_WINDOW` when another one is open now."""
-        self._check_declaring(seat)
-        if round is not None:
-            self._advance_to_round(round)
-        rung_suit = self._checked_declaration(seat, cards, window)
-        if rung_suit is None:
-            self._spoke(seat=seat)
-            if len(self.spoken) == PLAYERS:
-                self._close_window(BY_PASSES)
-            return
-        rung, suit = rung_suit
-        self._declared(seat=seat, cards=[str(c) for c in cards], round=self.round, rung=rung,
-                       suit=suit)
-
-    def _check_declaring(self, seat: int) -> None:
-        if self.is_over:
-            raise RuleError(Reason.HAND_OVER, "the hand is over")
-        self._check_seat(seat)
-        if self.phase != DECLARING:
-            raise RuleError(Reason.NOT_DECLARATION_PHASE, "the declaration windows are closed")
-
-    def _checked_declaration(self, seat: int, cards: Sequence[Card], window: int | None
-                             ) -> tuple[int, str | None] | None:
-        """The declaration's rung and suit (None: it declares nothing), or its refusal."""
-        self._check_declaring(seat)
-        if window is not None and window != self.round:
-            raise RuleError(Reason.WRONG_WINDOW,
-                            f"the window after round {window} is not open (now: after round"
-                            f" {self.round})")
-        if not cards:
-            if seat in self.spoken:
-                raise RuleError(Reason.NOT_YOUR_TURN,
-                                f"seat {seat} already declared nothing in this window")
-            return None
-        missing = self._missing(self.hands[seat], cards)
-        if missing:
-            raise RuleError(Reason.CARDS_NOT_IN_HAND,
-                            f"seat {seat} does not hold {' '.join(map(str, missing))}"
-                            f" after round {self.round}")
-        return overcall(cards, self.rank, self.rules.packs, self.declaration)
-
-    def _advance_to_round(self, round: int) -> None:
-        """Transcripts: close windows until the one after `round` is open."""
-        pacing_final = self.rules.declare_pacing == "final"
-        if isinstance(round, bool) or not isinstance(round, int) or round < self.round or (
-                round > self.rules.hand_size) or (pacing_final and round != self.rules.hand_size):
-            raise RuleError(Reason.NOT_DECLARATION_PHASE,
-                            f"no declaration window after round {round!r} is open"
-                            f" (now: after round {self.round})")
-        while self.round < round:
-            self._window_closed(round=self.round, by=BY_TRANSCRIPT)
-            self._deal_next()
-
-    def close_declarations(self) -> None:
-        """Transcripts: close every remaining window (at the first non-declaration action)."""
-        while self.phase == DECLARING:
-            self._close_window(BY_TRANSCRIPT)
-
-    def _close_window(self, by: str) -> None:
-        self._window_closed(round=self.round, by=by)
-        if self.round < self.rules.hand_size:
-            self._deal_next()
-        else:
-            self._fix_trump()
-
-    def _deal_next(self) -> None:
-        last = self.rules.hand_size
-        through = self.round + 1 if self.rules.declare_pacing == "rounds" else last
-        cards: list[list[str]] = [[] for _ in range(PLAYERS)]
-        for index in range(self.round * PLAYERS, through * PLAYERS):
-            cards[(self.first_seat + index) % PLAYERS].append(self.deck[index])
-        self._round_dealt(round=through, cards=cards)
-
-    def _fix_trump(self) -> None:
-        standing = self.declaration
-        dealer = self.dealer
-        if not self.dealer_fixed:
-            dealer = first_hand_dealer(self.rules, self.first_declarer, standing)
-        self._kitty_taken(dealer=dealer, suit=standing.suit if standing else None,
-                          kitty=[str(c) for c in self.kitty_dealt])
-
-    def bury(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
-        """The dealer buries exactly `kitty_size` cards face down."""
-        self._check_bury(seat, cards)
-        self._buried(seat=seat, cards=[str(c) for c in cards], timeout=timeout)
-
-    def _check_bury(self, seat: int, cards: Sequence[Card]) -> None:
-        if self.is_over:
-            raise RuleError(Reason.HAND_OVER, "the hand is over")
-        self._check_seat(seat)
-        if self.phase != BURYING or seat != self.dealer:
-            raise RuleError(Reason.NOT_YOUR_TURN, "no bury is due from this seat")
-        missing = self._missing(self.hands[seat], cards)
-        if missing:
-            raise RuleError(Reason.CARDS_NOT_IN_HAND,
-                            f"seat {seat} does not hold {' '.join(map(str, missing))}")
-        check_bury(cards, self.rules.kitty_size, self.rules.bury_points)
-
-    def play(self, seat: int, cards: Sequence[Card], *, timeout: bool = False) -> None:
-        """Lead or follow; a failed throw plays its forced component."""
-        lead, leads = self._checked_play(seat, cards)
-        order = self.order
-        if leads:  # a throw stands or fails on the other seats' cards
-            others = [self.hands[(seat + k) % PLAYERS] for k in range(1, PLAYERS)]
-            forced = self.tricks.forced(lead, others, order)
-            if forced is not None:
-                self._throw_failed(seat=seat, attempted=[str(c) for c in cards],
-                                   forced=[str(c) for c in forced.cards],
-                                   action=len(self.actions))
-                lead = lead_of(forced.kind, [forced], lead.group)
-                cards = list(forced.cards)
-            key = play_key(cards, lead, order)
-            winning = True
-        else:
-            key = play_key(cards, lead, order)
-            if self.tricks.throw_evaluation == KEY_COMPONENT:
-                winning = key is not None and key > self.best_key
-            else:
-                plays = [played for _, played in self.trick] + [list(cards)]
-                winning = self.tricks.winner(plays, lead, order) == len(self.trick)
-                key = self.tricks.key(cards, lead, order) if winning else None
-        self._played(seat=seat, cards=[str(c) for c in cards], key=key if winning else None,
-                     timeout=timeout)
-        if len(self.trick) == PLAYERS:
-            winner = self.best_seat if self.best_seat is not None else seat
-            points = sum(POINTS[c] for _, played in self.trick for c in played)
-            over = not self.hands[winner]
-            self._trick_won(seat=winner, points=points, leader=None if over else winner)
-            if over:
-                self._finish()
-
-    def _checked_play(self, seat: int, cards: Sequence[Card]) -> tuple[Lead, bool]:
-        """The lead the play answers (read from its cards when it leads) and whether it
-        leads, or the play's refusal: judged on the seat's own cards and the trick so far,
-        never on another seat's cards."""
-        if self.is_over:
-            raise RuleError(Reason.HAND_OVER, "the hand is over")
-        self._check_seat(seat)
-        if self.phase == DECLARING:
-            raise RuleError(Reason.DECLARATIONS_OPEN,
-                            "the declaration windows are still open: declare, or declare"
-                            " nothing; play starts once the dealer has buried")
-        if self.phase == BURYING and seat == self.dealer:
-            raise RuleError(Reason.MUST_BURY, f"bury {self.rules.kitty_size} cards first")
-        if self.phase != PLAYING or seat != self.turn:
-            raise RuleError(Reason.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to play")
-        hand = self.hands[seat]
-        missing = self._missing(hand, cards)
-        if missing:
-            raise RuleError(Reason.CARDS_NOT_IN_HAND,
-                            f"seat {seat} does not hold {' '.join(map(str, missing))}")
-        if self.lead is None:
-            return self.tricks.read(cards, self.order), True
-        problem = self.tricks.follow_error(hand, cards, self.lead, self.order)
-        if problem is not None:
-            raise RuleError(*problem)
-        return self.lead, False
-
-    def _finish(self) -> None:
-        dealer_team = team_of(self.dealer)
-        attack_points = sum(p for s, p in enumerate(self.collected) if team_of(s) != dealer_team)
-        winner = self.last_winner if self.last_winner is not None else self.dealer
-        facts = HandFacts(
-            dealer=self.dealer, levels=self.levels, trick_points=attack_points,
-            kitty_points=sum(POINTS[c] for c in self.kitty), last_winner=winner,
-            last_lead_largest=self.last_lead_largest, failed_throws=tuple(self.failed_seats),
-            room_points=self.room_points)
-        standing = self.declaration
-        result: dict[str, Any] = {
-            "dealer": self.dealer,
-            "trump": {"rank": _rank_name(self.rank),
-                      "suit": standing.suit if standing else None,
-                      "declared_by": standing.seat if standing else None,
-                      "cards": list(standing.cards) if standing else None},
-            "kitty": {"dealt": [str(c) for c in self.kitty_dealt],
-                      "buried": [str(c) for c in self.kitty],
-                      "points": facts.kitty_points},
-            "throws_failed": [dict(t) for t in self.throws_failed],
-            "collected": list(self.collected),
-            **score_hand(self.rules, facts),
-        }
-        self._ended(result=result, seed=self.seed)
 
     def time_out(self, seat: int, now: datetime) -> Action:
         """Act for a seat whose clock ran out (docs/shengji.md#timeouts); returns the action."""
@@ -661,14 +329,6 @@ class ShengjiHand(Aggregate):
             play = plays[0]
         self.play(seat, play, timeout=True)
         return Action.play([str(c) for c in play])
-
-    def lowest_bury(self) -> list[Card]:
-        """The dealer's lowest cards it may bury (non-point cards first without bury_points)."""
-        order = self.order
-        hand = sorted(self.hands[self.dealer], key=order.sort_key)
-        if not self.rules.bury_points:
-            hand.sort(key=lambda c: POINTS[c] > 0)  # stable: lowest non-point cards first
-        return hand[:self.rules.kitty_size]
 
     # -- events (mutation only) -------------------------------------------------------------
 
@@ -782,54 +442,8 @@ class ShengjiHand(Aggregate):
         if self.phase == DECLARING:
             return self._declare_actions(seat)
         if self.phase == BURYING:
-            if seat != self.dealer:
-                return LegalActions(seat=seat)
-            words = [f"bury exactly {self.rules.kitty_size} cards"]
-            needs = [Constraint("count", count=self.rules.kitty_size)]
-            if not self.rules.bury_points:
-                words.append("no 5, 10 or K")
-                needs.append(Constraint("no_points"))
-            example = LegalPlay(tuple(map(str, self.lowest_bury())), "bury")
-            return LegalActions(seat=seat, plays=(example,), truncated=True,
-                                kinds=frozenset({BURY}), constraints=tuple(words),
-                                requirements=tuple(needs))
-        if seat != self.turn:
-            return LegalActions(seat=seat)
-        hand = self.hands[seat]
-        if self.lead is None:
-            leads = lead_examples(hand, self.order)
-            return LegalActions(
-                seat=seat, plays=tuple(LegalPlay(tuple(map(str, c)), k) for c, k in leads),
-                truncated=True, kinds=frozenset({PLAY}),
-                constraints=(self.tricks.lead_constraint(),),
-                requirements=(Constraint("one_group"),))
-        plays, truncated = self.tricks.examples(hand, self.lead, self.order)
-        return LegalActions(
-            seat=seat, plays=tuple(LegalPlay(tuple(map(str, p)), "follow") for p in plays),
-            truncated=truncated, kinds=frozenset({PLAY}),
-            constraints=self.tricks.constraints(hand, self.lead, self.order),
-            requirements=self.tricks.requirements(hand, self.lead, self.order))
-
-    def _declare_actions(self, seat: int) -> LegalActions:
-        counts = Counter(self.hands[seat])
-        standing = self.declaration.rung if self.declaration else 0
-        plays = []
-        for card, count in sorted(counts.items(), key=lambda kv: str(kv[0])):
-            if card.rank != self.rank and card not in (SJ, BJ):
-                continue
-            for k in range(1, min(count, self.rules.packs) + 1):
-                try:
-                    rung, _ = declaration_rung([card] * k, self.rank, self.rules.packs)
-                except RuleError:
-                    continue
-                if rung > standing:
-                    plays.append(LegalPlay((str(card),) * k, "declaration"))
-        words = "declare one of the listed card sets with a DECLARE action"
-        if seat not in self.spoken:
-            words += ", or declare nothing (a DECLARE naming no cards)"
-        return LegalActions(seat=seat, plays=tuple(plays),
-                            kinds=frozenset({DECLARE}), constraints=(words,),
-                            requirements=(Constraint("listed"),))
+            return self._bury_actions(seat)
+        return self._play_actions(seat)
 
     def view(self, viewer: Viewer) -> ShengjiView:
         """The hand as `viewer` may see it: never another seat's cards or a hidden kitty."""
@@ -846,7 +460,7 @@ class ShengjiHand(Aggregate):
             version=self.version, ruleset=dict(self.ruleset_spec), phase=self.phase,
             seat=seat, cards=own, counts=tuple(len(h) for h in self.hands),
             dealer=self.dealer if self.dealer_fixed else None, levels=self.levels,
-            trump_rank=_rank_name(self.rank),
+            trump_rank=rank_name(self.rank),
             trump_suit=self.order.suit if self.phase != DECLARING else None,
             declaration=self.declaration, round=self.round, spoken=tuple(sorted(self.spoken)),
             kitty_count=self.rules.kitty_size,

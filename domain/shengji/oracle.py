@@ -21,6 +21,7 @@ from fiftyk_referee.domain.oracle import (
     integer,
     malformed,
 )
+from fiftyk_referee.domain.shengji.burying import check_bury
 from fiftyk_referee.domain.shengji.cards import (
     LEVEL_RANK,
     LEVELS,
@@ -29,7 +30,7 @@ from fiftyk_referee.domain.shengji.cards import (
     TrumpOrder,
     trump_order,
 )
-from fiftyk_referee.domain.shengji.hand import check_bury, judge_declarations
+from fiftyk_referee.domain.shengji.declaring import judge_declarations
 from fiftyk_referee.domain.shengji.play import Lead
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, POINT_STEP, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import (

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from fiftyk_referee.domain.cards import Card
-from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.errors import AnyReason
 from fiftyk_referee.domain.game import Constraint
 from fiftyk_referee.domain.shengji.cards import TRUMP, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.combinations import (
@@ -62,6 +62,7 @@ from fiftyk_referee.domain.shengji.combinations import (
     decompose,
     kind_of,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 
 EXAMPLE_LIMIT = 24
 CANDIDATES = EXAMPLE_LIMIT + EXAMPLE_LIMIT // 2  # candidate follows tried (some repeat)
@@ -69,8 +70,8 @@ COMPLETE_LIMIT = 256  # at most this many possible plays are all checked, to pro
 SUIT_NAMES = {"S": "spades", "H": "hearts", "C": "clubs", "D": "diamonds", TRUMP: "trumps"}
 Vector = tuple[int, int, int, int]
 ZERO: Vector = (0, 0, 0, 0)
-VECTOR_REASONS = (Reason.MUST_FOLLOW_TRACTOR, Reason.MUST_FOLLOW_TRACTOR,
-                  Reason.MUST_FOLLOW_TRIPLE, Reason.MUST_FOLLOW_PAIR)
+VECTOR_REASONS = (ShengjiReason.MUST_FOLLOW_TRACTOR, ShengjiReason.MUST_FOLLOW_TRACTOR,
+                  ShengjiReason.MUST_FOLLOW_TRIPLE, ShengjiReason.MUST_FOLLOW_PAIR)
 
 
 @dataclass(frozen=True)
@@ -370,7 +371,7 @@ def _group_counts(cards: Iterable[Card], group: str, order: TrumpOrder) -> Count
 
 
 def follow_error(hand: Sequence[Card], play: Sequence[Card], lead: Lead,
-                 order: TrumpOrder) -> tuple[Reason, str] | None:
+                 order: TrumpOrder) -> tuple[AnyReason, str] | None:
     """Why `play` (cards the seat holds) may not follow `lead`, or None when it may."""
     held = order.in_group(hand, lead.group)
     return _FollowCheck(held, lead, order).error(play)
@@ -388,20 +389,20 @@ class _FollowCheck:
         # many candidates of one answer share a few, each computed once.
         self.vectors: dict[frozenset[tuple[Card, int]], Vector] = {}
 
-    def error(self, play: Sequence[Card]) -> tuple[Reason, str] | None:
+    def error(self, play: Sequence[Card]) -> tuple[AnyReason, str] | None:
         lead, order = self.lead, self.order
         n = len(lead.cards)
         if len(play) != n:
-            return Reason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
+            return ShengjiReason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
         group = lead.group
         held = self.held
         in_suit = order.in_group(play, group)
         have = len(held)
         name = SUIT_NAMES[group]
         if have >= n and len(in_suit) != n:
-            return Reason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {have}"
+            return ShengjiReason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {have}"
         if have < n and Counter(in_suit) != Counter(held):
-            return Reason.MUST_FOLLOW_SUIT, f"play all your {have} {name} first"
+            return ShengjiReason.MUST_FOLLOW_SUIT, f"play all your {have} {name} first"
         if have <= n or not lead.has_tuples:
             return None
         if self.want is None:

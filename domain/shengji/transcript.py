@@ -19,6 +19,7 @@ from fiftyk_referee.domain.cards import make_deck, parse_card
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.shengji.cards import LEVELS
 from fiftyk_referee.domain.shengji.hand import GAME_NAME, ShengjiHand
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
 from fiftyk_referee.domain.transcripts import (
     COMPLETED,
@@ -142,7 +143,7 @@ def apply_action(hand: ShengjiHand, action: Any) -> None:
     if kind == "pass":
         if hand.is_over:
             raise RuleError(Reason.HAND_OVER, "the hand is over")
-        raise RuleError(Reason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
+        raise RuleError(ShengjiReason.PASS_NOT_ALLOWED, "nobody passes in Shengji")
     cards = _card_list(action, kind)
     if kind == "declare":
         round_ = action.get("round", hand.rules.hand_size)

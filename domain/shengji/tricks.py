@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fiftyk_referee.domain.cards import Card
-from fiftyk_referee.domain.errors import Reason
+from fiftyk_referee.domain.errors import AnyReason
 from fiftyk_referee.domain.game import Constraint
 from fiftyk_referee.domain.shengji import formats
 from fiftyk_referee.domain.shengji.cards import TrumpOrder
@@ -33,6 +33,7 @@ from fiftyk_referee.domain.shengji.play import (
     make_lead,
     play_key,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 
 RULE_BOOK = "rule_book"
 LARGEST_UNIT = "largest_unit"
@@ -93,21 +94,21 @@ class TrickRules:
 
     def follow_error(self, hand: Sequence[Card], play: Sequence[Card], lead: Lead,
                      order: TrumpOrder, owed: formats.Format | None = None
-                     ) -> tuple[Reason, str] | None:
+                     ) -> tuple[AnyReason, str] | None:
         """Why `play` may not follow `lead`, or None (`owed`: the holding's owed format,
         when the caller has it already)."""
         if self.follow_duty == MOST_OWED:
             return follow_error(hand, play, lead, order)
         n = lead.size
         if len(play) != n:
-            return Reason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
+            return ShengjiReason.WRONG_CARD_COUNT, f"the lead has {n} cards; play exactly {n}"
         held = order.in_group(hand, lead.group)
         in_suit = order.in_group(play, lead.group)
         name = SUIT_NAMES[lead.group]
         if len(held) >= n and len(in_suit) != n:
-            return Reason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {len(held)}"
+            return ShengjiReason.MUST_FOLLOW_SUIT, f"play {n} {name}: you hold {len(held)}"
         if len(held) < n and Counter(in_suit) != Counter(held):
-            return Reason.MUST_FOLLOW_SUIT, f"play all your {len(held)} {name} first"
+            return ShengjiReason.MUST_FOLLOW_SUIT, f"play all your {len(held)} {name} first"
         if len(held) <= n:
             return None
         return formats.format_follow_error(held, in_suit, lead.components, order, owed)

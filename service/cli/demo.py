@@ -4,7 +4,8 @@ The platform key creates the table and seats one bot per seat; each bot then act
 its own seat token, asking the server for its legal plays and choosing one (or passing).
 The account is built from the bots' own responses: the cards each was dealt, every trick,
 who went out, the hand's scoring and the running scores. Each game plays and tells its
-hands its own way (`service/cli/games.py`): `--game shengji` plays 升级/拖拉机 hands.
+hands its own way (its bundle's command-line side, `service/cli/games.py`): `--game NAME`
+plays another installed game's hands.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from typing import Any
 import grpc
 
 from fiftyk_referee.domain.errors import RuleError
-from fiftyk_referee.domain.games import DEFAULT_GAME, GAMES, game_named
-from fiftyk_referee.service.cli.games import CLI_GAMES, CliGame, cli_game
+from fiftyk_referee.domain.games import default_game, game_named, hosted
+from fiftyk_referee.service.cli.games import CliGame, cli_game, cli_games
 from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
 from fiftyk_referee.service.cli.terminal import add_text_argument, for_people_wanted, people_output
+from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.grpc.client import (
     RefereeClient,
     TlsClient,
@@ -37,7 +39,7 @@ from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 
 CALL_TIMEOUT_SECONDS = 30.0
 # The RPCs a bot acts with, which `--pace` slows down.
-PACED_METHODS = frozenset({"Act", "Play", "Pass", "Resign", "Declare", "Bury"})
+PACED_METHODS = frozenset({"Act", "Play", "Pass", "Resign"})  # and the games' legacy RPCs
 
 
 @dataclass
@@ -50,10 +52,10 @@ class Bots:
 
 
 def seat_bots(platform: RefereeClient, preset: str, players: int,
-              game: str = DEFAULT_GAME) -> Bots:
+              game: str = "") -> Bots:
     """Create the table and seat one bot per seat."""
     table = platform.create_table(preset, players, name="fiftyk demo",
-                                  game="" if game == DEFAULT_GAME else game).table
+                                  game="" if game == default_game() else game).table
     seats: list[RefereeClient] = []
     for seat in range(players):
         joined = platform.join_table(table.table_id, f"bot-{seat}", seat)
@@ -70,7 +72,8 @@ class _Pace(grpc.UnaryUnaryClientInterceptor):
     def intercept_unary_unary(self, continuation: Any, client_call_details: Any,
                               request: Any) -> Any:
         """Wait, then send (only actions: the bots' reads and the platform's calls go on)."""
-        if str(client_call_details.method).rsplit("/", 1)[-1] in PACED_METHODS:
+        method = str(client_call_details.method).rsplit("/", 1)[-1]
+        if method in PACED_METHODS or method in legacy_rpcs():
             time.sleep(self._seconds)
         return continuation(client_call_details, request)
 
@@ -85,9 +88,10 @@ def _announce_spectators(bots: Bots, web: str | None) -> None:
 
 
 def run_demo(server: str, preset: str, players: int, hands: int, platform_key: str,
-             seed: int | None, tls: TlsClient | None = None, game: str = DEFAULT_GAME, *,
+             seed: int | None, tls: TlsClient | None = None, game: str = "", *,
              pace: float = 0.0, web: str | None = None) -> int:
     """Play `hands` hands of `game`; 0 when every hand completed."""
+    game = game or default_game()
     rng = random.Random(seed)
     opened = open_channel(server, tls)
     channel = grpc.intercept_channel(opened, _Pace(pace)) if pace > 0 else opened
@@ -96,7 +100,7 @@ def run_demo(server: str, preset: str, players: int, hands: int, platform_key: s
     try:
         bots = seat_bots(client.as_platform(platform_key), preset, players, game)
         table = bots.platform.get_table(bots.table_id)
-        named = f"game {game}, " if game != DEFAULT_GAME else ""
+        named = f"game {game}, " if game != default_game() else ""
         print(f"fiftyk demo: table {bots.table_id} at {server}: {named}preset {preset},"
               f" {players} players, ruleset {table.ruleset.fingerprint[:12]}")
         _announce_spectators(bots, web)
@@ -125,14 +129,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "demo", help="bots play complete hands against a running referee",
         description="Create a table with the platform key, seat one bot per seat and play"
         " complete hands through the gRPC API, printing the deal, every trick, points and"
-        " scores (Shengji: the declarations, dealer and trump, how many cards were buried,"
-        " every trick, points and the levels). Exits 0 when every hand completed.",
+        " scores, as each game tells its hands (--game). Exits 0 when every hand completed.",
     )
     add_server_argument(parser)
-    parser.add_argument("--game", default=DEFAULT_GAME, choices=sorted(CLI_GAMES),
-                        help=f"the game (default {DEFAULT_GAME})")
-    defaults = "; ".join(f"{game.name}: {game.default_preset}" for game in CLI_GAMES.values())
-    parser.add_argument("--preset", choices=sorted({preset for game in GAMES.values()
+    known = cli_games()
+    parser.add_argument("--game", default=default_game() or min(known, default=None),
+                        choices=sorted(known), help=f"the game (default {default_game()})")
+    defaults = "; ".join(f"{game.name}: {game.default_preset}" for game in known.values())
+    parser.add_argument("--preset", choices=sorted({preset for game in hosted().values()
                                                     for preset in game.presets}),
                         help=f"ruleset preset of the game (default {defaults})")
     parser.add_argument("--players", type=int,
@@ -154,9 +158,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _other_game_hint(preset: str) -> str:
-    """"; it is a preset of shengji: add --game shengji" for a preset of another game."""
-    owners = sorted(name for name, game in GAMES.items()
-                    if preset in game.presets and name in CLI_GAMES)
+    """"; it is a preset of GAME: add --game GAME" for a preset of another game."""
+    known = cli_games()
+    owners = sorted(name for name, game in hosted().items()
+                    if preset in game.presets and name in known)
     if not owners:
         return ""
     games = " or ".join(owners)

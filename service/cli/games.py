@@ -1,28 +1,29 @@
 """The games at the command line: how `fiftyk demo` plays each and `fiftyk replay` tells it.
 
-The shared commands (`demo.py`, `replay.py`) know a game only by name, through this registry,
-as the core knows it through `domain/games.py`. A game's hands are told from what the API
-answers (views, events), so this is client work: it runs on the plain install.
+The shared commands (`demo.py`, `replay.py`) know a game only by name, through the installed
+games' bundles (`GameBundle.cli`, in each game's package `service/games/<game>/`). A game's
+hands are told from what the API answers (views, events), so this is client work: it runs on
+the plain install.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from fiftyk_referee.service.games.fiftyk.cli import FIFTYK_CLI
-from fiftyk_referee.service.games.shengji.cli import SHENGJI_CLI
+from fiftyk_referee.service.core.bundles import installed
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 
+@runtime_checkable
 class CliGame(Protocol):
     """One game at the command line."""
 
     @property
     def name(self) -> str:
-        """The game's name, as the registry (`domain/games.py`) and its events name it."""
+        """The game's name, as its bundle and its events name it."""
 
     @property
     def title(self) -> str:
@@ -56,13 +57,23 @@ class CliGame(Protocol):
         """The game's own state lines (e.g. the trump); may order the view's cards."""
 
 
-CLI_GAMES: dict[str, CliGame] = {game.name: game for game in (FIFTYK_CLI, SHENGJI_CLI)}
+def cli_games() -> dict[str, CliGame]:
+    """Every installed game that has a command-line side, by name."""
+    found: dict[str, CliGame] = {}
+    for name, bundle in installed().items():
+        if bundle.cli is not None:
+            side = bundle.cli()
+            if not isinstance(side, CliGame) or side.name != name:
+                raise TypeError(f"the bundle {name!r} has no command-line side for its game:"
+                                f" {type(side).__name__}")
+            found[name] = side
+    return found
 
 
 def cli_game(name: str) -> CliGame:
     """The named game's command-line side (ValueError for a game it does not know)."""
     try:
-        return CLI_GAMES[name]
+        return cli_games()[name]
     except KeyError:
         raise ValueError(f"the command line does not know the game {name!r}") from None
 
@@ -74,4 +85,4 @@ def game_of(events: Sequence[pb.Event]) -> CliGame:
     return cli_game(events[0].name.partition(".")[0])
 
 
-__all__ = ["CLI_GAMES", "CliGame", "cli_game", "game_of"]
+__all__ = ["CliGame", "cli_game", "cli_games", "game_of"]

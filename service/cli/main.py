@@ -76,10 +76,10 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, str]]:
 
 def _description() -> str:
     """What `fiftyk --help` says it is: a referee of every game the command line knows."""
-    from fiftyk_referee.service.cli.games import CLI_GAMES
+    from fiftyk_referee.service.cli.games import cli_games
     from fiftyk_referee.service.cli.server_address import DEFAULT_SERVER, SERVER_ENVIRONMENT
 
-    named = [f"{game.title} ({name})" for name, game in CLI_GAMES.items()]
+    named = [f"{game.title} ({name})" for name, game in cli_games().items()]
     games = " and ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
     return (f"The referee service for card games: {games}. Run it, play and replay hands"
             " against it, ask its rules engine, check its signed evidence. The client"

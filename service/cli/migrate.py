@@ -5,7 +5,7 @@ so server pods run with `FIFTYK_CREATE_SCHEMA=false` and a database user without
 and replicas never race to create the schema. Creating is idempotent: a second run changes
 nothing. It reads the same configuration as `fiftyk serve` and waits as long for the database
 (`FIFTYK_DB_STARTUP_WAIT_SECONDS`). The tables of the lobby and of the webhook endpoints are
-created too (`service/platform/lobby.py`, `service/platform/webhooks.py`). The standings
+created too (`service/platform/lobby.py`, `service/platform/webhook_store.py`). The standings
 projection's tables are not among them: the server does not run the projection until something
 reads it.
 """
@@ -40,7 +40,7 @@ def migrate(config: Config) -> str:
     from fiftyk_referee.service.core.application import Referee
     from fiftyk_referee.service.core.store import describe, persistence_env, wait_for_database
     from fiftyk_referee.service.platform.lobby import Lobby
-    from fiftyk_referee.service.platform.webhooks import WebhookStore
+    from fiftyk_referee.service.platform.webhook_store import WebhookStore
 
     database = config.database
     wait_for_database(database, wait_seconds=config.db_startup_wait_seconds,

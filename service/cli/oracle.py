@@ -2,8 +2,8 @@
 
 `answer(question)` answers one parsed question, `answer_line(line)` one line of text, and
 `run(stdin, stdout)` a whole stream (what `fiftyk rules ask` runs). Each game answers its
-own questions (`Game.answer`: `domain/fiftyk/oracle.py`, `domain/shengji/oracle.py`), found
-by the question's `game` through the registry; this module reads lines, checks a question's
+own questions (`Game.answer`, in its package's `oracle.py`), found by the question's
+`game` among the installed games; this module reads lines, checks a question's
 outer shape, dispatches it and writes the ruling.
 
 A question the engine cannot answer gets `{"error": CODE, "message": TEXT}`:
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
-from fiftyk_referee.domain.games import DEFAULT_GAME, GAMES, game_named
+from fiftyk_referee.domain.games import game_named, hosted
 from fiftyk_referee.domain.oracle import (
     INVALID_REQUEST,
     JSON,
@@ -45,10 +45,10 @@ def answer(question: Any) -> JSON:
             raise malformed(f"unknown field(s) {', '.join(unknown)};"
                              f" a question has {', '.join(QUESTION_FIELDS)}")
         game = question.get("game")
-        if game is not None and (not isinstance(game, str) or game not in GAMES):
+        if game is not None and (not isinstance(game, str) or game not in hosted()):
             raise BadQuestion(Reason.INVALID_RULESET.value,
-                              f"unknown game {shown(game)}; allowed: {', '.join(sorted(GAMES))}")
-        return game_named(game or DEFAULT_GAME).answer(question)
+                              f"unknown game {shown(game)}; allowed: {', '.join(sorted(hosted()))}")
+        return game_named(game or "").answer(question)
     except BadQuestion as bad:
         return error_answer(bad.code, bad.message)
     except RuleError as refused:

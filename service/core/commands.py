@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from fiftyk_referee.domain.game import Action
-from fiftyk_referee.domain.games import DEFAULT_GAME
+from fiftyk_referee.domain.games import default_game
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 
 CREATE_SCOPE = "tables"  # table creation has no table yet: its receipts share one scope
@@ -55,7 +55,7 @@ class CreateTable(Command):
     players: int
     allow_preset_deck: bool = False
     name: str = ""
-    game: str = DEFAULT_GAME
+    game: str = ""  # "": the default game
     spectators: SpectatorPolicy | None = None
     entropy_window: int | None = None  # seat entropy's window in seconds (None: off)
     entropy_direct: bool = False  # seats send their bytes without committing first (0.2)
@@ -66,11 +66,11 @@ class CreateTable(Command):
         return CREATE_SCOPE
 
     def arguments(self) -> dict[str, Any]:
-        """The ruleset, seats and name (and the game, for any other than 五十K)."""
+        """The ruleset, seats and name (and the game, for any other than the default)."""
         arguments = {"preset": self.preset, "options": dict(self.options),
                      "players": self.players, "allow_preset_deck": self.allow_preset_deck,
                      "name": self.name}
-        if self.game != DEFAULT_GAME:  # receipts of 五十K tables keep their 0.1 fingerprints
+        if self.game and self.game != default_game():  # 0.1's receipts keep their fingerprints
             arguments["game"] = self.game
         if self.spectators is not None and self.spectators != SpectatorPolicy():
             arguments["spectators"] = self.spectators.to_json()  # earlier receipts stay the same
@@ -238,8 +238,9 @@ class Act(HandCommand):
     token's table and seat are). `token_generation`: the generation of the seat token it acts
     with (not fingerprinted either: a retry with a reissued token is the same command).
     `expected_version`: the hand version the seat decided on.
-    `names_cards`: the request carried a card list, even an empty one (Play, Declare, Bury
-    and Act name cards; Pass and Resign do not), as receipts have always fingerprinted it.
+    `names_cards`: the request carried a card list, even an empty one (Play, Act and the
+    games' legacy RPCs name cards; Pass and Resign do not), as receipts have always
+    fingerprinted it.
     """
 
     action: Action

@@ -23,7 +23,8 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor
 
-from fiftyk_referee.service.core.application import FeedEvent, Referee
+from fiftyk_referee.service.core.application import Referee
+from fiftyk_referee.service.core.public_events import FeedEvent
 from fiftyk_referee.service.errors import Unavailable
 
 DEFAULT_TAIL = 2_000  # events held in memory: four pages

@@ -1,6 +1,6 @@
 """The public events the referee publishes, as the core reads them from the store.
 
-`PUBLIC_EVENTS` joins the table's catalog and every registered game's (`domain/games.py`,
+`PUBLIC_EVENTS` joins the table's catalog and every hosted game's (`domain/games.py`,
 `Game.events`): it names a stored event publicly, builds its payload for a viewer, and
 turns public names into the stored topics a feed query filters on (today's topics and
 those of older versions, so a store written by 0.1.0 reads the same). Stored events that
@@ -19,7 +19,7 @@ from typing import Any
 
 from fiftyk_referee.domain.errors import shown
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent
-from fiftyk_referee.domain.games import GAMES, generation
+from fiftyk_referee.domain.games import generation, hosted
 from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.table_events import TABLE_EVENTS
 from fiftyk_referee.service.core.topics import stored_topics
@@ -86,12 +86,12 @@ class PublicEvents:
 
 
 class RegisteredEvents(PublicEvents):
-    """The table's events and those of every game registered now: rebuilt when a game is
-    registered (`domain.games.register_game`), as a test's game is."""
+    """The table's events and those of every game hosted now: rebuilt when the hosted games
+    change (`service.bundles.install`, as a test does)."""
 
     def __init__(self) -> None:
         self._generation = generation()
-        super().__init__([TABLE_EVENTS, *(game.events for game in GAMES.values())])
+        super().__init__([TABLE_EVENTS, *(game.events for game in hosted().values())])
 
     def _current(self) -> None:
         if self._generation != generation():

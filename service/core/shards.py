@@ -41,18 +41,8 @@ from eventsourcing.utils import EnvType
 from fiftyk_referee.domain.game import GameHand, GameView, LegalActions
 from fiftyk_referee.domain.observer import Viewer
 from fiftyk_referee.domain.table import Table
-from fiftyk_referee.service.core.application import (
-    DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
-    FeedEvent,
-    HistoryPage,
-    MetricsHook,
-    NamedCommands,
-    Outcome,
-    Referee,
-    ScoreSheet,
-    parse_id,
-)
+from fiftyk_referee.service.core.aliases import NamedCommands
+from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.core.commands import (
     CREATE_SCOPE,
     Act,
@@ -60,7 +50,15 @@ from fiftyk_referee.service.core.commands import (
     CreateTable,
     TableCommand,
 )
-from fiftyk_referee.service.core.runner import DEFAULT_MAX_ATTEMPTS
+from fiftyk_referee.service.core.public_events import FeedEvent, HistoryPage
+from fiftyk_referee.service.core.queries import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    MetricsHook,
+    ScoreSheet,
+    parse_id,
+)
+from fiftyk_referee.service.core.runner import DEFAULT_MAX_ATTEMPTS, Outcome
 from fiftyk_referee.service.errors import InvalidArgument, NotFound, ServiceReason
 from fiftyk_referee.service.trust.integrity import AuditResult
 from fiftyk_referee.service.trust.receipts import receipt_id

@@ -5,8 +5,8 @@ are written as tagged objects `{"_type_": NAME, "_data_": ...}` (the library's o
 see `eventsourcing.persistence.JSONTranscoder`) and read back as the same Python value:
 
 - `card`: a `Card` NamedTuple, `[rank, suit]`,
-- each game's own values, by the codecs it declares (`Game.value_codecs`; 五十K:
-  `combination` as `[type, [cards...], rank, rung]`, `ruleset` as its plain JSON spec),
+- each game's own values, by the codecs it declares (`Game.value_codecs`, e.g. a game's
+  combinations and rulesets as plain JSON),
 - `tuple`, `set`, `frozenset`: their items as a list,
 - `dict_pairs`: a dict with keys that are not strings (e.g. `{seat: count}`), as `[[k, v], ...]`.
 
@@ -32,7 +32,7 @@ from eventsourcing.persistence import (
 
 from fiftyk_referee.domain.cards import Card
 from fiftyk_referee.domain.game import ValueCodec
-from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.games import hosted
 
 TYPE_KEY, DATA_KEY = "_type_", "_data_"
 
@@ -160,7 +160,7 @@ class DomainTranscoder(JSONTranscoder):
         super().__init__()
         for transcoding in (*LIBRARY_TRANSCODINGS, *DOMAIN_TRANSCODINGS):
             self.register(transcoding())
-        for game in GAMES.values():
+        for game in hosted().values():
             for codec in game.value_codecs:
                 self.register(CodecTranscoding(codec))
         self._dict_pairs = self.names[DictAsPairs.name]

@@ -30,8 +30,9 @@ from fiftyk_referee.domain.table_events import (
     HandVoided,
     TableClosed,
 )
-from fiftyk_referee.service.core.application import FeedEvent, Referee
+from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.core.feed import PAGE, FeedHub, cancel
+from fiftyk_referee.service.core.public_events import FeedEvent
 from fiftyk_referee.service.errors import ServiceError
 
 WATCHED = (HandStarted.NAME, HandRecorded.NAME, HandVoided.NAME, DrawOpened.NAME,

@@ -197,6 +197,11 @@ class RefereeClient:
     def _kw(self, timeout: float | None = None) -> dict[str, Any]:
         return {"metadata": self.metadata, "timeout": timeout or self.timeout}
 
+    def call_options(self, timeout: float | None = None) -> dict[str, Any]:
+        """The keyword arguments of a call on `stub` with this client's credentials and
+        timeout (a game's own calls: `service/games/<game>/client.py`)."""
+        return self._kw(timeout)
+
     # -- commands ---------------------------------------------------------------------------
 
     def create_table(self, preset: str, players: int, *, options: Mapping[str, Any] | None = None,
@@ -205,10 +210,10 @@ class RefereeClient:
                      spectators: pb.SpectatorPolicy | None = None,
                      entropy_window: int | None = None,
                      entropy_direct: bool = False) -> pb.CreateTableResponse:
-        """Open a table of a game (platform; the game defaults to 五十K); `entropy_window`
-        (seconds, 0 for the default) makes its deals seat-entropy deals, whose seats commit
-        and then reveal (`commit_entropy`, `reveal_entropy`), or with `entropy_direct` send
-        their bytes at once (`contribute_entropy`)."""
+        """Open a table of a game (platform; no game: the referee's default game);
+        `entropy_window` (seconds, 0 for the default) makes its deals seat-entropy deals,
+        whose seats commit and then reveal (`commit_entropy`, `reveal_entropy`), or with
+        `entropy_direct` send their bytes at once (`contribute_entropy`)."""
         request = pb.CreateTableRequest(
             request_id=request_id, players=players, allow_preset_deck=allow_preset_deck,
             name=name,
@@ -294,22 +299,6 @@ class RefereeClient:
         """Pass for the token's seat."""
         request = pb.PassRequest(request_id=request_id, table_id=table_id, hand_id=hand_id)
         response: pb.PassResponse = self.stub.Pass(request, **self._kw())
-        return response
-
-    def declare(self, table_id: str, hand_id: str, cards: Iterable[str] = (), *,
-                request_id: str = "") -> pb.DeclareResponse:
-        """Declare trump cards for the token's seat (Shengji; none: declare nothing)."""
-        request = pb.DeclareRequest(request_id=request_id, table_id=table_id, hand_id=hand_id,
-                                    cards=list(cards))
-        response: pb.DeclareResponse = self.stub.Declare(request, **self._kw())
-        return response
-
-    def bury(self, table_id: str, hand_id: str, cards: Iterable[str], *,
-             request_id: str = "") -> pb.BuryResponse:
-        """Bury cards in the kitty (the Shengji dealer)."""
-        request = pb.BuryRequest(request_id=request_id, table_id=table_id, hand_id=hand_id,
-                                 cards=list(cards))
-        response: pb.BuryResponse = self.stub.Bury(request, **self._kw())
         return response
 
     def act(self, table_id: str, hand_id: str, kind: str, cards: Iterable[str] = (), *,

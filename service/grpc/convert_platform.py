@@ -8,7 +8,7 @@ from fiftyk_referee.domain.table import CLOSED, FINISHED, PLAYING, WAITING
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.paging import shown_name
 from fiftyk_referee.service.platform.lobby import LobbyTable
-from fiftyk_referee.service.platform.webhooks import DeadLetter, Endpoint
+from fiftyk_referee.service.platform.webhook_store import DeadLetter, Endpoint
 
 TABLE_STATES: Mapping[str, pb.TableState.ValueType] = {
     WAITING: pb.TABLE_STATE_WAITING, PLAYING: pb.TABLE_STATE_PLAYING,

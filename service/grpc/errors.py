@@ -1,7 +1,8 @@
 """The one place that maps domain and service errors to gRPC statuses, and back on the client.
 
 Every error leaves the server as a `google.rpc.Status` carrying exactly one `ErrorInfo`
-(reason = the stable code, domain = `fiftyk.referee.v1`), for malformed fields one
+(reason = the stable code, domain = `fiftyk.referee.v1`; a game's own code also names the
+game in its metadata, key `game`), for malformed fields one
 `BadRequest` with field violations, and for `RATE_LIMITED` and `STORE_UNAVAILABLE` one
 `RetryInfo` with the delay. Its texts are bounded (`MAX_MESSAGE_CHARS`, `MAX_DETAIL_CHARS`,
 `MAX_DETAILS`) so the trailers stay small whatever the request held; a field violation
@@ -37,7 +38,7 @@ from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from fiftyk_referee.domain.errors import Reason, RuleError, UnknownCard
+from fiftyk_referee.domain.errors import GameReason, Reason, RuleError, UnknownCard
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
@@ -56,6 +57,8 @@ from fiftyk_referee.service.errors import (
 )
 
 ERROR_DOMAIN = "fiftyk.referee.v1"
+# The ErrorInfo.metadata key naming the game whose own reason code refused the call.
+GAME_KEY = "game"
 NANOS_PER_SECOND = 1_000_000_000
 # A refusal's status travels in the trailers, which clients drop past a few kilobytes (then
 # the caller sees RESOURCE_EXHAUSTED without a reason): its texts are cut to these sizes.
@@ -120,6 +123,9 @@ def _metadata_of(error: MappedError) -> dict[str, str]:
         metadata = dict(error.metadata)
     else:
         metadata = {}
+    if isinstance(error, RuleError) and isinstance(error.reason, GameReason):
+        # A game's own reason: the game names it (its codes are listed by its bundle).
+        metadata = {GAME_KEY: error.reason.game, **metadata}
     return {_cut(key, MAX_DETAIL_CHARS): _cut(value, MAX_DETAIL_CHARS)
             for key, value in list(metadata.items())[:MAX_DETAILS]}
 
@@ -258,6 +264,7 @@ def error_reason(error: grpc.RpcError) -> ErrorReason:
 
 __all__ = [
     "ERROR_DOMAIN",
+    "GAME_KEY",
     "MALFORMED_INPUT_REASONS",
     "ErrorDetails",
     "ErrorReason",

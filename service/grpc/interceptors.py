@@ -38,7 +38,7 @@ from fiftyk_referee.service.grpc.callers import (
     identify,
 )
 from fiftyk_referee.service.grpc.errors import abort, refusal_reason_var
-from fiftyk_referee.service.ops.limits import METHOD_CLASSES, RateLimiter, WatchLimiter
+from fiftyk_referee.service.ops.limits import RateLimiter, WatchLimiter, method_class
 from fiftyk_referee.service.ops.logs import hand_id_var, request_id_var, table_id_var
 from fiftyk_referee.service.ops.metrics import Metrics, RpcLabels, grpc_code_label
 
@@ -443,7 +443,7 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         service, _, method = handler_call_details.method.strip("/").rpartition("/")
-        rpc_class = METHOD_CLASSES.get(method) if service == self._service else None
+        rpc_class = method_class(method) if service == self._service else None
         if rpc_class is None:
             return handler
         return self._wrapped.get(handler, lambda: self._limit(handler, rpc_class))

@@ -41,8 +41,6 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "Play": (*_HAND_COMMAND, "cards"),
     "Pass": _HAND_COMMAND,
     "Resign": _HAND_COMMAND,
-    "Declare": _HAND_COMMAND,  # no cards: declare nothing this round
-    "Bury": (*_HAND_COMMAND, "cards"),
     "Act": (*_HAND_COMMAND, "kind"),
     "ContributeEntropy": ("table_id",),  # and one of entropy, commitment: `one_of`
     "GetTable": ("table_id",),

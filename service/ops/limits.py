@@ -5,7 +5,7 @@ Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC 
 - `create`: CreateTable, JoinTable, ReplaceSeat, ReissueSeatToken, RegisterWebhook,
   DeleteWebhook, RedeliverWebhookEvents — new tables, seats, seat tokens and webhooks;
 - `command`: LeaveTable, StartHand, ContributeEntropy, Act and its aliases Play, Pass,
-  Resign, Declare, Bury, CloseTable, AbortTable;
+  Resign and the games' legacy RPCs (`GameBundle.legacy_rpcs`), CloseTable, AbortTable;
 - `read`: GetTable, GetHandView, ListLegalPlays, GetScores, GetHandHistory, GetHandAt,
   ExportTranscript, ReadEvents, GetFeedHead, ListTables, ListWebhooks,
   ListWebhookDeadLetters;
@@ -42,6 +42,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted, ServiceReason
 
 ROLES = ("player", "spectator", "audit", "platform", "anonymous")
@@ -49,7 +50,7 @@ RPC_CLASSES = ("create", "command", "read", "adjudicate", "watch")
 METHOD_CLASSES: Mapping[str, str] = {
     "CreateTable": "create", "JoinTable": "create", "IssueSpectatorToken": "create",
     "LeaveTable": "command", "StartHand": "command", "Play": "command", "Pass": "command",
-    "Resign": "command", "Declare": "command", "Bury": "command", "Act": "command",
+    "Resign": "command", "Act": "command",
     "ContributeEntropy": "command",
     "GetTable": "read", "GetHandView": "read", "ListLegalPlays": "read", "GetScores": "read",
     "GetHandHistory": "read", "GetHandAt": "read", "ExportTranscript": "read",
@@ -61,6 +62,17 @@ METHOD_CLASSES: Mapping[str, str] = {
     "Adjudicate": "adjudicate", "VerifyHand": "adjudicate",
     "WatchTable": "watch",
 }
+
+
+def method_class(method: str) -> str | None:
+    """The class of a method of the Referee service (a game's legacy RPC is a command);
+    None for a method it does not have."""
+    known = METHOD_CLASSES.get(method)
+    if known is None and method in legacy_rpcs():
+        return "command"
+    return known
+
+
 OFF = "off"
 # Buckets kept per limiter (the least recently used is dropped; see RateLimiter).
 MAX_BUCKETS = 100_000
@@ -437,6 +449,7 @@ __all__ = [
     "TransportLimits",
     "WatchLimiter",
     "WatchLimits",
+    "method_class",
     "parse_peer_rate",
     "parse_rate_limits",
     "parse_transport_limits",

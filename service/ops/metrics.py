@@ -46,7 +46,7 @@ from prometheus_client import (
 
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.game import Game, Observation, ObservationSpec
-from fiftyk_referee.domain.games import GAMES, game_of
+from fiftyk_referee.domain.games import game_of, hosted
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.ops.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
 from fiftyk_referee.service.ops.tls import TlsFiles
@@ -223,10 +223,10 @@ class Metrics:
             "Hands played to the end and scored, by game and preset.",
             ("game", "preset"), registry=registry,
         )
-        self._games = {game.name: frozenset(game.presets) for game in GAMES.values()}
+        self._games = {game.name: frozenset(game.presets) for game in hosted().values()}
         self._command_kinds = TABLE_COMMAND_KINDS | {
-            spec.kind for game in GAMES.values() for spec in game.action_kinds}
-        self._counter_specs = _game_counter_specs(GAMES.values())
+            spec.kind for game in hosted().values() for spec in game.action_kinds}
+        self._counter_specs = _game_counter_specs(hosted().values())
         self._game_counters = {
             name: Counter(f"fiftyk_{name}_total", spec.help,
                           ("game", "preset", *((spec.label,) if spec.label else ())),
@@ -526,7 +526,7 @@ class Metrics:
         self._ledger_hands.set(hands)
         self._integrity_runs.labels("problems" if problems else "clean").inc()
 
-    # Webhooks, called by service.platform.webhooks (endpoint ids are bounded: at most
+    # Webhooks, called by service.webhooks.dispatcher (endpoint ids are bounded: at most
     # MAX_ENDPOINTS).
 
     def serve_webhook(self, endpoint: str) -> None:
@@ -559,7 +559,7 @@ class Metrics:
         self._webhook_lag_seconds.labels(endpoint).set(seconds)
 
     def webhook_process_restarted(self) -> None:
-        """Count a restart of the webhook delivery process (service.platform.webhook_process)."""
+        """Count a restart of the webhook delivery process (service.webhooks.process)."""
         self._webhook_process_restarts.inc()
 
     def forget_webhook(self, endpoint: str) -> None:

@@ -12,7 +12,7 @@ The setting is a comma-separated list of `name=value` overrides of the defaults 
 - `private`: 1 lets endpoints be on private networks (RFC 1918, unique local IPv6, shared
   address space: a platform inside the operator's network), 0 refuses them (default 0).
   Loopback is reached only by a URL that names it; link-local addresses never.
-- `niceness`: the CPU priority of the delivery process (service.platform.webhook_process), 0 to 19
+- `niceness`: the CPU priority of the delivery process (service.webhooks.process), 0 to 19
   (default 0, an equal of the commands): when every core is busy, a higher niceness leaves
   more to the commands and lets deliveries lag more (at 5, under `bench webhooks` on two
   busy cores, a PostgreSQL referee's endpoint fell behind by seconds).

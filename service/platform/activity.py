@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 
 from fiftyk_referee.domain.observer import SPECTATOR
 from fiftyk_referee.domain.table_events import TABLE_EVENTS, HandRecorded, HandStarted
-from fiftyk_referee.service.core.application import FeedEvent
+from fiftyk_referee.service.core.public_events import FeedEvent
 
 ACTIVE_WINDOW_SECONDS = 15 * 60.0
 

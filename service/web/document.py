@@ -39,7 +39,7 @@ def event_json(event: pb.Event) -> dict[str, Any]:
 
 
 def game_of(events: Sequence[pb.Event]) -> str:
-    """The game a hand's events belong to: their namespace (`fiftyk.*`, `shengji.*`)."""
+    """The game a hand's events belong to: their namespace (`<game>.*`)."""
     if not events:
         raise ValueError("a hand has at least its deal event")
     return events[0].name.partition(".")[0]

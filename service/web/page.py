@@ -1,9 +1,11 @@
 """The web table as files: the page's static parts, and the whole page as one offline file.
 
-The page lives in `static/` (package data). `offline_html` inlines its stylesheet, scripts
-and icon and embeds one replay document, so the file opens from disk with no server and no
-network (`fiftyk replay HAND_ID --html FILE`). Its Content-Security-Policy allows no inline
-code but its own: each inline script and stylesheet is named by its SHA-256 hash.
+The page lives in `static/` (package data); each installed game's renderer lives in its own
+package (`GameBundle.renderer`), served as `games/<game>.js` and loaded by the page.
+`offline_html` inlines its stylesheet, scripts and icon and embeds one replay document, so
+the file opens from disk with no server and no network (`fiftyk replay HAND_ID --html
+FILE`). Its Content-Security-Policy allows no inline code but its own: each inline script and
+stylesheet is named by its SHA-256 hash.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
+
+from fiftyk_referee.service.core.bundles import bundle_named, installed
 
 INDEX = "index.html"
 _STYLESHEET = re.compile(r'<link rel="stylesheet" href="([\w./-]+)">')
@@ -32,28 +36,54 @@ def static_root() -> Traversable:
     return resources.files("fiftyk_referee.service.web").joinpath("static")
 
 
-def _renderers() -> Traversable:
-    # Each game's renderer lives with its edge: service/games/<game>/renderer.js, served
-    # as games/<game>.js.
-    return resources.files("fiftyk_referee.service.games")
+# Where index.html loads the games' renderers: replaced by one script element per game.
+GAMES_MARKER = ("<!-- games: the installed games' renderers, one script each"
+                " (service/web/page.py) -->")
+_RENDERER = re.compile(r"games/([a-z][a-z0-9_]*)\.js")
+
+
+def _renderer(game: str) -> Traversable | None:
+    """The installed game's renderer (its bundle's `Renderer`), served as games/<game>.js."""
+    bundle = bundle_named(game)
+    if bundle is None or bundle.renderer is None:
+        return None
+    return resources.files(bundle.renderer.package).joinpath(bundle.renderer.file)
+
+
+def _renderer_names() -> list[str]:
+    return [name for name, bundle in sorted(installed().items()) if bundle.renderer is not None]
+
+
+def _index(html: str) -> str:
+    """The page with a script element for each installed game's renderer."""
+    if GAMES_MARKER not in html:
+        raise ValueError(f"{INDEX} has no place for the games' renderers")
+    scripts = "\n".join(f'<script src="games/{name}.js"></script>' for name in _renderer_names())
+    return html.replace(GAMES_MARKER, scripts)
 
 
 def static_file(name: str) -> bytes:
-    """One of the page's files by its path under `static/` (FileNotFoundError if absent)."""
-    game, _, rest = name.removeprefix("games/").partition(".js")
-    if name.startswith("games/") and not rest and "/" not in game:
-        node = _renderers().joinpath(game).joinpath("renderer.js")
-    else:
-        node = static_root()
-        for part in name.split("/"):
-            node = node.joinpath(part)
+    """One of the page's files by its path under `static/`, or an installed game's renderer
+    (`games/<game>.js`); FileNotFoundError if absent."""
+    game = _RENDERER.fullmatch(name)
+    if game is not None:
+        node = _renderer(game.group(1))
+        if node is None or not node.is_file():
+            raise FileNotFoundError(name)
+        return node.read_bytes()
+    node = static_root()
+    for part in name.split("/"):
+        node = node.joinpath(part)
     if not node.is_file():
         raise FileNotFoundError(name)
+    if name == INDEX:
+        return _index(node.read_text("utf-8")).encode("utf-8")
     return node.read_bytes()
 
 
 def static_files() -> dict[str, bytes]:
-    """Every file of the page, by its path under `static/`."""
+    """Every file of the page, by its path under `static/` (and the installed games'
+    renderers as `games/<game>.js`)."""
     found: dict[str, bytes] = {}
 
     def walk(node: Traversable, prefix: str) -> None:
@@ -64,10 +94,9 @@ def static_files() -> dict[str, bytes]:
                 found[prefix + child.name] = child.read_bytes()
 
     walk(static_root(), "")
-    for child in _renderers().iterdir():
-        renderer = child.joinpath("renderer.js")
-        if child.is_dir() and renderer.is_file():
-            found[f"games/{child.name}.js"] = renderer.read_bytes()
+    found[INDEX] = static_file(INDEX)
+    for name in _renderer_names():
+        found[f"games/{name}.js"] = static_file(f"games/{name}.js")
     return found
 
 

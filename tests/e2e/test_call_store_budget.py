@@ -16,7 +16,7 @@ def test_a_use_case_runs_within_the_calls_store_budget(tmp_path: Path) -> None:
     try:
         servicer = live.running.servicer
         assert servicer is not None
-        left = live.run(servicer._call(budget_left, LONGER))
+        left = live.run(servicer.edge.call(budget_left, LONGER))
         assert 0 < left <= live.config.db_timeout_seconds
         assert budget_left(LONGER) == LONGER  # outside a call: no budget
     finally:

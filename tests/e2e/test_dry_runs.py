@@ -20,8 +20,9 @@ import grpc
 import pytest
 
 from fiftyk_referee.domain.deal import shuffled
-from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.games import hosted
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
+from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details, error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
@@ -55,7 +56,7 @@ def wire(message: Any) -> bytes:
 def opens_commitment(game: str, preset: str, view: pb.HandView, text: bytes) -> bool:
     """The attacker's try: does any hex seed found in `text` open the deal's commitment
     (shuffle the canonical deck with it and hash as the referee did)?"""
-    chosen = GAMES[game]
+    chosen = hosted()[game]
     base = chosen.base_deck(chosen.rules(preset))
     for found in set(HEX_64.findall(text)):
         _, digest = shuffled(bytes.fromhex(found.decode()), base, hand_id=view.hand_id,
@@ -111,7 +112,7 @@ def choices(game: str, client: RefereeClient, view: pb.HandView
     """Every kind of the game, with cards the seat holds or may play (and none)."""
     legal = client.legal_plays(view.table_id, view.hand_id, max_plays=1)
     own = list(view.own_cards)
-    for spec in GAMES[game].action_kinds:
+    for spec in hosted()[game].action_kinds:
         if not spec.takes_cards:
             yield spec.kind, ()
             continue
@@ -129,9 +130,9 @@ def step(game: str, table: Seated, hand_id: str, rng: random.Random) -> pb.HandV
         if pb.ACTION_KIND_DECLARE in legal.actions:
             if seat in client.hand_view(table.table_id, hand_id).shengji.spoken:
                 continue
-            return client.declare(table.table_id, hand_id).hand
+            return shengji_calls.declare(client, table.table_id, hand_id).hand
         if pb.ACTION_KIND_BURY in legal.actions:
-            return client.bury(table.table_id, hand_id, legal.plays[0].cards).hand
+            return shengji_calls.bury(client, table.table_id, hand_id, legal.plays[0].cards).hand
         if legal.may_pass and (not legal.plays or rng.random() < 0.3):
             return client.pass_turn(table.table_id, hand_id).hand
         if legal.plays:
@@ -169,7 +170,7 @@ def test_every_dry_run_of_every_kind_answers_only_what_the_caller_sees(
             hand = step(game, table, hand.hand_id, rng)
     runs.sweep(game, table.seats[1], table.table_id, hand.hand_id)  # every kind: HAND_OVER
     # Every kind was tried both ways; then the seed, now revealed, is in no dry run's answer.
-    kinds = {spec.kind for spec in GAMES[game].action_kinds}
+    kinds = {spec.kind for spec in hosted()[game].action_kinds}
     assert runs.refused == kinds
     assert runs.accepted == (kinds - {"resign"} if game == "shengji" else kinds)
     final = table.seats[0].hand_view(table.table_id, hand.hand_id)
@@ -223,8 +224,9 @@ def throw_table(server: LiveServer, opponent_holds_kings: bool
                    preset_deck=True)
     hand_id = table.platform.start_hand(table.table_id, deck=deck).hand.hand_id
     for seat in range(4):
-        table.seats[seat].declare(table.table_id, hand_id)  # nobody declares: seat 0 deals
-    table.seats[0].bury(table.table_id, hand_id, KITTY.split())
+        # nobody declares: seat 0 deals
+        shengji_calls.declare(table.seats[seat], table.table_id, hand_id)
+    shengji_calls.bury(table.seats[0], table.table_id, hand_id, KITTY.split())
     leader = table.seats[0]
     assert sorted(leader.hand_view(table.table_id, hand_id).own_cards) == sorted(LEADER.split())
     return table, hand_id, lambda: leader.act(table.table_id, hand_id, "play", THROW,

@@ -26,9 +26,12 @@ from grpc_status import rpc_status
 from fiftyk_referee.domain.cards import parse_cards
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.fiftyk.combinations import beats, classify
+from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.errors import ServiceReason
+from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.auth import issue_seat_token
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import ERROR_DOMAIN, error_details, error_reason
@@ -49,7 +52,7 @@ UNREACHABLE: dict[str, str] = {
     Reason.TURN_NOT_EXPIRED: "only the turn clock times turns out, and only expired turns",
     ServiceReason.CONCURRENT_UPDATE: "needs racing writers: test_concurrency.py provokes it",
     ServiceReason.STALE_VERSION: "Act with an expected_version: test_act.py provokes it",
-    Reason.WRONG_WINDOW: "a Shengji declaration naming a closed window: test_act.py",
+    ShengjiReason.WRONG_WINDOW: "a Shengji declaration naming a closed window: test_act.py",
     ServiceReason.EVENTS_TAMPERED: "needs stored events edited behind the referee's back:"
                                    " test_fairness.py tampers with them",
     ServiceReason.LIMIT_EXCEEDED: "needs open watch streams at a limit: test_limits.py",
@@ -171,7 +174,7 @@ def _to_burying(table: ShengjiTable) -> ShengjiTable:
     """Every seat declares nothing in the one window: seat 0 deals and takes the kitty."""
     for seat in range(4):
         client, table_id, hand_id = table.act(seat)
-        client.declare(table_id, hand_id)
+        shengji_calls.declare(client, table_id, hand_id)
     return table
 
 
@@ -184,7 +187,7 @@ def _led(server: LiveServer, preset: str, dealer_cards: str, follower_cards: str
     rest.subtract(dealer_cards.split())
     dealer, table_id, hand_id = table.act(0)
     kitty = ShengjiRules.from_spec(preset, ONE_WINDOW).kitty_size
-    dealer.bury(table_id, hand_id, list(rest.elements())[:kitty])
+    shengji_calls.bury(dealer, table_id, hand_id, list(rest.elements())[:kitty])
     dealer.play(table_id, hand_id, dealer_cards.split())
     return table
 
@@ -192,7 +195,7 @@ def _led(server: LiveServer, preset: str, dealer_cards: str, follower_cards: str
 def _shengji_tables(server: LiveServer) -> ShengjiTables:
     declaring = _shengji_hand(server, "tractor", {}, {0: "2S", 1: "2H", 2: "3S"}, "sj-declare")
     client, table_id, hand_id = declaring.act(0)
-    client.declare(table_id, hand_id, ["2S"])
+    shengji_calls.declare(client, table_id, hand_id, ["2S"])
     burying = _to_burying(_shengji_hand(server, "tractor", {**ONE_WINDOW, "bury_points": False},
                                         {0: "5S"}, "sj-bury"))
     return ShengjiTables(
@@ -322,12 +325,12 @@ def _seat_taken_by_other(a: Arena) -> Any:
 
 def _declare(table: ShengjiTable, seat: int, cards: list[str]) -> Any:
     client, table_id, hand_id = table.act(seat)
-    return client.declare(table_id, hand_id, cards)
+    return shengji_calls.declare(client, table_id, hand_id, cards)
 
 
 def _bury(table: ShengjiTable, cards: list[str]) -> Any:
     client, table_id, hand_id = table.act(0)
-    return client.bury(table_id, hand_id, cards)
+    return shengji_calls.bury(client, table_id, hand_id, cards)
 
 
 def _bury_a_point_card(a: Arena) -> Any:
@@ -352,34 +355,34 @@ def _follow(table: ShengjiTable, cards: str) -> Any:
 
 
 SHENGJI_CASES = [
-    Case("Shengji pass", Code.FAILED_PRECONDITION, Reason.PASS_NOT_ALLOWED,
+    Case("Shengji pass", Code.FAILED_PRECONDITION, ShengjiReason.PASS_NOT_ALLOWED,
          lambda a: _pass(a.sj.declaring, 1)),
     Case("Shengji declaration of a card not of the trump rank", Code.FAILED_PRECONDITION,
-         Reason.INVALID_DECLARATION, lambda a: _declare(a.sj.declaring, 2, ["3S"])),
+         ShengjiReason.INVALID_DECLARATION, lambda a: _declare(a.sj.declaring, 2, ["3S"])),
     Case("Shengji declaration that does not overcall", Code.FAILED_PRECONDITION,
-         Reason.DECLARATION_TOO_WEAK, lambda a: _declare(a.sj.declaring, 1, ["2H"])),
+         ShengjiReason.DECLARATION_TOO_WEAK, lambda a: _declare(a.sj.declaring, 1, ["2H"])),
     Case("Shengji declaration after the windows closed", Code.FAILED_PRECONDITION,
-         Reason.NOT_DECLARATION_PHASE,
+         ShengjiReason.NOT_DECLARATION_PHASE,
          lambda a: _declare(a.sj.burying, 1, a.sj.burying.cards(1)[:1])),
     Case("Shengji play while the declaration windows are open", Code.FAILED_PRECONDITION,
-         Reason.DECLARATIONS_OPEN,
+         ShengjiReason.DECLARATIONS_OPEN,
          lambda a: _play(a.sj.declaring, 2, a.sj.declaring.cards(2)[:1])),
-    Case("Shengji dealer plays before burying", Code.FAILED_PRECONDITION, Reason.MUST_BURY,
+    Case("Shengji dealer plays before burying", Code.FAILED_PRECONDITION, ShengjiReason.MUST_BURY,
          lambda a: _play(a.sj.burying, 0, a.sj.burying.cards(0)[:1])),
-    Case("Shengji bury of too few cards", Code.FAILED_PRECONDITION, Reason.WRONG_BURY_COUNT,
+    Case("Shengji bury of too few cards", Code.FAILED_PRECONDITION, ShengjiReason.WRONG_BURY_COUNT,
          lambda a: _bury(a.sj.burying, a.sj.burying.cards(0)[:1])),
     Case("Shengji bury of a point card under bury_points=false", Code.FAILED_PRECONDITION,
-         Reason.BURY_POINTS_FORBIDDEN, _bury_a_point_card),
+         ShengjiReason.BURY_POINTS_FORBIDDEN, _bury_a_point_card),
     Case("Shengji follow of another size than the lead", Code.FAILED_PRECONDITION,
-         Reason.WRONG_CARD_COUNT, lambda a: _follow(a.sj.tractor_led, "7S 7S 8S")),
+         ShengjiReason.WRONG_CARD_COUNT, lambda a: _follow(a.sj.tractor_led, "7S 7S 8S")),
     Case("Shengji follow off suit while holding the suit", Code.FAILED_PRECONDITION,
-         Reason.MUST_FOLLOW_SUIT, lambda a: _follow(a.sj.tractor_led, "7S 7S 8S 5H")),
+         ShengjiReason.MUST_FOLLOW_SUIT, lambda a: _follow(a.sj.tractor_led, "7S 7S 8S 5H")),
     Case("Shengji singles on a tractor while holding one", Code.FAILED_PRECONDITION,
-         Reason.MUST_FOLLOW_TRACTOR, lambda a: _follow(a.sj.tractor_led, "7S 8S 9S 10S")),
+         ShengjiReason.MUST_FOLLOW_TRACTOR, lambda a: _follow(a.sj.tractor_led, "7S 8S 9S 10S")),
     Case("Shengji singles on a pair while holding one", Code.FAILED_PRECONDITION,
-         Reason.MUST_FOLLOW_PAIR, lambda a: _follow(a.sj.pair_led, "7S 9S")),
+         ShengjiReason.MUST_FOLLOW_PAIR, lambda a: _follow(a.sj.pair_led, "7S 9S")),
     Case("Shengji a pair on a triple while holding one", Code.FAILED_PRECONDITION,
-         Reason.MUST_FOLLOW_TRIPLE, lambda a: _follow(a.sj.triple_led, "7S 7S 9S")),
+         ShengjiReason.MUST_FOLLOW_TRIPLE, lambda a: _follow(a.sj.triple_led, "7S 7S 9S")),
 ]
 
 CASES = [
@@ -440,9 +443,9 @@ CASES = [
          lambda a: a.platform.get_table("not-a-uuid")),
     # FAILED_PRECONDITION: the rules refuse it now
     Case("play out of turn", Code.FAILED_PRECONDITION, Reason.NOT_YOUR_TURN, _out_of_turn),
-    Case("play that does not beat", Code.FAILED_PRECONDITION, Reason.DOES_NOT_BEAT,
+    Case("play that does not beat", Code.FAILED_PRECONDITION, FiftykReason.DOES_NOT_BEAT,
          _lowest_follow),
-    Case("leader passes", Code.FAILED_PRECONDITION, Reason.MUST_LEAD,
+    Case("leader passes", Code.FAILED_PRECONDITION, FiftykReason.MUST_LEAD,
          lambda a: a.seat(a.fresh, a.fresh_hand).pass_turn(a.fresh.table_id,
                                                            a.fresh_hand.hand_id)),
     Case("play in a hand that is over", Code.FAILED_PRECONDITION, Reason.HAND_OVER,
@@ -470,7 +473,7 @@ CASES = [
     Case("preset deck at a table that forbids it", Code.FAILED_PRECONDITION,
          Reason.PRESET_DECK_NOT_ALLOWED,
          lambda a: a.platform.start_hand(a.idle.table_id, deck=seeded_deck("classic", 1))),
-    Case("resigned seat plays", Code.FAILED_PRECONDITION, Reason.PLAYER_OUT,
+    Case("resigned seat plays", Code.FAILED_PRECONDITION, FiftykReason.PLAYER_OUT,
          lambda a: a.seat(a.led, a.led_hand, 1).play(a.led.table_id, a.led_hand.hand_id,
                                                      a.own_cards(a.led, a.led_hand, 1)[:1])),
     # NOT_FOUND, ALREADY_EXISTS

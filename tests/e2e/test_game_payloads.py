@@ -1,6 +1,6 @@
 """Each game's own messages on the wire, for 五十K and Shengji: server reflection serves their
 proto packages (a client with no .proto file decodes the Any payloads), and what a 0.2 client
-reads of every answer (the 0.2 proto, frozen in tests/e2e/proto-0.2/) agrees with them."""
+reads of every answer (the 0.2 proto, frozen in tests/support/proto-0.2/) agrees with them."""
 
 from __future__ import annotations
 
@@ -12,22 +12,24 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory, struct_pb2
 from google.protobuf.message import Message
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
+from fiftyk_referee.service.core import bundles
 from fiftyk_referee.service.games.fiftyk import fiftyk_pb2 as fpb
 from fiftyk_referee.service.games.shengji import shengji_pb2 as spb
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e import test_shengji
-from tests.e2e.harness import LiveServer, Seated, seat_bots
+from tests.e2e.harness import LiveServer, Seated, seat_bots, server_config
 from tests.e2e.live import start_serve
+from tests.support import tiny_bundle
 
-OLD_PROTO = Path(__file__).resolve().parent / "proto-0.2"
+OLD_PROTO = Path(__file__).resolve().parents[1] / "support" / "proto-0.2"
 COMPLETED = pb.HAND_STATUS_COMPLETED
 MAX_COMMANDS = 3_000
 PROTOC_TIMEOUT_SECONDS = 120
@@ -205,3 +207,38 @@ def test_reflection_serves_each_game_package_and_decodes_a_live_hand(tmp_path: P
                 platform.close()
     finally:
         assert serving.stop() == 0
+
+
+@pytest.fixture
+def tiny_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """A referee that also hosts Tiny, a game with no proto messages of its own."""
+    bundles.install([*bundles.entry_point_bundles(), tiny_bundle.BUNDLE])
+    live = LiveServer(server_config(tmp_path))
+    try:
+        yield live
+    finally:
+        live.stop()
+        bundles.install(bundles.entry_point_bundles())
+
+
+def test_a_game_without_proto_messages_sends_json_values_in_the_same_any_fields(
+        tiny_server: LiveServer) -> None:
+    """New games use only the Any: one without messages of its own packs a Struct there,
+    the same values as its JSON fields (`game_state`, `game_result`, `game_payload`)."""
+    platform, audit = tiny_server.platform(), tiny_server.audit()
+    table_id = platform.create_table("tiny", 2, game="tiny", allow_preset_deck=True
+                                     ).table.table_id
+    seats = [platform.as_seat(platform.join_table(table_id, f"p{s}", s).seat_token)
+             for s in range(2)]
+    hand_id = platform.start_hand(table_id, deck=["QH", "JS", "KH", "KS", "JH", "QS"]
+                                  ).hand.hand_id
+    view = seats[0].hand_view(table_id, hand_id)
+    assert same(unpack(view.game_view, struct_pb2.Struct), view.game_state)
+    for seat, card in [(0, "KH"), (1, "JH"), (0, "QH"), (1, "KS"), (0, "JS"), (1, "QS")]:
+        seats[seat].act(table_id, hand_id, "play", [card])
+    (row,) = platform.scores(table_id).hands
+    assert same(unpack(row.game_outcome, struct_pb2.Struct), row.game_result)
+    events = audit.all_hand_events(hand_id)
+    assert len(events) == 7
+    for event in events:
+        assert same(unpack(event.game_event, struct_pb2.Struct), event.game_payload)

@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
+from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
@@ -41,12 +42,13 @@ def step(table: Seated, hand_id: str, rng: random.Random) -> pb.HandView | None:
             # per window: a seat that has spoken may only overcall).
             spoken = client.hand_view(table.table_id, hand_id).shengji.spoken
             if legal.plays and (seat in spoken or rng.random() < 0.3):
-                return client.declare(table.table_id, hand_id, legal.plays[-1].cards).hand
+                return shengji_calls.declare(client, table.table_id, hand_id,
+                                             legal.plays[-1].cards).hand
             if seat in spoken:
                 continue
-            return client.declare(table.table_id, hand_id).hand
+            return shengji_calls.declare(client, table.table_id, hand_id).hand
         if BURY in legal.actions:
-            return client.bury(table.table_id, hand_id, legal.plays[0].cards).hand
+            return shengji_calls.bury(client, table.table_id, hand_id, legal.plays[0].cards).hand
         if legal.plays:
             return client.play(table.table_id, hand_id, rng.choice(legal.plays).cards).hand
     return None
@@ -119,7 +121,8 @@ def test_nobody_passes_in_shengji_and_fiftyk_has_no_declarations(server: LiveSer
                                            s).seat_token for s in range(PLAYERS)]
     dealt = server.platform().start_hand(fiftyk.table_id).hand
     player = server.client(token=tokens[dealt.turn_seat])
-    code, reason = _refusal(lambda: player.declare(fiftyk.table_id, dealt.hand_id, ["2S"]))
+    code, reason = _refusal(
+        lambda: shengji_calls.declare(player, fiftyk.table_id, dealt.hand_id, ["2S"]))
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ACTION")
 
 
@@ -141,13 +144,13 @@ def test_a_shengji_io_hand_plays_the_house_rules_through_the_server(
     hand = platform.start_hand(table_id, deck=deck).hand
     hand_id = hand.hand_id
     seat0 = table.seats[0]
-    seat0.declare(table_id, hand_id, ["10H"])
+    shengji_calls.declare(seat0, table_id, hand_id, ["10H"])
     for seat in (1, 2, 3, 0):
-        table.seats[seat].declare(table_id, hand_id)
+        shengji_calls.declare(table.seats[seat], table_id, hand_id)
     held = list(seat0.hand_view(table_id, hand_id).own_cards)
     for card in throw:
         held.remove(card)
-    view = seat0.bury(table_id, hand_id, held[:rules.kitty_size]).hand
+    view = shengji_calls.bury(seat0, table_id, hand_id, held[:rules.kitty_size]).hand
     assert view.shengji.phase == "playing" and view.shengji.dealer == 0
     view = seat0.play(table_id, hand_id, throw).hand
     assert [list(f.forced) for f in view.shengji.failed_throws] == [forced]
@@ -177,12 +180,12 @@ def _led_at_ten(server: LiveServer, preset: str, leader: str, lead: str, followe
     deck = deck_for(rules, {0: leader, 1: follower})
     hand_id = table.platform.start_hand(table.table_id, deck=deck).hand.hand_id
     dealer = table.seats[0]
-    dealer.declare(table.table_id, hand_id, ["10H"])
+    shengji_calls.declare(dealer, table.table_id, hand_id, ["10H"])
     for seat in (1, 2, 3, 0):
-        table.seats[seat].declare(table.table_id, hand_id)
+        shengji_calls.declare(table.seats[seat], table.table_id, hand_id)
     rest = Counter(dealer.hand_view(table.table_id, hand_id).own_cards)
     rest.subtract(lead.split())
-    dealer.bury(table.table_id, hand_id, list(rest.elements())[:rules.kitty_size])
+    shengji_calls.bury(dealer, table.table_id, hand_id, list(rest.elements())[:rules.kitty_size])
     dealer.play(table.table_id, hand_id, lead.split())
     return table, hand_id
 

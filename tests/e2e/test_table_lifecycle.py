@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import grpc
 import pytest
 
+from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
@@ -89,7 +90,7 @@ def _first_command(table: Seated, hand_id: str) -> pb.PlayResponse | pb.DeclareR
     for client in table.seats:
         legal = client.legal_plays(table.table_id, hand_id)
         if pb.ACTION_KIND_DECLARE in legal.actions:
-            return client.declare(table.table_id, hand_id)
+            return shengji_calls.declare(client, table.table_id, hand_id)
         if legal.plays:
             return client.play(table.table_id, hand_id, legal.plays[0].cards)
     raise AssertionError("nobody could act in a fresh hand")

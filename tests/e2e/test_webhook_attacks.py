@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from fiftyk_referee.service.platform.webhooks import ADDRESS_REFUSED, MAX_ANSWER_BYTES, Sender
+from fiftyk_referee.service.webhooks.transport import ADDRESS_REFUSED, MAX_ANSWER_BYTES, Sender
 from tests.e2e.harness import LiveServer, server_config
 from tests.e2e.live import dead_letters
 from tests.support.certs import TestCA

@@ -109,7 +109,7 @@ def test_a_killed_delivery_process_is_restarted_and_loses_no_event(
         platform = server.platform()
         start = platform.register_webhook(receiver.url).webhook.position
         receiver.delay = 0.05  # each delivery takes a while: the kill lands among them
-        with caplog.at_level(logging.WARNING, "fiftyk_referee.service.platform.webhook_process"):
+        with caplog.at_level(logging.WARNING, "fiftyk_referee.service.webhooks.process"):
             _play_both_games(server, "before")
             receiver.wait_for(5, WAIT_SECONDS)
             first = _delivery_pid(server)

@@ -130,6 +130,9 @@ def test_every_event_arrives_signed_in_feed_order_for_both_games(
     dealt = [d.json["event"] for d in deliveries if d.json["name"].endswith("hand_dealt")]
     assert dealt and all("cards" not in h for e in dealt
                          for h in e.get("fiftyk_hand_dealt", {}).get("hands", []))
+    assert all(e["game_event"]["@type"].endswith(".HandDealt") and "deck" not in e["game_event"]
+               and all("cards" not in h for h in e["game_event"].get("hands", []))
+               for e in dealt)
     assert [d.json["name"] for d in closed] == ["table.closed"]
     assert closed[0].json["id"] == deliveries[-1].json["id"]
 

@@ -20,7 +20,7 @@ import grpc
 import pytest
 
 from fiftyk_referee.service.grpc.errors import error_details
-from fiftyk_referee.service.platform.webhooks import ADDRESS_REFUSED, NO_ANSWER, Sender
+from fiftyk_referee.service.webhooks.transport import ADDRESS_REFUSED, NO_ANSWER, Sender
 from tests.e2e.harness import LiveServer, server_config
 from tests.e2e.live import dead_letters, wait_until
 from tests.support.webhook_receiver import WebhookReceiver
@@ -95,7 +95,7 @@ def test_an_endpoint_stored_on_loopback_gets_nothing_once_the_server_is_off_loop
         live = _off_loopback(tmp_path)
         try:
             platform = _platform(live)
-            with caplog.at_level(logging.WARNING, "fiftyk_referee.service.platform.webhooks"):
+            with caplog.at_level(logging.WARNING, "fiftyk_referee.service.webhooks.dispatcher"):
                 platform.create_table("classic", 4)
                 letters = dead_letters(platform, webhook.webhook.webhook_id, WAIT_SECONDS)
                 # The delivery process's log reaches the server's a moment later.

@@ -18,11 +18,13 @@ from fiftyk_referee.domain.deal import shuffle_deck
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk.events import CardsPlayed, HandDealt, HandEnded
 from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer
 from fiftyk_referee.domain.table_events import SeatTaken, TableOpened
-from fiftyk_referee.service.core.application import TABLE_SNAPSHOT_INTERVAL, Outcome, Referee
+from fiftyk_referee.service.core.application import TABLE_SNAPSHOT_INTERVAL, Referee
+from fiftyk_referee.service.core.runner import Outcome
 from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import (
     AlreadyExists,
@@ -39,7 +41,7 @@ PLAYERS = 4
 RACERS = 6
 GATE_TIMEOUT_SECONDS = 20
 # A loser of a race sees the winner's move: the turn moved on, the hand ended or the seat left.
-RACE_LOSER_REASONS = {Reason.NOT_YOUR_TURN, Reason.HAND_OVER, Reason.PLAYER_OUT}
+RACE_LOSER_REASONS = {Reason.NOT_YOUR_TURN, Reason.HAND_OVER, FiftykReason.PLAYER_OUT}
 ENTROPY_WINDOW = 300  # the seats contribute well within it, however loaded the machine
 VOLATILE_KEYS = {"hand_id", "table_id", "turn_deadline", "current_hand", "hand_ids"}
 

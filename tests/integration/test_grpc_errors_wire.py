@@ -18,6 +18,7 @@ from fiftyk_referee.domain.errors import (
     RuleError,
     UnknownCard,
 )
+from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
@@ -62,7 +63,7 @@ class Case:
 CASES: dict[str, Case] = {
     "not_your_turn": Case(RuleError(Reason.NOT_YOUR_TURN, "it is seat 2's turn, not 1's"),
                           Code.FAILED_PRECONDITION),
-    "does_not_beat": Case(RuleError(Reason.DOES_NOT_BEAT, "4S does not beat 5H"),
+    "does_not_beat": Case(RuleError(FiftykReason.DOES_NOT_BEAT, "4S does not beat 5H"),
                           Code.FAILED_PRECONDITION),
     "invalid_combination": Case(InvalidCombination("3S 4H form no combination"),
                                 Code.FAILED_PRECONDITION),
@@ -90,7 +91,7 @@ CASES: dict[str, Case] = {
     "resource_exhausted": Case(ResourceExhausted(ServiceReason.MESSAGE_TOO_LARGE, "too big"),
                                Code.RESOURCE_EXHAUSTED),
     "unavailable": Case(Unavailable(ServiceReason.SHUTTING_DOWN, "draining"), Code.UNAVAILABLE),
-    "non_ascii_message": Case(RuleError(Reason.MUST_LEAD, "五十K: ♥3 的持有者必须先出"),
+    "non_ascii_message": Case(RuleError(FiftykReason.MUST_LEAD, "五十K: ♥3 的持有者必须先出"),
                               Code.FAILED_PRECONDITION),
 }
 

@@ -13,6 +13,7 @@ import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Action
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.table import CLOSED, PLAYING, WAITING
 from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.core.store import persistence_env
@@ -102,7 +103,7 @@ class LobbyCases:
     # seat, any time) is accepted; Shengji has no pass, so the game itself refuses it.
     @pytest.mark.parametrize(("game", "preset", "kind", "game_says"), [
         ("fiftyk", "classic", "resign", None),
-        ("shengji", "tractor", "pass", Reason.PASS_NOT_ALLOWED),
+        ("shengji", "tractor", "pass", ShengjiReason.PASS_NOT_ALLOWED),
     ])
     def test_what_another_replica_changed_on_the_table_counts_at_once(
             self, open_app: Callable[[], Referee], game: str, preset: str, kind: str,

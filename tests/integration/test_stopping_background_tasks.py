@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from grpc_health.v1 import health
 
-from fiftyk_referee.service.core.application import FeedEvent, Referee
+from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.core.feed import FeedHub, cancel
+from fiftyk_referee.service.core.public_events import FeedEvent
 from fiftyk_referee.service.core.store import OneCallPostgresRecorder, persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.ops.metrics import Metrics

@@ -1,9 +1,10 @@
 """Tiny: a two-seat trick game of six cards that exists only in the tests.
 
-It proves the game protocol (`domain/game.py`): registered by a test with
-`domain.games.register_game`, it is played through the real server — tables, deals,
-actions, views, legal actions, scores, the feed, transcripts, `Adjudicate` — and no file of
-the referee names it. (OpenSpiel keeps Kuhn poker for the same purpose.)
+It proves the game protocol (`domain/game.py`) and the bundles (`service/core/bundles.py`):
+installed by a test through an entry point (its bundle: `tests/support/tiny_bundle.py`), it
+is played through every RPC of a real `fiftyk serve` — tables, seats, deals, actions, views,
+legal actions, scores, the feed, transcripts, evidence, `Adjudicate`, webhooks — and no file
+of the referee names it. (OpenSpiel keeps Kuhn poker for the same purpose.)
 
 The rules: the deck is J, Q and K of spades and hearts; each seat gets three cards. The
 leader plays any card; the other seat must follow the led suit when it can. The higher card
@@ -25,7 +26,7 @@ from typing import Any, ClassVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from fiftyk_referee.domain.aggregate import Aggregate, event
-from fiftyk_referee.domain.errors import InvalidRuleset, Reason, RuleError
+from fiftyk_referee.domain.errors import GameReason, InvalidRuleset, Reason, RuleError
 from fiftyk_referee.domain.events import EventCatalog, EventKind, PublicEvent, stored_event
 from fiftyk_referee.domain.game import (
     PLAY,
@@ -51,6 +52,12 @@ SEATS = 2
 DECK = ("JS", "QS", "KS", "JH", "QH", "KH")
 RANKS = {"J": 0, "Q": 1, "K": 2}
 HAND_SIZE = 3
+
+
+class TinyReason(GameReason, game=NAME):
+    """Tiny's own refusal (the core's reasons cover the rest)."""
+
+    FOLLOW_SUIT = "FOLLOW_SUIT"  # a card off the led suit by a seat that holds one
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +202,7 @@ class TinyHand(Aggregate):
         if card not in self.hands[seat]:
             raise RuleError(Reason.CARDS_NOT_IN_HAND, f"seat {seat} does not hold {card}")
         if card not in self._playable(seat):
-            raise RuleError(Reason.MUST_FOLLOW_SUIT, "follow the led suit")
+            raise RuleError(TinyReason.FOLLOW_SUIT, "follow the led suit")
 
     def _playable(self, seat: int) -> list[str]:
         hand = self.hands[seat]

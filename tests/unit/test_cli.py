@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fiftyk_referee.domain.games import GAMES
-from fiftyk_referee.service.cli.games import CLI_GAMES
+from fiftyk_referee.domain.games import hosted
+from fiftyk_referee.service.cli.games import cli_games
 from fiftyk_referee.service.cli.main import EXIT_OUTPUT_CLOSED, build_parser, main
 from fiftyk_referee.service.cli.server_address import DEFAULT_SERVER, SERVER_ENVIRONMENT
 
@@ -55,8 +55,8 @@ def test_help_names_every_game_the_command_line_plays(
     with pytest.raises(SystemExit):
         main(["--help"])
     shown = " ".join(capsys.readouterr().out.split())
-    assert set(CLI_GAMES) == set(GAMES)
-    for name, game in CLI_GAMES.items():
+    assert set(cli_games()) == set(hosted()) == {"fiftyk", "shengji"}
+    for name, game in cli_games().items():
         assert f"{game.title} ({name})" in shown
     assert "五十K referee service" not in shown
 

@@ -12,8 +12,9 @@ import pytest
 
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Action, Game, GameHand
-from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.games import hosted
 from fiftyk_referee.domain.shengji.hand import BURY, DECLARE, ShengjiHand
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from tests.unit.shengji.helpers import bury_lowest, close_windows, deck_for
 
@@ -90,7 +91,7 @@ def next_action(hand: GameHand, rng: random.Random) -> tuple[int, Action]:
 @pytest.mark.parametrize(("name", "preset", "players"), TABLES)
 def test_a_dry_run_answers_as_the_action_would_and_changes_nothing(
         name: str, preset: str, players: int) -> None:
-    game = GAMES[name]
+    game = hosted()[name]
     rng = random.Random(24)
     hand = dealt(game, preset, players, seed=24)
     steps = 0
@@ -104,7 +105,7 @@ def test_a_dry_run_answers_as_the_action_would_and_changes_nothing(
 
 
 def test_a_dry_run_of_a_hand_ending_resign_records_nothing() -> None:
-    hand = dealt(GAMES["fiftyk"], "five_card", 2, seed=3)
+    hand = dealt(hosted()["fiftyk"], "five_card", 2, seed=3)
     waiting = 1 - (hand.to_act or 0)  # the seat not on turn may resign
     hand.check(waiting, Action("resign"))
     assert not hand.is_over and hand.result is None  # type: ignore[attr-defined]
@@ -149,12 +150,12 @@ def test_a_dry_run_throw_is_judged_on_its_form_alone() -> None:
 
 
 def test_a_shengji_play_while_the_windows_are_open_names_the_phase() -> None:
-    hand = dealt(GAMES["shengji"], "tractor", 4, seed=5)
+    hand = dealt(hosted()["shengji"], "tractor", 4, seed=5)
     seat = hand.to_act
     assert seat is not None
     card = str(vars(hand)["hands"][seat][0])
     for run in (hand.check, hand.act):
         with pytest.raises(RuleError) as refused:
             run(seat, Action("play", (card,)))
-        assert refused.value.reason == Reason.DECLARATIONS_OPEN
+        assert refused.value.reason == ShengjiReason.DECLARATIONS_OPEN
         assert "declaration" in refused.value.message

@@ -15,6 +15,7 @@ from fiftyk_referee.domain.errors import (
     RuleError,
     UnknownCard,
 )
+from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.service.errors import (
     AlreadyExists,
     Conflict,
@@ -51,7 +52,7 @@ def test_every_reason_code_maps_to_invalid_argument_or_failed_precondition(
 
 
 def test_rule_violations_are_failed_precondition_and_bad_input_is_invalid_argument() -> None:
-    for reason in (Reason.NOT_YOUR_TURN, Reason.DOES_NOT_BEAT, Reason.MUST_LEAD,
+    for reason in (Reason.NOT_YOUR_TURN, FiftykReason.DOES_NOT_BEAT, FiftykReason.MUST_LEAD,
                    Reason.HAND_OVER, Reason.CARDS_NOT_IN_HAND, Reason.INVALID_COMBINATION,
                    Reason.SEAT_TAKEN):
         assert status_code_for(RuleError(reason, "x")) == Code.FAILED_PRECONDITION
@@ -73,7 +74,7 @@ def test_the_rich_status_holds_exactly_one_error_info() -> None:
 
 
 def test_a_field_hint_adds_no_bad_request_to_a_rule_violation() -> None:
-    status = rich_status(RuleError(Reason.DOES_NOT_BEAT, "no"), field="cards")
+    status = rich_status(RuleError(FiftykReason.DOES_NOT_BEAT, "no"), field="cards")
     assert len(status.details) == 1
 
 

@@ -19,6 +19,7 @@ from fiftyk_referee.domain.fiftyk import GAME as FIFTYK
 from fiftyk_referee.domain.fiftyk.events import Announced
 from fiftyk_referee.domain.fiftyk.game import BOMBS, TRICKS
 from fiftyk_referee.domain.fiftyk.hand import Hand
+from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.domain.fiftyk.views import Announcement, TopPlay
 from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.observer import AUDITOR, SeatViewer
@@ -550,10 +551,10 @@ def test_when_a_whole_team_resigns_the_cut_short_trick_goes_to_its_top_play() ->
 def test_a_resigned_seat_cannot_act_again() -> None:
     hand = deal("classic", CLASSIC_HANDS)
     run(hand, "0: 3H\n2: resign")
-    assert rejected(hand, "2: resign") == Reason.PLAYER_OUT
+    assert rejected(hand, "2: resign") == FiftykReason.PLAYER_OUT
     run(hand, "1: pass")
     assert hand.turn == 3  # the resigned seat is skipped
-    assert rejected(hand, "2: pass") == Reason.PLAYER_OUT
+    assert rejected(hand, "2: pass") == FiftykReason.PLAYER_OUT
 
 
 def test_a_timed_out_leader_plays_the_lowest_single_and_a_follower_passes() -> None:
@@ -595,7 +596,7 @@ def test_rule_violations_before_the_first_play_have_their_reason_codes() -> None
     assert rejected(hand, "0: 2S") == Reason.CARDS_NOT_IN_HAND
     assert rejected(hand, "0: 3H 3H") == Reason.CARDS_NOT_IN_HAND  # seat 0 has one ♥3
     assert rejected(hand, "0: 3S 4S") == Reason.INVALID_COMBINATION
-    assert rejected(hand, "0: pass") == Reason.MUST_LEAD
+    assert rejected(hand, "0: pass") == FiftykReason.MUST_LEAD
     with pytest.raises(RuleError) as unknown:
         hand.play(0, ["3X"])
     assert unknown.value.reason == Reason.UNKNOWN_CARD
@@ -613,11 +614,11 @@ def test_rule_violations_before_the_first_play_have_their_reason_codes() -> None
 def test_a_play_that_does_not_beat_the_top_play_is_refused() -> None:
     hand = deal("classic", CLASSIC_HANDS)
     run(hand, "0: 4")
-    assert rejected(hand, "1: 3") == Reason.DOES_NOT_BEAT
-    assert rejected(hand, "1: 4") == Reason.DOES_NOT_BEAT  # equal is not higher
-    assert rejected(hand, "1: Q*2") == Reason.DOES_NOT_BEAT  # another type
+    assert rejected(hand, "1: 3") == FiftykReason.DOES_NOT_BEAT
+    assert rejected(hand, "1: 4") == FiftykReason.DOES_NOT_BEAT  # equal is not higher
+    assert rejected(hand, "1: Q*2") == FiftykReason.DOES_NOT_BEAT  # another type
     run(hand, "1: Q*4")  # any bomb beats a single
-    assert rejected(hand, "2: 6*3") == Reason.DOES_NOT_BEAT
+    assert rejected(hand, "2: 6*3") == FiftykReason.DOES_NOT_BEAT
     assert hand.actions == [{"seat": 0, "play": ["4S"]},
                             {"seat": 1, "play": ["QS", "QS", "QH", "QH"]}]
 
@@ -625,8 +626,8 @@ def test_a_play_that_does_not_beat_the_top_play_is_refused() -> None:
 def test_seats_that_went_out_and_finished_hands_take_no_more_actions() -> None:
     hand = deal("classic", CLASSIC_HANDS)
     run(hand, SEAT_0_GOES_OUT)
-    assert rejected(hand, "0: 3H") == Reason.PLAYER_OUT
-    assert rejected(hand, "0: resign") == Reason.PLAYER_OUT
+    assert rejected(hand, "0: 3H") == FiftykReason.PLAYER_OUT
+    assert rejected(hand, "0: resign") == FiftykReason.PLAYER_OUT
     run(hand, CLASSIC_SCRIPT.removeprefix(SEAT_0_GOES_OUT))
     assert hand.is_over
     assert rejected(hand, "3: pass") == Reason.HAND_OVER

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2
 from fiftyk_referee.service.ops.limits import (
@@ -18,6 +19,7 @@ from fiftyk_referee.service.ops.limits import (
     TransportLimits,
     WatchLimiter,
     WatchLimits,
+    method_class,
     parse_peer_rate,
     parse_rate_limits,
     parse_transport_limits,
@@ -187,7 +189,9 @@ def test_the_default_connection_cap_leaves_descriptors_for_the_database_and_file
 def test_every_referee_method_has_an_rpc_class() -> None:
     service = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"]
     assert service.full_name == SERVICE_NAME
-    assert {method.name for method in service.methods} == set(METHOD_CLASSES)
+    # The core's methods by name; the games' legacy RPCs (Declare, Bury) are commands.
+    assert {method.name for method in service.methods} == {*METHOD_CLASSES, *legacy_rpcs()}
+    assert {method_class(name) for name in legacy_rpcs()} == {"command"}
     assert set(METHOD_CLASSES.values()) == set(RPC_CLASSES)
 
 

@@ -20,6 +20,8 @@ GEN_DIR = ROOT / "service" / "grpc" / "gen"
 GAMES_DIR = ROOT / "service" / "games"
 GEN_SCRIPT = ROOT / "scripts" / "gen-proto"
 GAME_PROTOS = sorted((PROTO_ROOT / "fiftyk" / "games").glob("*/v1/*.proto"))
+# The contract as 0.2 shipped it: what 0.2 clients are built from.
+PROTO_0_2 = ROOT / "tests" / "support" / "proto-0.2"
 BUF = Path(sys.executable).parent / "buf"
 TOOL_TIMEOUT_SECONDS = 120
 SERVICE_NAME = "fiftyk.referee.v1.RefereeService"
@@ -58,10 +60,12 @@ def test_the_proto_passes_buf_lint_with_the_standard_and_comment_rules() -> None
     assert result.returncode == 0, f"buf lint failed:\n{result.stdout}{result.stderr}"
 
 
-def test_buf_lint_rejects_an_undocumented_badly_named_field(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", ["fiftyk/referee/v1/referee.proto",
+                                  "fiftyk/games/shengji/v1/shengji.proto"])
+def test_buf_lint_rejects_an_undocumented_badly_named_field(tmp_path: Path, path: str) -> None:
     copy = tmp_path / "proto"
     shutil.copytree(PROTO_ROOT, copy)
-    proto = copy / "fiftyk" / "referee" / "v1" / "referee.proto"
+    proto = copy / path
     proto.write_text(proto.read_text(encoding="utf-8")
                      + "\n// Lintbait exists to fail the lint.\nmessage Lintbait {\n"
                        "  string BadName = 1;\n}\n", encoding="utf-8")
@@ -71,6 +75,33 @@ def test_buf_lint_rejects_an_undocumented_badly_named_field(tmp_path: Path) -> N
     )
     assert result.returncode != 0
     assert "BadName" in result.stdout
+
+
+def _buf_breaking(proto_root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_buf(), "breaking", str(proto_root), "--against", str(PROTO_0_2)], cwd=ROOT,
+        capture_output=True, text=True, timeout=TOOL_TIMEOUT_SECONDS, check=False,
+    )
+
+
+def test_the_contract_breaks_nothing_a_0_2_client_is_built_from() -> None:
+    """buf's FILE rules against the 0.2 proto: no field, number, type or name a 0.2 client
+    knows was removed or changed (new fields and the game packages only add)."""
+    result = _buf_breaking(PROTO_ROOT)
+    assert result.returncode == 0, f"buf breaking failed:\n{result.stdout}{result.stderr}"
+
+
+def test_buf_breaking_finds_a_0_2_field_moved(tmp_path: Path) -> None:
+    copy = tmp_path / "proto"
+    shutil.copytree(PROTO_ROOT, copy)
+    proto = copy / "fiftyk" / "referee" / "v1" / "referee.proto"
+    text = proto.read_text(encoding="utf-8")
+    assert "optional ShengjiState shengji = 26;" in text
+    proto.write_text(text.replace("optional ShengjiState shengji = 26;",
+                                  "optional ShengjiState shengji = 29;"), encoding="utf-8")
+    result = _buf_breaking(copy)
+    assert result.returncode != 0
+    assert 'field "26" with name "shengji"' in result.stdout
 
 
 def test_the_committed_generated_code_is_what_the_proto_generates(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.events import FIFTYK_EVENTS, HandDealt
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
-from fiftyk_referee.domain.games import GAMES
+from fiftyk_referee.domain.games import hosted
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, SeatViewer, Viewer
 from fiftyk_referee.domain.shengji import GAME as SHENGJI
 from fiftyk_referee.domain.shengji.events import SHENGJI_EVENTS
@@ -279,7 +279,7 @@ def test_no_viewer_ever_sees_a_card_it_may_not_see(
 
 
 def test_every_registered_game_publishes_its_hand_events_through_the_core() -> None:
-    for game in GAMES.values():
+    for game in hosted().values():
         for kind in game.events:
             assert PUBLIC_EVENTS.topics([kind.name]) == stored_topics(kind.stored)
     table = Table.open(GAME, Ruleset.from_spec("classic"), 4)

@@ -11,6 +11,7 @@ import pytest
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.hand import first_leader
+from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.fiftyk.transcript import (
     InvalidTranscript,
@@ -92,7 +93,7 @@ REJECTIONS: list[tuple[int, Any, Reason]] = [
     (0, {"seat": 0, "play": ["2S"]}, Reason.CARDS_NOT_IN_HAND),
     (0, {"seat": 0, "play": ["3S", "4S"]}, Reason.INVALID_COMBINATION),
     (0, {"seat": 0, "play": []}, Reason.INVALID_COMBINATION),
-    (0, {"seat": 0, "pass": True}, Reason.MUST_LEAD),
+    (0, {"seat": 0, "pass": True}, FiftykReason.MUST_LEAD),
     (0, {"seat": 0, "play": ["3Z"]}, Reason.UNKNOWN_CARD),
     (0, {"seat": 0, "play": [3]}, Reason.UNKNOWN_CARD),
     (0, {"seat": 0, "play": "3H"}, Reason.UNKNOWN_CARD),
@@ -103,8 +104,8 @@ REJECTIONS: list[tuple[int, Any, Reason]] = [
     (0, {"seat": 0}, Reason.INVALID_ACTION),
     (0, {"seat": 0, "play": ["3H"], "pass": True}, Reason.INVALID_ACTION),
     (1, {"seat": 1, "pass": False}, Reason.INVALID_ACTION),
-    (11, {"seat": 2, "play": ["5D"]}, Reason.DOES_NOT_BEAT),  # a single 5 on a 4-bomb
-    (4, {"seat": 0, "pass": True}, Reason.PLAYER_OUT),
+    (11, {"seat": 2, "play": ["5D"]}, FiftykReason.DOES_NOT_BEAT),  # a single 5 on a 4-bomb
+    (4, {"seat": 0, "pass": True}, FiftykReason.PLAYER_OUT),
     (15, {"seat": 3, "pass": True}, Reason.HAND_OVER),
 ]
 

@@ -9,7 +9,7 @@ import pytest
 from fiftyk_referee.service.errors import InvalidArgument
 from fiftyk_referee.service.ops.config import Config
 from fiftyk_referee.service.ops.webhook_settings import WebhookSettingsError, parse_webhook_settings
-from fiftyk_referee.service.platform.webhooks import address_allowed, check_url
+from fiftyk_referee.service.platform.webhook_addresses import address_allowed, check_url
 
 PUBLIC = ("93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c")
 PRIVATE = ("10.0.0.5", "172.16.3.4", "192.168.1.10", "100.64.0.1", "fd12:3456:789a::1")

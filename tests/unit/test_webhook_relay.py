@@ -1,5 +1,5 @@
 """What the webhook delivery process reports reaches the server's metrics and log, and only
-that: the metric calls `service.platform.webhooks.WebhookMetrics` names, applied in order; the
+that: the metric calls `service.webhooks.dispatcher.WebhookMetrics` names, applied in order; the
 endpoints' gauges dropped when the process dies; its log records under their own logger."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from fiftyk_referee.service.ops.metrics import Metrics
 from fiftyk_referee.service.ops.webhook_settings import parse_webhook_settings
-from fiftyk_referee.service.platform.webhook_process import (
+from fiftyk_referee.service.webhooks.process import (
     DeliverySpec,
     Relay,
     RelayedMetrics,
@@ -63,18 +63,18 @@ def test_a_relayed_log_record_is_logged_under_its_logger_and_level(
         caplog: pytest.LogCaptureFixture) -> None:
     out = io.BytesIO()
     relay = Relay(out)
-    child_log = logging.Logger("fiftyk_referee.service.platform.webhooks")
+    child_log = logging.Logger("fiftyk_referee.service.webhooks.dispatcher")
     child_log.addHandler(RelayLogHandler(relay, 4242))
     child_log.warning("webhook %s: dead-lettered", "e3")  # written at once (a warning)
     child_log.info("webhook %s: attempt failed", "e3")
     relay.flush()
-    with caplog.at_level(logging.WARNING, "fiftyk_referee.service.platform.webhooks"):
+    with caplog.at_level(logging.WARNING, "fiftyk_referee.service.webhooks.dispatcher"):
         for report in _report(out):
             for entry in report["logs"]:  # type: ignore[attr-defined]  # JSON as relayed
                 relay_log_record(entry)
     assert [(r.name, r.levelno, r.getMessage(), getattr(r, "delivery_pid", None))
             for r in caplog.records] == [
-        ("fiftyk_referee.service.platform.webhooks", logging.WARNING,
+        ("fiftyk_referee.service.webhooks.dispatcher", logging.WARNING,
          "webhook e3: dead-lettered", 4242)]
 
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.service.cli.hand_text import (
-    TrickAccount,
     cards_text,
     pass_text,
     place_text,
@@ -22,6 +21,7 @@ from fiftyk_referee.service.cli.hand_text import (
     totals_text,
     trick_text,
 )
+from fiftyk_referee.service.games.fiftyk.text import TrickAccount
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 

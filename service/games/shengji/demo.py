@@ -20,6 +20,7 @@ from fiftyk_referee.domain.cards import parse_card
 from fiftyk_referee.domain.shengji.cards import TrumpOrder
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.service.cli.hand_text import play_text, trick_text
+from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.games.shengji.text import (
     declaration_text,
     levels_text,
@@ -50,8 +51,8 @@ def _declare(bot: RefereeClient, table_id: str, hand_id: str, rng: random.Random
     legal = bot.legal_plays(table_id, hand_id)
     if legal.plays and rng.random() < DECLARE_PROBABILITY:
         cards = list(rng.choice(list(legal.plays)).cards)
-        return bot.declare(table_id, hand_id, cards).hand, cards
-    return bot.declare(table_id, hand_id).hand, []
+        return shengji_calls.declare(bot, table_id, hand_id, cards).hand, cards
+    return shengji_calls.declare(bot, table_id, hand_id).hand, []
 
 
 def choose_lead(examples: Sequence[Lead], order: TrumpOrder, rng: random.Random) -> Lead:
@@ -120,7 +121,7 @@ def play_hand(platform: RefereeClient, table_id: str, seats: Sequence[RefereeCli
                       f" dealer seat {after.shengji.dealer}, {trump_text(after.shengji)}")
         elif phase == BURYING:
             legal = bot.legal_plays(table_id, hand_id)
-            after = bot.bury(table_id, hand_id, legal.plays[0].cards).hand
+            after = shengji_calls.bury(bot, table_id, hand_id, legal.plays[0].cards).hand
             print(f"  seat {seat} takes the kitty and buries {len(legal.plays[0].cards)} cards")
         else:
             listed = [(list(p.cards), p.combination_type)

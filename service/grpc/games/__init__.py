@@ -1,26 +1,27 @@
-"""The games at the gRPC edge: each hosted game's converters, found by its name.
+"""The games at the gRPC edge: each installed game's converters, found by its name.
 
 The edge reaches games only through here: a game's views, results and public events become
-fiftyk.referee.v1 messages through its `EdgeGame` (each game's in service/games/<game>/).
-What only a game has travels as a message of the game's own proto package, packed in a
-google.protobuf.Any (`HandView.game_view`, `HandScore.game_outcome`, `Event.game_event`);
-五十K and Shengji also fill the fields 0.2 clients read, with the same bytes
-(`legacy_copy`). A game registered without converters (`register_edge` not called) is still
-served: its views, results and events are JSON values of its dataclasses, a Struct in the
-Any (and in `game_state`, `game_result`, `game_payload`).
+fiftyk.referee.v1 messages through the `EdgeGame` its bundle names (`GameBundle.edge`, in
+the game's own package `service/games/<game>/`). What only a game has travels as a message
+of the game's own proto package, packed in a google.protobuf.Any (`HandView.game_view`,
+`HandScore.game_outcome`, `Event.game_event`); 五十K and Shengji also fill the fields 0.2
+clients read, with the same bytes (`legacy_copy`). A game whose bundle has no converters is
+still served: its views, results and events are JSON values of its dataclasses, a Struct in
+the Any (and in `game_state`, `game_result`, `game_payload`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from google.protobuf.descriptor import FileDescriptor
 from google.protobuf.message import Message
 
 from fiftyk_referee.domain.events import PublicEvent
 from fiftyk_referee.domain.game import GameResult, GameView
+from fiftyk_referee.service.core.bundles import GameBundle, bundle_named, installed
 from fiftyk_referee.service.grpc.convert import struct_of
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
@@ -39,6 +40,7 @@ def legacy_copy(own: Message, legacy: Message) -> None:
     legacy.MergeFromString(own.SerializeToString())
 
 
+@runtime_checkable
 class EdgeGame(Protocol):
     """A game's converters at the gRPC edge."""
 
@@ -126,53 +128,50 @@ class GenericEdge:
         score.game_outcome.Pack(score.game_result)
 
 
-EDGES: dict[str, EdgeGame] = {}
+# The converters loaded so far, by bundle (a bundle's edge loads on first use).
+_loaded: dict[int, tuple[GameBundle, EdgeGame]] = {}
 
 
-def register_edge(edge: EdgeGame) -> None:
-    """Give a game its converters (a name already taken by other converters is refused)."""
-    held = EDGES.get(edge.name)
-    if held is not None and held is not edge:
-        raise ValueError(f"the game {edge.name!r} already has converters")
-    EDGES[edge.name] = edge
+def _edge_of(bundle: GameBundle) -> EdgeGame | None:
+    if bundle.edge is None:
+        return None
+    held = _loaded.get(id(bundle))
+    if held is None or held[0] is not bundle:
+        edge = bundle.edge()
+        if not isinstance(edge, EdgeGame) or edge.name != bundle.name:
+            raise TypeError(f"the bundle {bundle.name!r} has no converters for its game:"
+                            f" {type(edge).__name__}")
+        held = _loaded[id(bundle)] = (bundle, edge)
+    return held[1]
 
 
 def edge_for(game: str) -> EdgeGame:
     """The converters of the game called `game` (JSON values for a game without any)."""
-    _load_built_in()
-    return EDGES.get(game) or GenericEdge(game)
+    bundle = bundle_named(game)
+    edge = _edge_of(bundle) if bundle is not None else None
+    return edge or GenericEdge(game)
 
 
 def all_payloads() -> Payloads:
-    """Every registered game's payload builders."""
-    _load_built_in()
+    """Every installed game's payload builders."""
     merged: Payloads = {}
-    for edge in EDGES.values():
-        merged.update(edge.payloads)
+    for bundle in installed().values():
+        edge = _edge_of(bundle)
+        if edge is not None:
+            merged.update(edge.payloads)
     return merged
 
 
 def game_protos() -> list[FileDescriptor]:
-    """Every registered game's own proto file, by game name: loading them puts their messages
+    """Every installed game's own proto file, by game name: loading them puts their messages
     in the default descriptor pool, from which server reflection answers."""
-    _load_built_in()
-    return [proto for name in sorted(EDGES) if (proto := EDGES[name].proto_file) is not None]
+    found = []
+    for _, bundle in sorted(installed().items()):
+        edge = _edge_of(bundle)
+        if edge is not None and edge.proto_file is not None:
+            found.append(edge.proto_file)
+    return found
 
 
-def _load_built_in() -> None:
-    # The built-in games' converters import this module (for `EdgeGame`), so they are
-    # loaded on first use rather than at import.
-    if _BUILT_IN_LOADED:
-        return
-    from fiftyk_referee.service.games.fiftyk import edge as fiftyk
-    from fiftyk_referee.service.games.shengji import edge as shengji
-
-    for edge in (fiftyk.EDGE, shengji.EDGE):
-        register_edge(edge)
-    _BUILT_IN_LOADED.append(True)
-
-
-_BUILT_IN_LOADED: list[bool] = []
-
-__all__ = ["EDGES", "EdgeGame", "GenericEdge", "Payloads", "TypedEdge", "all_payloads", "edge_for",
-           "game_protos", "legacy_copy", "register_edge"]
+__all__ = ["EdgeGame", "GenericEdge", "Payloads", "TypedEdge", "all_payloads", "edge_for",
+           "game_protos", "legacy_copy"]

@@ -24,6 +24,7 @@ from fiftyk_referee.domain.shengji.hand import (
     ShengjiHand,
 )
 from fiftyk_referee.domain.shengji.play import follow_examples
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from tests.unit.shengji.helpers import (
     NOTHING,
@@ -70,9 +71,9 @@ def test_the_deal_is_paced_and_a_seat_sees_only_its_own_cards() -> None:
 def test_declarations_overcalls_and_their_refusals() -> None:
     hand = new_hand(dealer=None, hands={0: "5S 2D 2D", 1: "2H", 3: "3S 2S"})
     assert refused(hand, 2, declare("2H")) == Reason.CARDS_NOT_IN_HAND
-    assert refused(hand, 3, declare("3S")) == Reason.INVALID_DECLARATION
-    assert refused(hand, 0, Action(PASS)) == Reason.PASS_NOT_ALLOWED
-    assert refused(hand, 0, Action.play(["5S"])) == Reason.DECLARATIONS_OPEN
+    assert refused(hand, 3, declare("3S")) == ShengjiReason.INVALID_DECLARATION
+    assert refused(hand, 0, Action(PASS)) == ShengjiReason.PASS_NOT_ALLOWED
+    assert refused(hand, 0, Action.play(["5S"])) == ShengjiReason.DECLARATIONS_OPEN
     assert refused(hand, 0, Action(BURY, ("5S",))) == Reason.NOT_YOUR_TURN
     hand.act(1, declare("2H"))
     assert refused(hand, 1, declare("2H 2H")) == Reason.CARDS_NOT_IN_HAND
@@ -88,9 +89,9 @@ def test_an_equal_declaration_does_not_overcall_and_a_stronger_one_does() -> Non
     for seat in range(4):
         hand.act(seat, NOTHING)
     assert hand.round == 3
-    assert refused(hand, 3, declare("2S")) == Reason.DECLARATION_TOO_WEAK
+    assert refused(hand, 3, declare("2S")) == ShengjiReason.DECLARATION_TOO_WEAK
     hand.act(0, declare("2D 2D"))
-    assert refused(hand, 3, declare("2S")) == Reason.DECLARATION_TOO_WEAK
+    assert refused(hand, 3, declare("2S")) == ShengjiReason.DECLARATION_TOO_WEAK
     close_windows(hand)
     assert hand.phase == BURYING
     assert hand.dealer == 1  # 先亮者为庄家: the first declarer deals
@@ -114,7 +115,7 @@ def test_jokers_declare_no_trump_and_need_identical_pairs() -> None:
     for _ in range(3):
         for seat in range(4):
             hand.act(seat, NOTHING)
-    assert refused(hand, 2, declare("SJ BJ")) == Reason.INVALID_DECLARATION
+    assert refused(hand, 2, declare("SJ BJ")) == ShengjiReason.INVALID_DECLARATION
     hand.act(2, declare("SJ SJ"))
     hand.act(2, declare("BJ BJ"))
     close_windows(hand)
@@ -132,11 +133,11 @@ def test_the_dealer_buries_and_only_it_and_audit_see_the_kitty() -> None:
     hand = new_hand(dealer=2)
     close_windows(hand)
     assert refused(hand, 1, Action(BURY, ("3S",) * 8)) == Reason.NOT_YOUR_TURN
-    assert refused(hand, 2, Action.play([str(hand.hands[2][0])])) == Reason.MUST_BURY
+    assert refused(hand, 2, Action.play([str(hand.hands[2][0])])) == ShengjiReason.MUST_BURY
     assert refused(hand, 1, Action.play([str(hand.hands[1][0])])) == Reason.NOT_YOUR_TURN
     cards = [str(c) for c in hand.hands[2]]
     assert refused(hand, 2, Action(BURY, tuple(cards[:7]))) == \
-        Reason.WRONG_BURY_COUNT
+        ShengjiReason.WRONG_BURY_COUNT
     assert refused(hand, 2, Action(BURY, ("BJ",) * 8)) == Reason.CARDS_NOT_IN_HAND
     bury_lowest(hand)
     assert hand.phase == PLAYING and hand.to_act == 2
@@ -153,7 +154,7 @@ def test_one_pack_forbids_burying_points() -> None:
     held = [str(c) for c in hand.hands[0]]
     with_points = ["5S", "10S", "KS", *[c for c in held if c not in ("5S", "10S", "KS")][:3]]
     assert refused(hand, 0, Action(BURY, tuple(with_points))) == \
-        Reason.BURY_POINTS_FORBIDDEN
+        ShengjiReason.BURY_POINTS_FORBIDDEN
     offered = hand.legal_actions(0)
     assert offered.kinds == {BURY} and offered.truncated and len(offered.plays) == 1
     example = offered.plays[0]
@@ -185,7 +186,7 @@ def test_seed_throw_98844_fails_on_a_jack_and_the_nine_is_played() -> None:
     off = next(str(c) for c in hand.hands[1] if hand.order.group(c) not in (TRUMP, "C"))
     play(hand, 1, off)
     other = next(str(c) for c in hand.hands[2] if str(c) != "JC")
-    assert refused(hand, 2, Action.play([other])) == Reason.MUST_FOLLOW_SUIT
+    assert refused(hand, 2, Action.play([other])) == ShengjiReason.MUST_FOLLOW_SUIT
     play(hand, 2, "JC")
     assert hand.best_seat == 2
 
@@ -196,7 +197,7 @@ def test_seed_throw_98844_fails_on_queens_and_the_fours_are_played() -> None:
     assert [str(c) for c in hand.trick[0][1]] == ["4C", "4C"]
     assert hand.lead is not None and hand.lead.kind == "pair"
     other = next(str(c) for c in hand.hands[1] if str(c) != "QC")
-    assert refused(hand, 1, Action.play(["QC", other])) == Reason.MUST_FOLLOW_SUIT
+    assert refused(hand, 1, Action.play(["QC", other])) == ShengjiReason.MUST_FOLLOW_SUIT
     play(hand, 1, "QC QC")
     assert hand.best_seat == 1
 
@@ -213,7 +214,7 @@ def test_a_forced_tractor_is_followed_with_the_best_reading_of_the_runs() -> Non
     play(hand, 0, "3H 3H 4H 4H 5H 5H 6H 6H BJ")
     assert hand.throws_failed[0]["forced"] == ["3H", "3H", "4H", "4H", "5H", "5H", "6H", "6H"]
     wrong = ["AH", "AH", "10S", "10S", "10H", "10H", "8H", "8H"]
-    assert refused(hand, 1, Action.play(wrong)) == Reason.MUST_FOLLOW_TRACTOR
+    assert refused(hand, 1, Action.play(wrong)) == ShengjiReason.MUST_FOLLOW_TRACTOR
     play(hand, 1, "AH AH 10S 10S 10C 10C 10H 10H")
     assert hand.to_act == 2
 

@@ -19,6 +19,7 @@ from fiftyk_referee.domain.shengji.formats import (
     requirements,
 )
 from fiftyk_referee.domain.shengji.hand import BURY
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PRESETS, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import kitty_multiplier
 from fiftyk_referee.domain.shengji.tricks import TrickRules
@@ -68,15 +69,16 @@ def test_a_follower_holding_a_tractor_of_the_leads_length_must_play_it() -> None
     hand = "7S 7S 8S 8S 9S 9S JS JS KS KS AS AS 2D"  # 7-8-9-J (10 is trump) and K-A
     two_short_ones = "KS KS AS AS 7S 7S 8S 8S"
     assert refusal(BOOK, lead, hand, two_short_ones) is None  # four run tuples either way
-    assert refusal(HOUSE, lead, hand, two_short_ones) == Reason.MUST_FOLLOW_TRACTOR
+    assert refusal(HOUSE, lead, hand, two_short_ones) == ShengjiReason.MUST_FOLLOW_TRACTOR
     assert refusal(HOUSE, lead, hand, "7S 7S 8S 8S 9S 9S JS JS") is None
 
 
 def test_without_the_leads_format_the_next_one_down_is_owed() -> None:
     lead = "3S 3S 4S 4S"
-    assert refusal(HOUSE, lead, "7S 7S 9S 9S 2S 5S", "7S 7S 2S 5S") == Reason.MUST_FOLLOW_PAIR
+    assert (refusal(HOUSE, lead, "7S 7S 9S 9S 2S 5S", "7S 7S 2S 5S")
+            == ShengjiReason.MUST_FOLLOW_PAIR)
     assert refusal(HOUSE, lead, "7S 7S 9S 9S 2S 5S", "7S 7S 9S 9S") is None
-    assert refusal(HOUSE, lead, "7S 7S 9S 2S 5S", "9S 2S 5S 7S") == Reason.MUST_FOLLOW_PAIR
+    assert refusal(HOUSE, lead, "7S 7S 9S 2S 5S", "9S 2S 5S 7S") == ShengjiReason.MUST_FOLLOW_PAIR
     assert refusal(HOUSE, lead, "7S 9S JS 2S 5S", "9S JS 2S 5S") is None
 
 
@@ -100,7 +102,7 @@ def test_three_packs_a_triple_is_not_owed_where_the_house_reads_a_tractor() -> N
     assert [c.kind for c in BOOK.read(cards(lead), HEARTS).components] == ["triple", "pair"]
     assert [c.kind for c in HOUSE.read(cards(lead), HEARTS).components] == ["tractor", "single"]
     hand, play = "9S 9S 9S 3S 4S 6S", "9S 9S 3S 4S 6S"
-    assert refusal(BOOK, lead, hand, play) == Reason.MUST_FOLLOW_TRIPLE
+    assert refusal(BOOK, lead, hand, play) == ShengjiReason.MUST_FOLLOW_TRIPLE
     assert refusal(HOUSE, lead, hand, play) is None
 
 

@@ -13,6 +13,7 @@ from fiftyk_referee.domain.game import Action
 from fiftyk_referee.domain.observer import SeatViewer
 from fiftyk_referee.domain.shengji import GAME
 from fiftyk_referee.domain.shengji.hand import DECLARE, ShengjiHand, check_deck
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import score_hand
 from fiftyk_referee.domain.shengji.views import ShengjiResult
@@ -37,7 +38,7 @@ def test_a_declaration_naming_a_closed_window_is_refused() -> None:
         hand.act(seat, Action(DECLARE, (), value="1"))
     assert hand.round == 2
     error = refusal(lambda: hand.act(0, Action(DECLARE, (), value="1")))
-    assert error.reason == Reason.WRONG_WINDOW
+    assert error.reason == ShengjiReason.WRONG_WINDOW
     assert 0 not in hand.spoken
     hand.act(0, Action(DECLARE, (), value="2"))  # the open window is accepted
     assert 0 in hand.spoken
@@ -53,7 +54,7 @@ def test_a_declaration_value_that_is_not_a_round_number_is_an_invalid_action(val
 def test_a_declaration_naming_a_window_not_open_yet_is_refused() -> None:
     hand = new_hand(dealer=None)
     assert refusal(lambda: hand.act(0, Action(DECLARE, (), value="2"))).reason == \
-        Reason.WRONG_WINDOW
+        ShengjiReason.WRONG_WINDOW
     hand.act(0, NOTHING)  # naming no window is always the open one
     assert 0 in hand.spoken
 

@@ -23,6 +23,7 @@ from fiftyk_referee.domain.shengji.play import (
     play_key,
     trick_winner,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 
 HEARTS = trump_order(LEVEL_RANK["10"], "H", False)
 TITANIC_SPADES = trump_order(LEVEL_RANK["5"], "S", False)
@@ -91,36 +92,36 @@ def test_one_component_is_never_checked() -> None:
 # -- following ------------------------------------------------------------------------------
 
 def test_wrong_card_count() -> None:
-    assert reason("3C 4C 5C", "3C 4C", "AC") == Reason.WRONG_CARD_COUNT
+    assert reason("3C 4C 5C", "3C 4C", "AC") == ShengjiReason.WRONG_CARD_COUNT
 
 
 def test_must_follow_suit_while_holding_it() -> None:
-    assert reason("3C 4D", "4D", "AC") == Reason.MUST_FOLLOW_SUIT
+    assert reason("3C 4D", "4D", "AC") == ShengjiReason.MUST_FOLLOW_SUIT
     assert reason("3C 4D", "3C", "AC") is None
-    assert reason("3C 4D 5D", "4D 5D", "AC AC") == Reason.MUST_FOLLOW_SUIT
+    assert reason("3C 4D 5D", "4D 5D", "AC AC") == ShengjiReason.MUST_FOLLOW_SUIT
     assert reason("3C 4D 5D", "3C 5D", "AC AC") is None
 
 
 def test_pair_led_a_pair_if_you_have_one() -> None:
-    assert reason("3C 3C 5C", "3C 5C", "AC AC") == Reason.MUST_FOLLOW_PAIR
+    assert reason("3C 3C 5C", "3C 5C", "AC AC") == ShengjiReason.MUST_FOLLOW_PAIR
     assert reason("3C 3C 5C", "3C 3C", "AC AC") is None
 
 
 def test_tractor_led_a_tractor_else_pairs_else_singles() -> None:
     lead = "3C 3C 4C 4C"
-    assert reason("7C 7C 8C 8C 9C 9C JC", "7C 7C 9C 9C", lead) == Reason.MUST_FOLLOW_TRACTOR
+    assert reason("7C 7C 8C 8C 9C 9C JC", "7C 7C 9C 9C", lead) == ShengjiReason.MUST_FOLLOW_TRACTOR
     assert reason("7C 7C 8C 8C 9C 9C JC", "8C 8C 9C 9C", lead) is None
-    assert reason("7C 7C JC JC 9C 2C", "7C 7C 9C 2C", lead) == Reason.MUST_FOLLOW_PAIR
+    assert reason("7C 7C JC JC 9C 2C", "7C 7C 9C 2C", lead) == ShengjiReason.MUST_FOLLOW_PAIR
     assert reason("7C 7C JC JC 9C 2C", "7C 7C JC JC", lead) is None
     assert reason("7C 7C JC 9C 2C", "7C 7C 9C 2C", lead) is None
-    assert reason("7C 7C JC 9C 2C", "JC 9C 2C 7C", lead) == Reason.MUST_FOLLOW_PAIR
+    assert reason("7C 7C JC 9C 2C", "JC 9C 2C 7C", lead) == ShengjiReason.MUST_FOLLOW_PAIR
 
 
 def test_several_shorter_tractors_may_fill_a_longer_one() -> None:
     lead = "3C 3C 4C 4C 5C 5C 6C 6C"
     hand = "7C 7C 8C 8C JC JC QC QC 2C 2C"
     assert reason(hand, "7C 7C 8C 8C JC JC QC QC", lead) is None
-    assert reason(hand, "7C 7C 8C 8C JC JC 2C 2C", lead) == Reason.MUST_FOLLOW_TRACTOR
+    assert reason(hand, "7C 7C 8C 8C JC JC 2C 2C", lead) == ShengjiReason.MUST_FOLLOW_TRACTOR
 
 
 LEVEL_STEP_TRACTOR_LEAD = "3H 3H 4H 4H 5H 5H 6H 6H"
@@ -133,7 +134,7 @@ def test_two_runs_through_the_level_step_owe_the_whole_tractor() -> None:
     # AH-10S and 10C-10H fill all four slots; the one long run AH-10S-10H fills only three.
     lead = LEVEL_STEP_TRACTOR_LEAD
     assert reason(LEVEL_STEP_PAIRS, "AH AH 10S 10S 10H 10H 8H 8H", lead) == \
-        Reason.MUST_FOLLOW_TRACTOR
+        ShengjiReason.MUST_FOLLOW_TRACTOR
     assert reason(LEVEL_STEP_PAIRS, "AH AH 10S 10S 10C 10C 10H 10H", lead) is None
     assert reason(LEVEL_STEP_PAIRS, "AH AH 10C 10C 10S 10S 10H 10H", lead) is None
 
@@ -142,7 +143,7 @@ def test_a_run_through_the_level_step_leaves_the_triple_for_the_triple_slot() ->
     # AH-10C fills the tractor and 10S 10S 10S the triple slot; AH-10S would use the triple.
     lead = LEVEL_STEP_TRIPLE_LEAD
     assert reason(LEVEL_STEP_TRIPLES, "AH AH 10S 10S 10C 10C 5H", lead) == \
-        Reason.MUST_FOLLOW_TRIPLE
+        ShengjiReason.MUST_FOLLOW_TRIPLE
     assert reason(LEVEL_STEP_TRIPLES, "AH AH 10C 10C 10S 10S 10S", lead) is None
 
 
@@ -162,7 +163,7 @@ def test_the_2s_step_under_permanent_two_is_read_every_way() -> None:
     order = trump_order(LEVEL_RANK["10"], "H", True)
     lead = LEVEL_STEP_TRACTOR_LEAD
     hand = "AH AH 2S 2S 2C 2C 2H 2H 8H 8H 3C 4D"
-    assert reason(hand, "AH AH 2S 2S 2H 2H 8H 8H", lead, order) == Reason.MUST_FOLLOW_TRACTOR
+    assert reason(hand, "AH AH 2S 2S 2H 2H 8H 8H", lead, order) == ShengjiReason.MUST_FOLLOW_TRACTOR
     assert reason(hand, "AH AH 2S 2S 2C 2C 2H 2H", lead, order) is None
 
 
@@ -182,12 +183,12 @@ def test_seed_triple_follow_order() -> None:
                for h in ("7C 7C 7C", "7C 7C 8C", "7C 8C 9C")]
     assert vectors[0] > vectors[1] > vectors[2]
     assert reason("7C 7C 7C 8C 8C", "7C 8C 8C", "3C 3C 3C", TITANIC_SPADES) == \
-        Reason.MUST_FOLLOW_TRIPLE
+        ShengjiReason.MUST_FOLLOW_TRIPLE
 
 
 def test_a_short_seat_plays_its_whole_suit_then_anything() -> None:
     assert reason("3C 4D 5D 6D", "3C 4D", "AC AC") is None
-    assert reason("3C 4D 5D 6D", "4D 5D", "AC AC") == Reason.MUST_FOLLOW_SUIT
+    assert reason("3C 4D 5D 6D", "4D 5D", "AC AC") == ShengjiReason.MUST_FOLLOW_SUIT
 
 
 # -- winning --------------------------------------------------------------------------------
@@ -400,7 +401,7 @@ def test_a_titanic_through_the_level_step_is_owed_from_its_triples() -> None:
     hand = cards("10C 10C 10C 10D 10D 10H 10H 10H 3S 4S")
     assert follow_error(hand, cards("10C 10C 10C 10H 10H 10H"), lead, HEARTS) is None
     refused = follow_error(hand, cards("10C 10D 10D 10H 10H 10H"), lead, HEARTS)
-    assert refused is not None and refused[0] == Reason.MUST_FOLLOW_TRACTOR
+    assert refused is not None and refused[0] == ShengjiReason.MUST_FOLLOW_TRACTOR
 
 
 def test_a_trump_order_needs_a_real_suit_and_rank() -> None:
@@ -418,7 +419,7 @@ def test_a_lead_of_two_tractors_owes_a_tractor_in_each() -> None:
     hand = cards("3C 3C 4C 4C 7C JC JC QC QC AC AC 5D")
     assert follow_error(hand, cards("3C 3C 4C 4C JC JC QC QC AC"), lead, order) is None
     found = follow_error(hand, cards("3C 3C 4C 4C 7C JC QC AC AC"), lead, order)
-    assert found is not None and found[0] == Reason.MUST_FOLLOW_TRACTOR
+    assert found is not None and found[0] == ShengjiReason.MUST_FOLLOW_TRACTOR
 
 
 def test_the_lowest_follow_to_a_long_tractor_may_split_it_between_two_runs() -> None:
@@ -480,7 +481,7 @@ def test_one_run_of_four_pairs_fills_a_leads_two_tractors() -> None:
     hand = cards("JC JC QC QC KC KC AC AC 3C 4C 7C 4D")
     assert follow_error(hand, cards("JC JC QC QC KC KC AC AC 3C"), lead, order) is None
     found = follow_error(hand, cards("JC JC QC QC KC AC 3C 4C 7C"), lead, order)
-    assert found is not None and found[0] == Reason.MUST_FOLLOW_TRACTOR
+    assert found is not None and found[0] == ShengjiReason.MUST_FOLLOW_TRACTOR
 
 
 def test_a_seat_holding_just_the_leads_count_owes_its_whole_suit_and_no_shape() -> None:

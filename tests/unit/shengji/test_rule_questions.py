@@ -20,6 +20,7 @@ from fiftyk_referee.domain.shengji.hand import (
     judge_declarations,
 )
 from fiftyk_referee.domain.shengji.play import trick_winner
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PRESETS, ShengjiRules
 from fiftyk_referee.domain.shengji.scoring import kitty_bonus, room_points_moved
 from tests.unit.shengji.helpers import NOTHING, bury_lowest, close_windows, new_hand
@@ -57,8 +58,9 @@ def test_judge_declarations_agrees_with_a_live_first_hand(who_deals: str) -> Non
     flat = [(seat, parse_cards(text)) for tries in SCRIPT.values() for seat, text in tries]
     outcome = judge_declarations(hand.rules, LEVEL_RANK["2"], None, flat)
     assert [None if r is None else r.reason for r in outcome.results] == fates
-    assert fates == [None, Reason.DECLARATION_TOO_WEAK, None, Reason.INVALID_DECLARATION,
-                     Reason.INVALID_DECLARATION]
+    assert fates == [None, ShengjiReason.DECLARATION_TOO_WEAK, None,
+                     ShengjiReason.INVALID_DECLARATION,
+                     ShengjiReason.INVALID_DECLARATION]
     assert outcome.dealer == hand.dealer == (2 if who_deals == "first_declarer" else 1)
     assert outcome.standing is not None and hand.declaration is not None
     assert (outcome.standing.seat, outcome.standing.suit) == (1, "S") == \
@@ -74,10 +76,10 @@ def test_judge_declarations_keeps_a_given_dealer_and_defaults_to_seat_zero() -> 
 
 @pytest.mark.parametrize(("preset", "text", "reason"), [
     ("tractor", "3C 4C 5C 6C 7C 8C 9C JC", None),
-    ("tractor", "3C 4C 5C 6C 7C 8C 9C", Reason.WRONG_BURY_COUNT),
+    ("tractor", "3C 4C 5C 6C 7C 8C 9C", ShengjiReason.WRONG_BURY_COUNT),
     ("shengji_one_pack", "3C 4C 6C 7C 8C 9C", None),
-    ("shengji_one_pack", "3C 4C 6C 7C 8C KC", Reason.BURY_POINTS_FORBIDDEN),
-    ("shengji_one_pack", "3C 4C 6C 7C 8C", Reason.WRONG_BURY_COUNT),
+    ("shengji_one_pack", "3C 4C 6C 7C 8C KC", ShengjiReason.BURY_POINTS_FORBIDDEN),
+    ("shengji_one_pack", "3C 4C 6C 7C 8C", ShengjiReason.WRONG_BURY_COUNT),
 ])
 def test_check_bury(preset: str, text: str, reason: Reason | None) -> None:
     rules = ShengjiRules.from_spec(preset)

@@ -11,6 +11,7 @@ import pytest
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.fiftyk.transcript import InvalidTranscript
 from fiftyk_referee.domain.shengji import GAME
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from tests.unit.shengji.helpers import deck_for
 from tests.unit.shengji.test_playouts import play_out
@@ -43,17 +44,17 @@ def test_declarations_with_rounds_fix_the_dealer_and_trump() -> None:
 
 
 def test_rulings_on_bad_actions() -> None:
-    assert rejected([{"seat": 1, "pass": True}]) == (0, Reason.PASS_NOT_ALLOWED)
+    assert rejected([{"seat": 1, "pass": True}]) == (0, ShengjiReason.PASS_NOT_ALLOWED)
     assert rejected([{"seat": 1, "declare": ["2H"], "round": 3},
                      {"seat": 2, "declare": ["2S", "2S"], "round": 2}]) == (
-        1, Reason.NOT_DECLARATION_PHASE)
+        1, ShengjiReason.NOT_DECLARATION_PHASE)
     assert rejected([{"seat": 2, "declare": ["2S"], "round": 1}]) == (
         0, Reason.CARDS_NOT_IN_HAND)
     assert rejected([{"seat": 1, "declare": ["2H"], "round": 1},
                      {"seat": 2, "declare": ["2S"], "round": 2}]) == (
-        1, Reason.DECLARATION_TOO_WEAK)
+        1, ShengjiReason.DECLARATION_TOO_WEAK)
     assert rejected([{"seat": 1, "declare": ["2H"], "round": 1},
-                     {"seat": 1, "play": ["2H"]}]) == (1, Reason.MUST_BURY)
+                     {"seat": 1, "play": ["2H"]}]) == (1, ShengjiReason.MUST_BURY)
     assert rejected([{"seat": 1, "declare": ["ZZ"]}]) == (0, Reason.UNKNOWN_CARD)
     assert rejected([{"seat": 1, "bury": ["2H"] * 8}]) == (0, Reason.NOT_YOUR_TURN)
     assert rejected([{"seat": 1}]) == (0, Reason.INVALID_ACTION)

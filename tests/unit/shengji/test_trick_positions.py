@@ -9,7 +9,6 @@ from collections import Counter
 import pytest
 
 from fiftyk_referee.domain.cards import Card, parse_cards
-from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.combinations import THROW, TRACTOR
 from fiftyk_referee.domain.shengji.play import (
@@ -19,6 +18,7 @@ from fiftyk_referee.domain.shengji.play import (
     follow_examples,
     make_lead,
 )
+from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.tricks import TrickRules
 
@@ -108,10 +108,10 @@ def test_house_follower_holding_enough_of_the_suit_may_not_play_off_suit() -> No
     lead = HOUSE.read(cards("3S 3S"), HEARTS_10)
     hand = cards("5S 9S KS 4C 6D")
     found = HOUSE.follow_error(hand, cards("5S 4C"), lead, HEARTS_10)
-    assert found is not None and found[0] == Reason.MUST_FOLLOW_SUIT
+    assert found is not None and found[0] == ShengjiReason.MUST_FOLLOW_SUIT
     exactly_two = cards("5S 9S 4C 6D")
     found = HOUSE.follow_error(exactly_two, cards("5S 4C"), lead, HEARTS_10)
-    assert found is not None and found[0] == Reason.MUST_FOLLOW_SUIT
+    assert found is not None and found[0] == ShengjiReason.MUST_FOLLOW_SUIT
     assert HOUSE.follow_error(exactly_two, cards("5S 9S"), lead, HEARTS_10) is None
     assert HOUSE.follow_error(hand, cards("5S KS"), lead, HEARTS_10) is None
 
@@ -121,7 +121,7 @@ def test_house_follower_short_of_the_suit_plays_all_of_it_then_anything() -> Non
     hand = cards("5S 4C 6D 7D")
     assert HOUSE.follow_error(hand, cards("5S 4C 6D"), lead, HEARTS_10) is None
     found = HOUSE.follow_error(hand, cards("4C 6D 7D"), lead, HEARTS_10)
-    assert found is not None and found[0] == Reason.MUST_FOLLOW_SUIT
+    assert found is not None and found[0] == ShengjiReason.MUST_FOLLOW_SUIT
 
 
 # -- the rule book's follow duty on a titanic throw -----------------------------------------
@@ -137,7 +137,7 @@ def test_four_consecutive_triples_fill_both_titanics_of_a_throw() -> None:
     held = cards("10S 10S 10S JS JS JS QS QS QS KS KS KS 3S 3S 7S AS")
     short = cards("10S 10S 10S JS JS JS QS QS QS KS KS 3S 3S 7S AS")
     found = follow_error(held, short, lead, HEARTS_2)
-    assert found is not None and found[0] == Reason.MUST_FOLLOW_TRACTOR
+    assert found is not None and found[0] == ShengjiReason.MUST_FOLLOW_TRACTOR
     assert "4 triples in titanics" in found[1]
     full = cards("10S 10S 10S JS JS JS QS QS QS KS KS KS 3S 3S 7S")
     assert follow_error(held, full, lead, HEARTS_2) is None

@@ -605,7 +605,10 @@ Global___Draw: _TypeAlias = Draw  # noqa: Y015
 
 @_typing.final
 class Announcement(_message.Message):
-    """Announcement records that a seat's hand dropped to few cards (报牌, option `announce_at`)."""
+    """Announcement records that a seat's hand dropped to few cards (报牌, option `announce_at`).
+    0.2: 五十K's, kept for HandView.announcements; fiftyk.games.fiftyk.v1.Announcement is the
+    same.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -728,7 +731,9 @@ Global___SeatState: _TypeAlias = SeatState  # noqa: Y015
 
 @_typing.final
 class SeatResult(_message.Message):
-    """SeatResult is one seat's final result in a completed hand."""
+    """SeatResult is one seat's final result in a completed hand. 0.2: 五十K's, the same as
+    fiftyk.games.fiftyk.v1.SeatResult.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -760,7 +765,9 @@ Global___SeatResult: _TypeAlias = SeatResult  # noqa: Y015
 
 @_typing.final
 class TeamResult(_message.Message):
-    """TeamResult is one team's final result in a completed team hand."""
+    """TeamResult is one team's final result in a completed team hand. 0.2: 五十K's, the same as
+    fiftyk.games.fiftyk.v1.TeamResult.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -800,6 +807,8 @@ Global___TeamResult: _TypeAlias = TeamResult  # noqa: Y015
 class HandResult(_message.Message):
     """HandResult is the scoring of a completed 五十K hand (the result of
     docs/transcript.md#result-fiftyk-result1, typed; how it is made: docs/rules.md#scoring).
+    0.2: kept for HandView.result and HandScore.result; fiftyk.games.fiftyk.v1.HandResult is
+    the same.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2030,7 +2039,8 @@ class ListLegalPlaysResponse(_message.Message):
     @_builtins.property
     def actions(self) -> _containers.RepeatedScalarFieldContainer[Global___ActionKind.ValueType]:
         """actions are the other kinds of action the seat may take now (Shengji: DECLARE while
-        the deal is paced out, BURY for the dealer holding the kitty).
+        the deal is paced out, BURY for the dealer holding the kitty). 0.2: `kinds` names every
+        game's kinds.
         """
 
     @_builtins.property
@@ -3768,7 +3778,8 @@ Global___BuryResponse: _TypeAlias = BuryResponse  # noqa: Y015
 @_typing.final
 class ShengjiState(_message.Message):
     """ShengjiState is what a Shengji hand shows beyond the common hand view
-    (docs/shengji.md#playing-through-the-api), as far as the viewer may see it.
+    (docs/shengji.md#playing-through-the-api), as far as the viewer may see it. 0.2: kept for
+    HandView.shengji; fiftyk.games.shengji.v1.HandView is the same.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -3969,7 +3980,8 @@ Global___ShengjiFailedThrow: _TypeAlias = ShengjiFailedThrow  # noqa: Y015
 @_typing.final
 class ShengjiResult(_message.Message):
     """ShengjiResult is a finished Shengji hand's result (docs/shengji.md#scoring-a-hand), typed;
-    the whole document is `result_json`.
+    the whole document is `result_json`. 0.2: kept for HandScore.shengji and
+    ShengjiState.result; fiftyk.games.shengji.v1.HandResult is the same.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -381,7 +381,8 @@ class RefereeServiceServicer:
     def Declare(self, request, context):
         """Declare shows trump cards while a Shengji hand is dealt
         (docs/shengji.md#the-deal-and-declarations), or declares nothing this round (no cards).
-        The seat's token; refused at 五十K tables (INVALID_ACTION).
+        The seat's token; refused at 五十K tables (INVALID_ACTION). 0.2: kept for 0.2 clients,
+        the same as Act with kind "declare"; no game adds RPCs of its own.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -390,7 +391,7 @@ class RefereeServiceServicer:
     def Bury(self, request, context):
         """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
         (docs/shengji.md#the-kitty).
-        The dealer's seat token.
+        The dealer's seat token. 0.2: kept for 0.2 clients, the same as Act with kind "bury".
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

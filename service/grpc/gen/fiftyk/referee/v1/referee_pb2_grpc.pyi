@@ -158,12 +158,13 @@ class RefereeServiceStub:
     Declare: _grpc.UnaryUnaryMultiCallable[_referee_pb2.DeclareRequest, _referee_pb2.DeclareResponse]
     """Declare shows trump cards while a Shengji hand is dealt
     (docs/shengji.md#the-deal-and-declarations), or declares nothing this round (no cards).
-    The seat's token; refused at 五十K tables (INVALID_ACTION).
+    The seat's token; refused at 五十K tables (INVALID_ACTION). 0.2: kept for 0.2 clients,
+    the same as Act with kind "declare"; no game adds RPCs of its own.
     """
     Bury: _grpc.UnaryUnaryMultiCallable[_referee_pb2.BuryRequest, _referee_pb2.BuryResponse]
     """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
     (docs/shengji.md#the-kitty).
-    The dealer's seat token.
+    The dealer's seat token. 0.2: kept for 0.2 clients, the same as Act with kind "bury".
     """
     Act: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ActRequest, _referee_pb2.ActResponse]
     """Act takes any action of the caller's seat in the current hand: a kind the table's game
@@ -312,12 +313,13 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     Declare: _aio.UnaryUnaryMultiCallable[_referee_pb2.DeclareRequest, _referee_pb2.DeclareResponse]  # type: ignore[assignment]
     """Declare shows trump cards while a Shengji hand is dealt
     (docs/shengji.md#the-deal-and-declarations), or declares nothing this round (no cards).
-    The seat's token; refused at 五十K tables (INVALID_ACTION).
+    The seat's token; refused at 五十K tables (INVALID_ACTION). 0.2: kept for 0.2 clients,
+    the same as Act with kind "declare"; no game adds RPCs of its own.
     """
     Bury: _aio.UnaryUnaryMultiCallable[_referee_pb2.BuryRequest, _referee_pb2.BuryResponse]  # type: ignore[assignment]
     """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
     (docs/shengji.md#the-kitty).
-    The dealer's seat token.
+    The dealer's seat token. 0.2: kept for 0.2 clients, the same as Act with kind "bury".
     """
     Act: _aio.UnaryUnaryMultiCallable[_referee_pb2.ActRequest, _referee_pb2.ActResponse]  # type: ignore[assignment]
     """Act takes any action of the caller's seat in the current hand: a kind the table's game
@@ -589,7 +591,8 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.DeclareResponse, _abc.Awaitable[_referee_pb2.DeclareResponse]]:
         """Declare shows trump cards while a Shengji hand is dealt
         (docs/shengji.md#the-deal-and-declarations), or declares nothing this round (no cards).
-        The seat's token; refused at 五十K tables (INVALID_ACTION).
+        The seat's token; refused at 五十K tables (INVALID_ACTION). 0.2: kept for 0.2 clients,
+        the same as Act with kind "declare"; no game adds RPCs of its own.
         """
 
     @_abc_1.abstractmethod
@@ -600,7 +603,7 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.BuryResponse, _abc.Awaitable[_referee_pb2.BuryResponse]]:
         """Bury returns the Shengji dealer's cards to the kitty after it took the kitty
         (docs/shengji.md#the-kitty).
-        The dealer's seat token.
+        The dealer's seat token. 0.2: kept for 0.2 clients, the same as Act with kind "bury".
         """
 
     @_abc_1.abstractmethod

@@ -14,7 +14,7 @@ delivery's settings on its stdin (one JSON line: the event store's settings, the
 settings, the lease holder, the log level), then keeps the pipe open. The child
 (`child_main`) opens the event store itself, follows the feed's head (`FOLLOW_SECONDS`) and
 runs `WebhookDispatcher` — the same workers, leases, positions, dead letters, signatures and
-address policy as described in `service.platform.webhooks`. It writes to its stdout one JSON
+address policy as described in `service.webhooks`. It writes to its stdout one JSON
 line per `RELAY_SECONDS` with the metric calls and log records of that time; the parent applies them
 to its own metrics and loggers, so `/metrics` and the server's log show deliveries as before.
 
@@ -47,13 +47,10 @@ from typing import IO, Any
 from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.ops.logs import QUIET_BELOW_DEBUG
 from fiftyk_referee.service.ops.webhook_settings import WebhookSettings
-from fiftyk_referee.service.platform.webhooks import (
-    RETRIED_FAILURES,
-    WebhookDispatcher,
-    WebhookStore,
-)
+from fiftyk_referee.service.platform.webhook_store import WebhookStore
+from fiftyk_referee.service.webhooks.dispatcher import RETRIED_FAILURES, WebhookDispatcher
 
-CHILD_MAIN = ("import sys; from fiftyk_referee.service.platform.webhook_process import child_main;"
+CHILD_MAIN = ("import sys; from fiftyk_referee.service.webhooks.process import child_main;"
               " sys.exit(child_main())")
 RELAY_SECONDS = 0.2  # how often the child reports its metric calls and log records
 FOLLOW_SECONDS = 0.1  # how often the child looks at the feed's head
@@ -64,7 +61,7 @@ STABLE_SECONDS = 60.0  # a child that ran this long restarts after the shortest 
 # whole stop stays within the server's bound for the step (service.server, 5 s more).
 STOP_GRACE_SECONDS = 2.0
 KILL_WAIT_SECONDS = 2.0
-# The metric calls a child may relay: `service.platform.webhooks.WebhookMetrics`, nothing else.
+# The metric calls a child may relay: `service.webhooks.dispatcher.WebhookMetrics`, nothing else.
 RELAYED_METRICS = frozenset({"serve_webhook", "webhook_delivered", "webhook_failed",
                              "webhook_retried", "webhook_dead_lettered", "set_webhook_lag",
                              "forget_webhook"})
@@ -309,7 +306,8 @@ class Relay:
 
 
 class RelayedMetrics:
-    """`service.platform.webhooks.WebhookMetrics` in the child: each call queued for the parent."""
+    """`service.webhooks.dispatcher.WebhookMetrics` in the child: each call queued for the
+    parent."""
 
     def __init__(self, relay: Relay) -> None:
         self._relay = relay

@@ -1,0 +1,205 @@
+"""The audit use cases: a stored hand's evidence, its verification, signed rulings.
+
+What a sceptic asks of the referee, read from the store as it holds the hand now (never the
+cache): the hand's evidence (`service/trust/evidence.py` builds it; the referee signs it),
+the whole of `fiftyk verify`'s checks run on it plus the hand's link in its table's chain
+and the ledger's history, and a signed ruling on any submitted transcript.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import EventSourcingError
+from eventsourcing.persistence import StoredEvent
+
+from fiftyk_referee.domain.chain import check_stream
+from fiftyk_referee.domain.errors import RuleError
+from fiftyk_referee.domain.game import (
+    GameHand,
+)
+from fiftyk_referee.domain.games import game_of
+from fiftyk_referee.domain.table import Table
+from fiftyk_referee.service.core.cache import replay
+from fiftyk_referee.service.core.commands import ContributeEntropy
+from fiftyk_referee.service.core.queries import Queries, parse_id
+from fiftyk_referee.service.core.runner import Outcome
+from fiftyk_referee.service.errors import (
+    DataLoss,
+    InvalidArgument,
+    NotFound,
+    ServiceReason,
+)
+from fiftyk_referee.service.trust.chain_store import ChainedEventStore, chained_event
+from fiftyk_referee.service.trust.evidence import DISTRIBUTION, build_evidence, engine_version
+from fiftyk_referee.service.trust.integrity import IntegrityAudit
+from fiftyk_referee.service.trust.ledger import HandLog
+from fiftyk_referee.service.trust.signing import Signer
+from fiftyk_referee.service.trust.verifier import (
+    FAILED,
+    NO_CHAIN,
+    OK,
+    SKIPPED,
+    Line,
+    Report,
+    Verifier,
+    rules_engine,
+)
+
+RULING_FORMAT = "fiftyk-ruling/1"
+
+
+class Audits(Queries):
+    """A hand's evidence and verification, and signed rulings."""
+
+    signer: Signer
+    ledger: HandLog
+    audit: IntegrityAudit
+
+    def _stored_events(self, stream: UUID) -> list[StoredEvent]:
+        events = self.events
+        if not isinstance(events, ChainedEventStore):  # pragma: no cover - construct_event_store
+            raise TypeError("the referee's event store is a ChainedEventStore")
+        return events.stored(stream)
+
+    def _stored_hand(self, hand_id: str | UUID) -> tuple[GameHand, list[StoredEvent]]:
+        """A hand replayed from its stored events as the store holds them now (no cache),
+        and those events; DataLoss when they no longer replay."""
+        uid = parse_id(hand_id, "hand id")
+        stored = self._stored_events(uid)
+        if not stored:
+            raise NotFound(ServiceReason.HAND_NOT_FOUND, f"no hand {uid}")
+        return self._replayed(uid, stored), stored
+
+    def _replayed(self, uid: UUID, stored: list[StoredEvent]) -> GameHand:
+        """The hand these stored events replay to; DataLoss when they no longer replay."""
+        try:
+            hand = replay(None, map(self.mapper.to_domain_event, stored))
+        except (EventSourcingError, ValueError, TypeError, KeyError, AttributeError,
+                RuleError) as error:
+            raise DataLoss(ServiceReason.EVENTS_TAMPERED,
+                           f"the stored events of hand {uid} do not replay"
+                           f" ({type(error).__name__}: {error}); VerifyHand names the"
+                           " broken check") from None
+        try:
+            game_of(hand)
+        except RuleError:
+            raise NotFound(ServiceReason.HAND_NOT_FOUND, f"no hand {uid}") from None
+        return hand  # type: ignore[no-any-return]  # game_of checked it is a game's hand
+
+    def unsigned_evidence(self, hand_id: str | UUID, *,
+                          since_size: int | None = None) -> dict[str, Any]:
+        """A stored hand's evidence as the store holds it now (docs/fairness.md), unsigned."""
+        hand, stored = self._stored_hand(hand_id)
+        evidence = build_evidence(game_of(hand), hand, stored, self.ledger)
+        ledger = evidence.get("ledger")
+        if since_size and ledger is not None:
+            if not 0 < since_size <= ledger["size"]:
+                raise InvalidArgument(
+                    ServiceReason.INVALID_REQUEST,
+                    f"the ledger holds {ledger['size']} hands; no consistency proof from"
+                    f" {since_size}")
+            ledger["consistency"] = {"from_size": since_size,
+                                     "proof": self.ledger.consistency(since_size,
+                                                                      ledger["size"])}
+        return evidence
+
+    def export_evidence(self, hand_id: str | UUID, *,
+                        since_size: int | None = None) -> dict[str, Any]:
+        """A stored hand's evidence, signed by the referee (`fiftyk verify` checks it)."""
+        return self.signer.sign(self.unsigned_evidence(hand_id, since_size=since_size))
+
+    def entropy_receipt(self, outcome: Outcome) -> dict[str, Any] | None:
+        """The referee's signed receipt for an accepted commitment or contribution
+        (docs/fairness.md#receipts); None for any other outcome."""
+        if outcome.kind != ContributeEntropy.KIND or not outcome.detail.startswith("{"):
+            return None
+        return self.signer.sign(json.loads(outcome.detail))
+
+    def signed_ruling(self, transcript_text: str, result: Mapping[str, Any]) -> dict[str, Any]:
+        """A ruling signed by the referee: the submitted transcript's SHA-256 and the result."""
+        return self.signer.sign({
+            "format": RULING_FORMAT,
+            "transcript_sha256": hashlib.sha256(transcript_text.encode()).hexdigest(),
+            "result": dict(result),
+            "engine": {"name": DISTRIBUTION, "version": engine_version()},
+            "time": datetime.now(UTC).isoformat(),
+        })
+
+    def verify_hand(self, hand_id: str | UUID) -> Report:
+        """Check a stored hand as an auditor would: its evidence, built from the store now,
+        through every check of `fiftyk verify`, plus its head as its table recorded it."""
+        uid = parse_id(hand_id, "hand id")
+        stored = self._stored_events(uid)
+        if not stored:
+            raise NotFound(ServiceReason.HAND_NOT_FOUND, f"no hand {uid}")
+        chain = check_stream(str(uid), [chained_event(e) for e in stored])
+        if not chain.ok:
+            return Report([Line("chain", FAILED, chain.problem)])
+        try:
+            # The events just read and checked, not a second read: one snapshot of the store.
+            hand = self._replayed(uid, stored)
+        except DataLoss as error:
+            return Report([Line("replay", FAILED, error.message)])
+        evidence = self.signer.sign(build_evidence(game_of(hand), hand, stored, self.ledger,
+                                                   chain=chain))
+        report = Verifier(evidence, trusted=[self.signer.public], rules=rules_engine()).run()
+        if report.ok:
+            report.lines.append(self._table_link_line(evidence))
+        if report.ok:
+            report.lines.append(self._history_line())
+        return report
+
+    def _history_line(self) -> Line:
+        """Whether the ledger extends every signed checkpoint: this process's log, brought
+        up to date from the store's new records (a vanished tail makes it read the store
+        again from the start), checked by a consistency proof from its kept subtrees, so
+        the cost does not grow with the ledger; and whether the latest integrity audit,
+        which reads the whole ledger again, found it edited."""
+        self.ledger.refresh()
+        log, size = self.ledger.view()
+        problems = self.audit.history_problems(log, size=size)
+        if problems:
+            return Line("ledger history", FAILED, problems[0])
+        last = self.audit.last
+        if last is not None and last.history:
+            return Line("ledger history", FAILED,
+                        f"the integrity audit of {last.time} found: {last.history[0]}")
+        return Line("ledger history", OK, f"the ledger of {size} hands extends every"
+                                          " checkpoint signed before")
+
+    def _table_link_line(self, evidence: Mapping[str, Any]) -> Line:
+        """Whether the hand's head is the one its table's stream chained in."""
+        head = evidence["chain"]["head"]
+        if not evidence["over"]:
+            return Line("table link", SKIPPED, "the hand is not over")
+        table_id = parse_id(evidence["table_id"], "table id")
+        for event in self._table_records(table_id, evidence["hand_id"]):
+            if isinstance(event, Table.HandRecorded) and event.hand_id == evidence["hand_id"]:
+                if event.hand_head is None:
+                    return Line("table link", NO_CHAIN, "recorded before the hash chain")
+                if event.hand_head != head:
+                    return Line("table link", FAILED,
+                                f"the table recorded head {event.hand_head}, the hand's"
+                                f" events now hash to {head}: the hand was replaced")
+                return Line("table link", OK, "the table's chain recorded this head")
+        return Line("table link", FAILED, "the table has no record of this hand")
+
+    def _table_records(self, table_id: UUID, hand_id: str) -> Iterable[Any]:
+        """The table's events that may record the hand: the one event at the version the
+        ledger read the record from (however long the table's history; a record moved or
+        removed since is not there), or the whole stream for a hand not in the ledger."""
+        recorded = self.ledger.recorded(hand_id)
+        if recorded is None or recorded.table_id != str(table_id):
+            return self.events.get(table_id)
+        version = recorded.table_version
+        stored = self.recorder.select_events(table_id, gt=version - 1, lte=version)
+        return map(self.mapper.to_domain_event, stored)
+
+
+__all__ = ["RULING_FORMAT", "Audits"]
