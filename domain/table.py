@@ -29,6 +29,7 @@ from fiftyk_referee.domain.spectators import SpectatorPolicy
 
 MAX_PLAYER_ID_LENGTH = 128
 MAX_REASON_LENGTH = 512  # a close or abort reason is a line of text for people
+SEAT_KEY_HEX = 64  # a seat's Ed25519 public key: 32 bytes, as hex
 FIRST_OUT = "first_out"  # 0.1.0's HandRecorded field, now a key of the carry
 NEXT_DEALER = "next_dealer"  # a carry key the table honours: who deals the next hand
 
@@ -94,6 +95,7 @@ class TableView:
     entropy_window: int | None = None  # seat entropy's window in seconds (None: off)
     entropy_commit_reveal: bool = False  # seats commit first, then reveal (else: direct)
     draw: DrawView | None = None  # the next deal, while the seats contribute to it
+    seat_keys: tuple[str | None, ...] = ()  # each seat's own public key (hex), if bound
 
     @property
     def state(self) -> str:
@@ -144,6 +146,9 @@ class Table(Aggregate):
     # The public records of draws opened for the next hand and never dealt (a re-draw):
     # every one is named in the deal that follows them (docs/fairness.md).
     abandoned_draws: tuple[dict[str, Any], ...] = ()
+    # Each seat's own Ed25519 public key (hex), bound when it joined (None: none bound).
+    # A class default: tables from before seat keys hold none.
+    seat_keys: tuple[str | None, ...] = ()
 
     @classmethod
     def open(cls, game: Game, rules: Rules, players: int, *, allow_preset_deck: bool = False,
@@ -285,6 +290,7 @@ class Table(Aggregate):
             entropy_window=self.entropy_window,
             entropy_commit_reveal=self.entropy_commit_reveal,
             draw=self._draw_view(),
+            seat_keys=tuple(self.seat_key(seat) for seat in range(self.players)),
         )
 
     def _draw_view(self) -> DrawView | None:
@@ -354,17 +360,30 @@ class Table(Aggregate):
             raise RuleError(Reason.PLAYER_ALREADY_SEATED,
                             f"player {player_id!r} already sits at seat {self.seat_of(player_id)}")
 
-    def join(self, seat: int, player_id: str) -> None:
-        """Take a free seat."""
+    def seat_key(self, seat: int) -> str | None:
+        """The public key (hex) the seat's player bound when it joined, if any."""
+        return self.seat_keys[seat] if 0 <= seat < len(self.seat_keys) else None
+
+    def join(self, seat: int, player_id: str, public_key: str | None = None) -> None:
+        """Take a free seat; `public_key` (an Ed25519 key's 32 bytes, hex) binds the seat's
+        own key: its commitments and contributions are then signed with it."""
         self._check_seat(seat)
         self._check_player_id(player_id)
+        if public_key is not None and (
+                not isinstance(public_key, str) or len(public_key) != SEAT_KEY_HEX
+                or any(c not in "0123456789abcdef" for c in public_key)):
+            raise RuleError(Reason.INVALID_SEAT_KEY,
+                            "a seat key is an Ed25519 public key: 32 bytes")
         self._check_open()
         if self.match_over:
             raise RuleError(Reason.MATCH_OVER, "the match at this table is over")
         if self.seats[seat] is not None:
             raise RuleError(Reason.SEAT_TAKEN, f"seat {seat} is taken")
         self._check_newcomer(player_id)
-        self._joined(seat=seat, player_id=player_id)
+        if public_key is None:  # stored as before: tables without seat keys are unchanged
+            self._joined(seat=seat, player_id=player_id)
+        else:
+            self._joined(seat=seat, player_id=player_id, public_key=public_key)
 
     def replace_seat(self, seat: int, player_id: str) -> None:
         """Give a taken seat to another player (or a bot) between hands; the old token dies."""
@@ -474,10 +493,19 @@ class Table(Aggregate):
                             " table created with seat entropy)")
         return draw
 
-    def commit_entropy(self, seat: int, commitment: bytes, now: datetime) -> None:
+    def _check_signed(self, seat: int, signature: str | None) -> None:
+        """A seat that bound a key signs what it sends (the caller checked the signature
+        itself against the key: the domain does no cryptography)."""
+        if self.seat_key(seat) is not None and not signature:
+            raise RuleError(Reason.ENTROPY_SIGNATURE_REQUIRED,
+                            f"seat {seat} bound a key of its own: sign what it sends with it")
+
+    def commit_entropy(self, seat: int, commitment: bytes, now: datetime,
+                       signature: str | None = None) -> None:
         """Record a seat's commitment (the SHA-256 of the bytes it will reveal) to the deal
-        being drawn, while the commit window is open."""
+        being drawn, while the commit window is open (`signature`: the seat key's, hex)."""
         draw = self._open_draw_of(seat)
+        self._check_signed(seat, signature)
         commit_deadline = self._commit_deadline()
         if commit_deadline is None:
             raise RuleError(Reason.INVALID_ENTROPY,
@@ -494,19 +522,25 @@ class Table(Aggregate):
             raise RuleError(Reason.ENTROPY_WINDOW_CLOSED,
                             f"the commit window closed at {draw['commit_deadline']}: the deal"
                             " counts this seat's contribution as empty")
-        self._entropy_committed(seat=seat, commitment=commitment.hex())
+        if signature:
+            self._entropy_committed(seat=seat, commitment=commitment.hex(),
+                                    signature=signature)
+        else:
+            self._entropy_committed(seat=seat, commitment=commitment.hex())
 
-    def contribute(self, seat: int, entropy: bytes, now: datetime) -> GameHand | None:
+    def contribute(self, seat: int, entropy: bytes, now: datetime,
+                   signature: str | None = None) -> GameHand | None:
         """Record a seat's bytes for the deal being drawn (sent directly, or revealing its
         commitment); the last seat's deals it (the hand is returned), else None."""
         draw = self._open_draw_of(seat)
+        self._check_signed(seat, signature)
         if not isinstance(entropy, bytes) \
                 or not MIN_CONTRIBUTION_BYTES <= len(entropy) <= MAX_CONTRIBUTION_BYTES:
             raise RuleError(Reason.INVALID_ENTROPY,
                             f"a contribution is {MIN_CONTRIBUTION_BYTES} to"
                             f" {MAX_CONTRIBUTION_BYTES} random bytes")
         if self._commit_deadline() is not None:
-            return self._reveal(draw, seat, entropy, now)
+            return self._reveal(draw, seat, entropy, now, signature)
         if draw["contributions"][seat] is not None:
             raise RuleError(Reason.ENTROPY_ALREADY_SENT,
                             f"seat {seat} already contributed to this deal")
@@ -515,13 +549,19 @@ class Table(Aggregate):
             raise RuleError(Reason.ENTROPY_WINDOW_CLOSED,
                             f"the window closed at {draw['deadline']}: the deal counts this"
                             " seat's contribution as empty")
-        self._entropy_contributed(seat=seat, entropy=entropy.hex())
+        self._record_bytes(seat, entropy, signature)
         if all(sent is not None for sent in draw["contributions"]):
             return self._deal_draw()
         return None
 
-    def _reveal(self, draw: dict[str, Any], seat: int, entropy: bytes, now: datetime
-                ) -> GameHand | None:
+    def _record_bytes(self, seat: int, entropy: bytes, signature: str | None) -> None:
+        if signature:
+            self._entropy_contributed(seat=seat, entropy=entropy.hex(), signature=signature)
+        else:
+            self._entropy_contributed(seat=seat, entropy=entropy.hex())
+
+    def _reveal(self, draw: dict[str, Any], seat: int, entropy: bytes, now: datetime,
+                signature: str | None) -> GameHand | None:
         """A seat's bytes opening its commitment; the last outstanding reveal deals."""
         committed = draw["commitments"][seat]
         reveal_open = self._reveal_open(now)
@@ -551,7 +591,7 @@ class Table(Aggregate):
             raise RuleError(Reason.ENTROPY_MISMATCH,
                             f"these bytes do not open seat {seat}'s commitment (their SHA-256"
                             " differs)")
-        self._entropy_contributed(seat=seat, entropy=entropy.hex())
+        self._record_bytes(seat, entropy, signature)
         if all(sent is None or draw["contributions"][s] is not None
                for s, sent in enumerate(draw["commitments"])):
             return self._deal_draw()
@@ -589,7 +629,7 @@ class Table(Aggregate):
             raise RuleError(Reason.NO_DRAW_OPEN, "no deal is being drawn")
         # A seat that sent nothing counts as the empty contribution (docs/fairness.md).
         contributions = [sent or "" for sent in draw["contributions"]]
-        record = draw_record(draw, self.abandoned_draws)
+        record = draw_record(draw, self.abandoned_draws, self.seat_keys, self.players)
         return self._deal(deck=None, seed=bytes.fromhex(draw["seed"]),
                           contributions=contributions, record=record)
 
@@ -623,18 +663,28 @@ class Table(Aggregate):
     # -- events -----------------------------------------------------------------------------
 
     @event("SeatTaken")
-    def _joined(self, seat: int, player_id: str) -> None:
+    def _joined(self, seat: int, player_id: str, public_key: str | None = None) -> None:
         self.seats[seat] = player_id
+        self._bind_key(seat, public_key)
+
+    def _bind_key(self, seat: int, public_key: str | None) -> None:
+        if public_key is None and self.seat_key(seat) is None:
+            return  # tables without seat keys keep none
+        keys = list(self.seat_keys) + [None] * (self.players - len(self.seat_keys))
+        keys[seat] = public_key
+        self.seat_keys = tuple(keys)
 
     @event("SeatLeft")
     def _left(self, seat: int) -> None:
         self.seats[seat] = None
+        self._bind_key(seat, None)
 
     @event("SeatReplaced")
     def _seat_replaced(self, seat: int, previous_player_id: str, player_id: str,
                        token_generation: int) -> None:
         self.seats[seat] = player_id
         self.token_generations[seat] = token_generation
+        self._bind_key(seat, None)  # the new player bound no key
 
     @event("SeatTokenReissued")
     def _token_reissued(self, seat: int, player_id: str, token_generation: int) -> None:
@@ -655,17 +705,25 @@ class Table(Aggregate):
         self.draw = {"number": number, "commitment": commitment, "seed": seed,
                      "deadline": deadline, "contributions": [None] * self.players,
                      "commit_deadline": commit_deadline,
-                     "commitments": [None] * self.players if commit_deadline else None}
+                     "commitments": [None] * self.players if commit_deadline else None,
+                     "signatures": {"commitments": [None] * self.players,
+                                    "contributions": [None] * self.players}}
 
     @event("EntropyCommitted")
-    def _entropy_committed(self, seat: int, commitment: str) -> None:
+    def _entropy_committed(self, seat: int, commitment: str, signature: str | None = None
+                           ) -> None:
         if self.draw is not None:  # pragma: no branch - recorded only while drawing
             self.draw["commitments"][seat] = commitment
+            if signature and "signatures" in self.draw:
+                self.draw["signatures"]["commitments"][seat] = signature
 
     @event("EntropyContributed")
-    def _entropy_contributed(self, seat: int, entropy: str) -> None:
+    def _entropy_contributed(self, seat: int, entropy: str, signature: str | None = None
+                             ) -> None:
         if self.draw is not None:  # pragma: no branch - recorded only while drawing
             self.draw["contributions"][seat] = entropy
+            if signature and "signatures" in self.draw:
+                self.draw["signatures"]["contributions"][seat] = signature
 
     @event("HandVoided")
     def _hand_voided(self, hand_id: str, reason: str) -> None:
@@ -736,16 +794,25 @@ def public_draw(draw: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def draw_record(draw: Mapping[str, Any], abandoned: tuple[Mapping[str, Any], ...]
-                ) -> dict[str, Any]:
+def draw_record(draw: Mapping[str, Any], abandoned: tuple[Mapping[str, Any], ...],
+                seat_keys: tuple[str | None, ...] = (), players: int = 0) -> dict[str, Any]:
     """The record of the draw a hand is dealt from, as its deal stores it: the draw's public
-    record, the seats that committed and withheld their bytes, and every draw opened for
-    this hand before it and never dealt (a re-draw)."""
+    record, the seats that committed and withheld their bytes, every draw opened for this
+    hand before it and never dealt (a re-draw), and, at a table where seats bound keys of
+    their own, those keys and each commitment's and contribution's signature (hex, "" for
+    none)."""
     record = public_draw(draw)
     del record["contributed"]  # the deal's contributions say it
     record["withheld"] = withheld_seats(record["commitments"],
                                         [sent or "" for sent in draw["contributions"]])
     record["abandoned"] = [dict(previous) for previous in abandoned]
+    if any(seat_keys):
+        signatures = draw.get("signatures") or {}
+        record["seat_keys"] = [seat_keys[s] or "" if s < len(seat_keys) else ""
+                               for s in range(players)]
+        record["signatures"] = {
+            kind: [sent or "" for sent in signatures.get(kind) or [None] * players]
+            for kind in ("commitments", "contributions")}
     return record
 
 

@@ -43,6 +43,7 @@ class SeatTaken(PublicEvent):
     NAME: ClassVar[str] = "table.seat_taken"
     seat: int
     player_id: str
+    public_key: str | None = None  # the player's own key (docs/fairness.md#seat-keys)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +167,9 @@ def _opened(stored: Any, viewer: Viewer) -> TableOpened:
 
 def _seat_taken(stored: Any, viewer: Viewer) -> SeatTaken:
     del viewer
-    return SeatTaken(seat=int(stored.seat), player_id=str(stored.player_id))
+    key = getattr(stored, "public_key", None)  # none before seat keys
+    return SeatTaken(seat=int(stored.seat), player_id=str(stored.player_id),
+                     public_key=str(key) if key else None)
 
 
 def _seat_left(stored: Any, viewer: Viewer) -> SeatLeft:

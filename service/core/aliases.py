@@ -65,10 +65,11 @@ class NamedCommands:
             request_id=request_id))
 
     def join_table(self, table_id: str | UUID, player_id: str, seat: int | None = None, *,
-                   request_id: str | None = None) -> Outcome:
-        """Seat a player: at the given seat, or the lowest free one."""
+                   request_id: str | None = None, public_key: bytes | None = None) -> Outcome:
+        """Seat a player: at the given seat, or the lowest free one (`public_key`: the
+        player's own Ed25519 key, bound to the seat)."""
         return self.execute(JoinTable(table_id=str(table_id), player_id=player_id, seat=seat,
-                                      request_id=request_id))
+                                      public_key=public_key, request_id=request_id))
 
     def leave_table(self, table_id: str | UUID, seat: int, *,
                     request_id: str | None = None) -> Outcome:
@@ -85,7 +86,7 @@ class NamedCommands:
                                       request_id=request_id, now=now))
 
     def contribute_entropy(self, table_id: str | UUID, seat: int, entropy: bytes = b"", *,
-                           commitment: bytes | None = None,
+                           commitment: bytes | None = None, signature: bytes | None = None,
                            request_id: str | None = None, player_id: str | None = None,
                            token_generation: int | None = None,
                            now: datetime | None = None) -> Outcome:
@@ -95,8 +96,8 @@ class NamedCommands:
         return self.execute(ContributeEntropy(
             table_id=str(table_id), seat=seat, entropy=bytes(entropy),
             commitment=bytes(commitment) if commitment is not None else None,
-            player_id=player_id, token_generation=token_generation, now=now,
-            request_id=request_id))
+            signature=bytes(signature) if signature else None, player_id=player_id,
+            token_generation=token_generation, now=now, request_id=request_id))
 
     def close_draw(self, table_id: str | UUID, number: int, now: datetime, *,
                    request_id: str | None = None) -> Outcome:

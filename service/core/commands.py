@@ -100,10 +100,14 @@ class JoinTable(TableCommand):
     KIND: ClassVar[str] = "join_table"
     player_id: str
     seat: int | None = None
+    public_key: bytes | None = None  # the player's own Ed25519 key (docs/fairness.md)
 
     def arguments(self) -> dict[str, Any]:
-        """Table, player and seat."""
-        return {"table_id": self.table_id, "player_id": self.player_id, "seat": self.seat}
+        """Table, player and seat (and the seat key, when one is bound)."""
+        arguments = {"table_id": self.table_id, "player_id": self.player_id, "seat": self.seat}
+        if self.public_key is not None:  # receipts of joins without a key keep their prints
+            arguments["public_key"] = self.public_key.hex()
+        return arguments
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,16 +149,21 @@ class ContributeEntropy(TableCommand):
     seat: int
     entropy: bytes = b""
     commitment: bytes | None = None
+    signature: bytes | None = None  # the seat key's, when the seat bound one
     player_id: str | None = None
     token_generation: int | None = None
     now: datetime | None = None
 
     def arguments(self) -> dict[str, Any]:
         """Table, seat and the bytes (hex), or the commitment (hex)."""
+        arguments: dict[str, Any] = {"table_id": self.table_id, "seat": self.seat}
         if self.commitment is not None:
-            return {"table_id": self.table_id, "seat": self.seat,
-                    "commitment": self.commitment.hex()}
-        return {"table_id": self.table_id, "seat": self.seat, "entropy": self.entropy.hex()}
+            arguments["commitment"] = self.commitment.hex()
+        else:
+            arguments["entropy"] = self.entropy.hex()
+        if self.signature:
+            arguments["signature"] = self.signature.hex()
+        return arguments
 
 
 @dataclass(frozen=True, kw_only=True)

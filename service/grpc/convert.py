@@ -98,6 +98,9 @@ def table_to_proto(view: TableView) -> pb.TableView:
         info = message.seats.add(seat=seat)
         if player is not None:
             info.player_id = player
+        key = view.seat_keys[seat] if seat < len(view.seat_keys) else None
+        if key is not None:
+            info.public_key = key
     for side in view.scores:
         message.scores.add(side=side.side, seats=side.seats, score=decimal_text(side.score))
     if view.current_hand is not None:

@@ -40,7 +40,8 @@ def _opened(event: table.TableOpened) -> pb.TableOpened:
 
 
 def _seat_taken(event: table.SeatTaken) -> pb.TableSeatTaken:
-    return pb.TableSeatTaken(seat=event.seat, player_id=event.player_id)
+    return pb.TableSeatTaken(seat=event.seat, player_id=event.player_id,
+                             public_key=event.public_key or "")
 
 
 def _seat_left(event: table.SeatLeft) -> pb.TableSeatLeft:

@@ -83,7 +83,7 @@ class PlayRpcs(Rpcs):
         one_of(request, "entropy", "commitment")
         outcome = await self.edge.command(
             self.edge.app.contribute_entropy, request.table_id, seat, request.entropy,
-            commitment=request.commitment or None,
+            commitment=request.commitment or None, signature=request.signature or None,
             request_id=request_id_of(request), player_id=claim.player_id,
             token_generation=claim.generation)
         receipt = self.edge.app.entropy_receipt(outcome)

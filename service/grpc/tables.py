@@ -97,7 +97,8 @@ class TableRpcs(Rpcs):
         seat = request.seat if request.HasField("seat") else None
         outcome = await self.edge.command(self.edge.app.join_table, request.table_id,
                                           request.player_id, seat,
-                                          request_id=request_id_of(request))
+                                          request_id=request_id_of(request),
+                                          public_key=request.seat_public_key or None)
         if outcome.table is None or outcome.seat is None:  # pragma: no cover
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, "no such table")
         token, expires = await self._seat_token(outcome, request.player_id)

@@ -20,10 +20,44 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+
 from fiftyk_referee.domain.deal import DRAW_ALGORITHM
 
 RECEIPT_FORMAT = "fiftyk-entropy-receipt/1"
 COMMITMENT, REVEAL, CONTRIBUTION = "commitment", "reveal", "contribution"
+# Seat keys (docs/fairness.md#seat-keys): what a seat signs, and how much of it.
+STATEMENT_TAG = "fiftyk-entropy/1"
+SIGNED_COMMITMENT, SIGNED_BYTES = "commitment", "bytes"
+SIGNATURE_BYTES = 64
+
+
+def entropy_statement(table_id: str, hand_number: int, draw_commitment: str, kind: str,
+                      digest: str) -> bytes:
+    """What a seat with a key of its own signs: its commitment (`kind` "commitment",
+    `digest` the commitment) or its bytes ("bytes", their SHA-256), for one draw."""
+    return "\n".join([STATEMENT_TAG, table_id, str(hand_number), draw_commitment, kind,
+                      digest]).encode()
+
+
+def sign_entropy(key: Ed25519PrivateKey, table_id: str, hand_number: int,
+                 draw_commitment: str, kind: str, digest: str) -> bytes:
+    """A seat's signature of its commitment or bytes (the client's side)."""
+    return key.sign(entropy_statement(table_id, hand_number, draw_commitment, kind, digest))
+
+
+def seat_signed(public_key: str, signature: str, statement: bytes) -> bool:
+    """Whether `signature` (hex) is the seat key's (hex) over `statement`."""
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key)).verify(
+            bytes.fromhex(signature), statement)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
 
 
 def entropy_receipt_body(table_id: str, draw: Mapping[str, Any], *, seat: int,
@@ -103,5 +137,6 @@ def check_receipt(receipt: Mapping[str, Any], evidence: Mapping[str, Any]) -> st
     return f"seat {seat}'s bytes (SHA-256 {digest[:16]}…) are in the deal of {where}"
 
 
-__all__ = ["COMMITMENT", "CONTRIBUTION", "RECEIPT_FORMAT", "REVEAL", "ReceiptMismatch",
-           "check_receipt", "entropy_receipt_body"]
+__all__ = ["COMMITMENT", "CONTRIBUTION", "RECEIPT_FORMAT", "REVEAL", "SIGNATURE_BYTES",
+           "SIGNED_BYTES", "SIGNED_COMMITMENT", "ReceiptMismatch", "check_receipt",
+           "entropy_receipt_body", "entropy_statement", "seat_signed", "sign_entropy"]

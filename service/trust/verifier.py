@@ -43,7 +43,14 @@ from fiftyk_referee.domain.deal import (
 from fiftyk_referee.domain.games import adjudicate, game_named
 from fiftyk_referee.domain.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from fiftyk_referee.service.trust import signing
-from fiftyk_referee.service.trust.entropy_receipts import ReceiptMismatch, check_receipt
+from fiftyk_referee.service.trust.entropy_receipts import (
+    SIGNED_BYTES,
+    SIGNED_COMMITMENT,
+    ReceiptMismatch,
+    check_receipt,
+    entropy_statement,
+    seat_signed,
+)
 from fiftyk_referee.service.trust.signing import SignatureError
 
 EVIDENCE_FORMAT = "fiftyk-evidence/1"
@@ -315,15 +322,16 @@ class Verifier:
                               " contribute to them")
         commitments = record.get("commitments")
         contributions = deal.get("contributions")
+        keys = self._seat_signatures(record, contributions)
         if commitments is None:
             return OK, ("the seats sent their bytes directly, without committing first (a table"
                         " created with seat_entropy.direct): the referee saw them before it"
-                        " dealt")
+                        f" dealt{keys}")
         commitments = [str(c) for c in commitments]
         if not isinstance(contributions, list):
             committed = sum(1 for c in commitments if c)
             return OK, (f"{committed} of {len(commitments)} seats committed; their bytes are"
-                        " checked when the hand ends")
+                        f" checked when the hand ends{keys}")
         for seat, (committed, sent) in enumerate(zip(commitments, contributions, strict=True)):
             if sent and not committed:
                 raise CheckFailed(f"seat {seat}'s bytes are in the deal without a commitment")
@@ -339,7 +347,43 @@ class Verifier:
         if withheld:
             detail += (f"; seat(s) {', '.join(map(str, withheld))} committed and withheld"
                        " their bytes: counted as empty")
-        return OK, detail
+        return OK, detail + keys
+
+    def _seat_signatures(self, record: Mapping[str, Any], contributions: Any) -> str:
+        """Check every commitment and contribution of a seat that bound a key of its own
+        against its signature; what the detail line says of the seats' keys."""
+        keys = record.get("seat_keys")
+        if not isinstance(keys, list):
+            return "; no seat bound a key of its own: each contribution rests on its seat token"
+        signatures = _get(record, "signatures", Mapping)
+        table_id, number = str(self.evidence.get("table_id")), int(record["number"])
+        sent: dict[str, list[Any]] = {
+            SIGNED_COMMITMENT: list(record.get("commitments") or []),
+            SIGNED_BYTES: list(contributions) if isinstance(contributions, list) else []}
+        for seat, key in enumerate(keys):
+            if not key:
+                continue
+            for kind, field_name in ((SIGNED_COMMITMENT, "commitments"),
+                                     (SIGNED_BYTES, "contributions")):
+                value = sent[kind][seat] if seat < len(sent[kind]) else ""
+                if not value:
+                    continue
+                digest = (str(value) if kind == SIGNED_COMMITMENT
+                          else entropy_commitment(bytes.fromhex(str(value))))
+                signature = list(signatures.get(field_name) or [])
+                given = signature[seat] if seat < len(signature) else ""
+                what = "commitment" if kind == SIGNED_COMMITMENT else "contribution"
+                if not given:
+                    raise CheckFailed(f"seat {seat}'s {what} is unsigned although the seat bound"
+                                      f" key {key[:16]}…: it was made with the seat's token"
+                                      " alone, not by the player (an impersonation)")
+                statement = entropy_statement(table_id, number, str(record["commitment"]),
+                                              kind, digest)
+                if not seat_signed(str(key), str(given), statement):
+                    raise CheckFailed(f"seat {seat}'s {what} signature is not its key's")
+        bound = sum(1 for key in keys if key)
+        return (f"; {bound} of {len(keys)} seats bound keys of their own and signed what they"
+                " sent (the others' rest on their seat tokens)")
 
     def _receipt(self, receipt: Mapping[str, Any]) -> tuple[str, str]:
         try:

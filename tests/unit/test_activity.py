@@ -21,7 +21,7 @@ TABLE_FIELDS: dict[str, dict[str, Any]] = {
                "allow_preset_deck": False, "name": "", "game": "fiftyk", "spectators": None,
                "entropy_window": None, "commit_reveal": False,
                "originator_topic": get_topic(Table)},
-    "SeatTaken": {"seat": 0, "player_id": "p0"},
+    "SeatTaken": {"seat": 0, "player_id": "p0", "public_key": None},
     "HandStarted": {"number": 1, "dealer": 3, "contributions": None, "withheld": None},
     "HandRecorded": {"totals": {"team:0": "10", "team:1": "-10"}, "carry": {}},
 }

@@ -322,23 +322,34 @@ class SeatInfo(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """seat is the seat number."""
     player_id: _builtins.str
     """player_id is the player sitting there; absent while the seat is free."""
+    public_key: _builtins.str
+    """public_key is the Ed25519 public key (hex) the player bound when it joined; absent
+    when none was bound.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         player_id: _builtins.str | None = ...,
+        public_key: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_player_id", b"_player_id", "player_id", b"player_id"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_player_id", b"_player_id", "_public_key", b"_public_key", "player_id", b"player_id", "public_key", b"public_key"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_player_id", b"_player_id", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_player_id", b"_player_id", "_public_key", b"_public_key", "player_id", b"player_id", "public_key", b"public_key", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__player_id: _TypeAlias = _typing.Literal["player_id"]  # noqa: Y015
     _WhichOneofArgType__player_id: _TypeAlias = _typing.Literal["_player_id", b"_player_id"]  # noqa: Y015
+    _WhichOneofReturnType__public_key: _TypeAlias = _typing.Literal["public_key"]  # noqa: Y015
+    _WhichOneofArgType__public_key: _TypeAlias = _typing.Literal["_public_key", b"_public_key"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__player_id) -> _WhichOneofReturnType__player_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__public_key) -> _WhichOneofReturnType__public_key | None: ...
 
 Global___SeatInfo: _TypeAlias = SeatInfo  # noqa: Y015
 
@@ -1327,6 +1338,7 @@ class JoinTableRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    SEAT_PUBLIC_KEY_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
@@ -1335,6 +1347,13 @@ class JoinTableRequest(_message.Message):
     """player_id identifies the player (chosen by the platform; at most 128 characters)."""
     seat: _builtins.int
     """seat is the wanted seat; absent takes the lowest free seat."""
+    seat_public_key: _builtins.bytes
+    """seat_public_key binds the player's own Ed25519 public key (32 bytes) to the seat: its
+    client generates the key pair and keeps the private half; the seat's seat-entropy
+    commitments and contributions must then be signed with it (ContributeEntropyRequest.
+    signature), so one made with the seat token alone is refused, and shown as unsigned in
+    the hand's evidence if the referee let it through (docs/fairness.md#seat-keys).
+    """
     def __init__(
         self,
         *,
@@ -1342,10 +1361,11 @@ class JoinTableRequest(_message.Message):
         table_id: _builtins.str = ...,
         player_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
+        seat_public_key: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "player_id", b"player_id", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "player_id", b"player_id", "request_id", b"request_id", "seat", b"seat", "seat_public_key", b"seat_public_key", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -1550,6 +1570,7 @@ class ContributeEntropyRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     ENTROPY_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
@@ -1562,6 +1583,13 @@ class ContributeEntropyRequest(_message.Message):
     """commitment is the 32-byte SHA-256 of the bytes the seat will reveal (commit-then-reveal
     tables, during the commit window).
     """
+    signature: _builtins.bytes
+    """signature is the seat key's Ed25519 signature (64 bytes) of the statement
+    "fiftyk-entropy/1\\n" table_id "\\n" hand_number "\\n" draw commitment "\\n" kind "\\n"
+    digest, kind being "commitment" (digest: the commitment, hex) or "bytes" (digest: the
+    bytes' SHA-256, hex); required when the seat bound a key (JoinTableRequest.
+    seat_public_key), ignored otherwise.
+    """
     def __init__(
         self,
         *,
@@ -1569,10 +1597,11 @@ class ContributeEntropyRequest(_message.Message):
         table_id: _builtins.str = ...,
         entropy: _builtins.bytes = ...,
         commitment: _builtins.bytes = ...,
+        signature: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "entropy", b"entropy", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "entropy", b"entropy", "request_id", b"request_id", "signature", b"signature", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2908,19 +2937,23 @@ class TableSeatTaken(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """seat is the seat taken."""
     player_id: _builtins.str
     """player_id is the player who sat down."""
+    public_key: _builtins.str
+    """public_key is the Ed25519 public key (hex) the player bound to the seat, if any."""
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         player_id: _builtins.str = ...,
+        public_key: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "public_key", b"public_key", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
