@@ -12,7 +12,10 @@ this):
 - the operator deals ignoring a seat's accepted commitment and bytes: the evidence alone is
   consistent, the seat's receipts make `fiftyk verify --receipt` fail;
 - the operator re-draws after seeing the commitments: `fiftyk verify` fails the `draw`
-  check; when the operator also hides the first draw, the seat's receipt for it fails.
+  check; when the operator also hides the first draw, the seat's receipt for it fails;
+- the operator commits and reveals for a seat whose player bound a key of its own: the edge
+  refuses it without the key's signature, and when the operator's code goes around the
+  edge, `fiftyk verify` and `VerifyHand` fail the `draw` check (an impersonation).
 
 Each detection is the real command line's output on an exported file, with the referee's
 published key.
@@ -31,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from fiftyk_referee.domain.deal import DRAW_ALGORITHM
 from fiftyk_referee.domain.table import Table
@@ -263,6 +268,66 @@ class CommitRevealCases:
         assert (f"receipt FAILED: re-draw: the referee accepted seat 0's commitment for the"
                 f" draw committed to {early['draw_commitment']}" in caught.stderr)
         assert "the evidence does not mention that draw: a quiet re-draw" in caught.stderr
+
+
+    @pytest.mark.parametrize("game", sorted(GAMES))
+    def test_an_impersonated_contribution_of_a_seat_with_its_own_key_is_caught(
+            self, server: LiveServer, operator: Referee, game: str, tmp_path: Path) -> None:
+        preset, players = GAMES[game]
+        platform = server.platform()
+        key = Ed25519PrivateKey.generate()  # the player's; the referee sees the public half
+        public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        table_id = platform.create_table(preset, players,
+                                         game="" if game == "fiftyk" else game,
+                                         entropy_window=LONG_WINDOW).table.table_id
+        tokens = [platform.join_table(table_id, f"sk-{table_id[:8]}-{seat}", seat,
+                                      public_key=public if seat == 0 else b"").seat_token
+                  for seat in range(players)]
+        table = Seated(table_id, players, tokens,
+                       [server.client(token=token) for token in tokens], platform)
+        assert platform.get_table(table_id).seats[0].public_key == public.hex()
+        [taken] = [e for e in events(table, "table.seat_taken")
+                   if e.table_seat_taken.seat == 0]
+        assert taken.table_seat_taken.public_key == public.hex()
+        platform.start_hand(table_id)
+        # With the seat's token alone (what the operator holds), the referee refuses.
+        assert reason(lambda: table.seats[0].commit_entropy(table_id, secret(table, 0))) \
+            == "ENTROPY_SIGNATURE_REQUIRED"
+        assert reason(lambda: table.seats[0].commit_entropy(
+            table_id, secret(table, 0), key=Ed25519PrivateKey.generate())) \
+            == "ENTROPY_SIGNATURE_INVALID"
+        # The player signs; a hand played so verifies, naming the signed seat.
+        table.seats[0].commit_entropy(table_id, secret(table, 0), key=key)
+        commit(table, range(1, players))
+        table.seats[0].reveal_entropy(table_id, secret(table, 0), key=key)
+        _, last = reveal(table, range(1, players))
+        self.play(table, game, last.hand.hand_id)
+        honest = self.verify_cli(server, last.hand.hand_id, tmp_path)
+        assert honest.returncode == 0, honest.stdout + honest.stderr
+        assert "1 of 4 seats bound keys of their own and signed what they sent" \
+            in honest.stdout
+
+        # The operator's own code commits and reveals for seat 0, past the edge's check.
+        table.platform.start_hand(table_id)
+        commit(table, range(1, players))
+
+        def impersonate(drawing: Table) -> None:
+            now = datetime.now(UTC)
+            bytes_ = b"\x42" * 32
+            drawing._entropy_committed(seat=0, commitment=hashlib.sha256(bytes_).hexdigest())
+            assert drawing.draw is not None and drawing._reveal_open(now)
+            drawing._entropy_contributed(seat=0, entropy=bytes_.hex())
+
+        hand_id = self.operator_deals(operator, table_id, impersonate)
+        self.play(table, game, hand_id)
+        caught = self.verify_cli(server, hand_id, tmp_path)
+        assert caught.returncode == 1
+        assert ("draw FAILED: seat 0's commitment is unsigned although the seat bound key"
+                f" {public.hex()[:16]}…: it was made with the seat's token alone, not by the"
+                " player (an impersonation)") in caught.stderr, caught.stderr
+        checked = server.audit().verify_hand(hand_id)
+        assert not checked.ok
+        assert [c.check for c in checked.checks if c.status == "FAILED"] == ["draw"]
 
 
 def quietly_redraw(table: Table) -> None:

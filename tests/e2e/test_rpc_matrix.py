@@ -20,6 +20,8 @@ from typing import Any
 
 import grpc
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.service.grpc.client import RefereeClient
@@ -342,6 +344,55 @@ def test_commitments_and_reveals_answer_every_credential_at_every_phase(server: 
     _check_view(dealt.hand, "seat")
     assert reveals() == {"seat": "ENTROPY_ALREADY_SENT", **ENTROPY_REFUSED_ALWAYS}
     assert commits() == {"seat": "ENTROPY_ALREADY_SENT", **ENTROPY_REFUSED_ALWAYS}
+
+
+@pytest.mark.parametrize("game", sorted(ENTROPY_GAMES))
+def test_seat_keys_answer_every_credential_at_every_phase(server: LiveServer, game: str
+                                                          ) -> None:
+    """The rows of JoinTable's `seat_public_key` and ContributeEntropy's `signature`: only
+    the platform binds a key, of 32 bytes; a keyed seat's token alone, or another key's
+    signature, is refused at every phase of the draw; the key's signature is accepted."""
+    preset, players = ENTROPY_GAMES[game]
+    platform = server.platform()
+    table_id = platform.create_table(preset, players, game="" if game == "fiftyk" else game,
+                                     entropy_window=ENTROPY_WINDOW_SECONDS).table.table_id
+    other = _entropy_table(server, game, "kx", direct=False)
+    joins: dict[str, str] = {}
+    for credential in CREDENTIALS:
+        client = server.platform() if credential == "platform" else (
+            server.audit() if credential == "audit" else other.seats[0]
+            if credential in ("seat", "other_seat") else server.client())
+        try:
+            client.join_table(table_id, f"kj-{credential}", 0, public_key=b"\x01" * 31)
+        except grpc.RpcError as error:
+            details = error_details(error)
+            assert details.code in REFUSALS and details.reason, (credential, details)
+            joins[credential] = str(details.reason)
+    assert joins["platform"] == "INVALID_SEAT_KEY" and set(joins) == set(CREDENTIALS)
+    key = Ed25519PrivateKey.generate()
+    public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    tokens = [platform.join_table(table_id, f"kj-{table_id[:8]}-{s}", s,
+                                  public_key=public if s == 0 else b"").seat_token
+              for s in range(players)]
+    table = Seated(table_id, players, tokens, [server.client(token=t) for t in tokens],
+                   platform)
+    phase, other_phase = Phase(game, table, ""), Phase(game, other, "")
+    data, stranger = bytes(range(32)), Ed25519PrivateKey.generate()
+    platform.start_hand(table_id)
+    for signer, answer in ((None, "ENTROPY_SIGNATURE_REQUIRED"),
+                           (stranger, "ENTROPY_SIGNATURE_INVALID"), (key, "OK")):
+        assert _entropy_outcomes(
+            server, phase, other_phase,
+            lambda c, signer=signer: c.commit_entropy(table_id, data, key=signer)) \
+            == {"seat": answer, **ENTROPY_REFUSED_ALWAYS}
+    for seat in range(1, players):
+        table.seats[seat].commit_entropy(table_id, data)
+    for signer, answer in ((None, "ENTROPY_SIGNATURE_REQUIRED"),
+                           (stranger, "ENTROPY_SIGNATURE_INVALID"), (key, "OK")):
+        assert _entropy_outcomes(
+            server, phase, other_phase,
+            lambda c, signer=signer: c.reveal_entropy(table_id, data, key=signer)) \
+            == {"seat": answer, **ENTROPY_REFUSED_ALWAYS}
 
 
 @pytest.mark.parametrize("game", sorted(ENTROPY_GAMES))

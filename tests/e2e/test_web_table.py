@@ -4,6 +4,7 @@ spectator. What the page draws is compared with what the referee stored (`GetHan
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -384,6 +385,16 @@ def test_a_committed_then_revealed_hand_checks_out_and_a_re_draw_does_not(
     mismatched.write_text(json.dumps(evidence))
     assert _fairness_of(browser, site, mismatched) == "no"
     assert "seat 2's revealed bytes do not open its commitment" in \
+        browser.find_element(By.ID, "fairness").text
+    # A seat that bound a key: an unsigned commitment is one made with its token alone.
+    evidence["deal"]["draw"]["commitments"][2] = hashlib.sha256(secrets_[2]).hexdigest()
+    evidence["deal"]["draw"]["seat_keys"] = ["ef" * 32, "", "", ""]
+    evidence["deal"]["draw"]["signatures"] = {"commitments": [""] * 4,
+                                              "contributions": [""] * 4}
+    unsigned = tmp_path / "unsigned.json"
+    unsigned.write_text(json.dumps(evidence))
+    assert _fairness_of(browser, site, unsigned) == "no"
+    assert "seat 0's commitment is unsigned although the seat bound a key" in \
         browser.find_element(By.ID, "fairness").text
 
 

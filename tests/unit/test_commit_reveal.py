@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -172,3 +173,59 @@ def test_a_committing_table_replays_to_the_same_state(table: Table) -> None:
     hand = table.close_draw(1, REVEAL_CLOSES)
     dealt = rebuilt(hand.collect_events())  # type: ignore[attr-defined]  # an aggregate
     assert dealt.draw_record == hand.draw_record
+
+
+# -- seats' own keys -------------------------------------------------------------------------
+
+KEY = "ab" * 32  # the domain stores a seat's key as hex; the service checks signatures
+
+
+def keyed(game_rules: tuple[Any, Any, int]) -> Table:
+    game, rules, players = game_rules
+    table = Table.open(game, rules, players, entropy_window=WINDOW)
+    table.join(0, "p0", KEY)
+    for seat in range(1, players):
+        table.join(seat, f"p{seat}")
+    table.start_hand(seed=SEED, now=NOW)
+    return table
+
+
+@pytest.mark.parametrize("game_rules", GAMES, ids=lambda g: g[0].name)
+def test_a_seat_that_bound_a_key_must_sign_what_it_sends(game_rules: Any) -> None:
+    table = keyed(game_rules)
+    assert table.view().seat_keys == (KEY,) + (None,) * (table.players - 1)
+    assert reason_of(table.commit_entropy, 0, sha(secret(0)), NOW) \
+        == Reason.ENTROPY_SIGNATURE_REQUIRED
+    table.commit_entropy(0, sha(secret(0)), NOW, "5a" * 64)
+    table.commit_entropy(1, sha(secret(1)), NOW)  # a seat without a key signs nothing
+    commit_all(table, range(2, table.players))
+    assert reason_of(table.contribute, 0, secret(0), NOW) == Reason.ENTROPY_SIGNATURE_REQUIRED
+    table.contribute(0, secret(0), NOW, "6b" * 64)
+    for seat in range(1, table.players):
+        hand = table.contribute(seat, secret(seat), NOW)
+    assert hand is not None and hand.draw_record is not None
+    assert hand.draw_record["seat_keys"] == [KEY] + [""] * (table.players - 1)
+    assert hand.draw_record["signatures"] == {
+        "commitments": ["5a" * 64] + [""] * (table.players - 1),
+        "contributions": ["6b" * 64] + [""] * (table.players - 1)}
+
+
+@pytest.mark.parametrize("key", ["ab" * 31, "AB" * 32, "zz" * 32, 7])
+def test_a_seat_key_is_thirty_two_bytes_of_hex(key: Any) -> None:
+    game, rules, players = GAMES[0]
+    table = Table.open(game, rules, players, entropy_window=WINDOW)
+    assert reason_of(table.join, 0, "p0", key) == Reason.INVALID_SEAT_KEY
+
+
+def test_a_seat_key_goes_with_the_player_who_bound_it() -> None:
+    game, rules, players = GAMES[0]
+    table = Table.open(game, rules, players, entropy_window=WINDOW)
+    table.join(0, "p0", KEY)
+    table.leave(0)
+    table.join(0, "p1")
+    assert table.seat_key(0) is None
+    table.leave(0)
+    table.join(0, "p2", KEY)
+    table.replace_seat(0, "bot")
+    assert table.seat_key(0) is None
+    assert rebuilt(table.collect_events()).seat_keys == table.seat_keys

@@ -110,6 +110,26 @@
       return say(false, `re-draw: this hand was dealt from draw ${abandoned.length + 1}; the`
                         + ` referee abandoned the draw(s) committed to ${abandoned.join(", ")}`);
     }
+    // Seats that bound keys of their own sign what they send: an unsigned commitment or
+    // contribution of such a seat was made with its token alone. (The signatures themselves
+    // are Ed25519's, which `fiftyk verify` checks; this page checks that they are there.)
+    const keys = record.seat_keys || [];
+    const signatures = record.signatures || {};
+    for (let seat = 0; seat < keys.length; seat += 1) {
+      if (!keys[seat]) continue;
+      for (const [field, sent] of [["commitments", record.commitments || []],
+                                   ["contributions", contributions || []]]) {
+        if (sent[seat] && !((signatures[field] || [])[seat])) {
+          return say(false, `seat ${seat}'s ${field.slice(0, -1)} is unsigned although the seat`
+                            + " bound a key of its own: it was made with the seat's token alone");
+        }
+      }
+    }
+    const keyed = keys.filter((k) => k).length;
+    if (keyed) {
+      say(true, `${keyed} seat(s) bound keys of their own and signed what they sent (fiftyk`
+                + " verify checks the signatures)");
+    }
     if (!record.commitments) {
       return say(true, "the seats sent their bytes directly (no commitment first): the referee"
                        + " saw them before it dealt");
