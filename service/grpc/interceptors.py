@@ -5,6 +5,9 @@ created when the call starts: `received`/`sent` per message and exactly one `fin
 the final status code — also when the handler aborts, raises, or the client cancels. Only
 `async` behaviours (a grpc.aio servicer's) are wrapped; messages a handler moves with
 `context.write` or `context.read` instead of returning, yielding or iterating are not counted.
+
+Its length (about 500 lines) is the interceptor chain, one class per concern, in the
+order the server installs them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
+from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import (
     RateLimited,
     ResourceExhausted,
@@ -443,7 +447,7 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         service, _, method = handler_call_details.method.strip("/").rpartition("/")
-        rpc_class = method_class(method) if service == self._service else None
+        rpc_class = method_class(method, legacy_rpcs) if service == self._service else None
         if rpc_class is None:
             return handler
         return self._wrapped.get(handler, lambda: self._limit(handler, rpc_class))

@@ -18,6 +18,9 @@ path, `sqlite:///path`, or nothing selects SQLite, by default `fiftyk.sqlite` in
 directory (`FIFTYK_DATA_DIR`, default `./data`). Refused, with the reason: what would hand
 the event store a server that cannot take its writes (`target_session_attrs=read-only`, a
 replication connection, several hosts with `target_session_attrs=any`).
+
+Its length (about 800 lines) is every setting's parsing and checks in one module, so the
+environment has exactly one reader.
 """
 
 from __future__ import annotations

@@ -39,10 +39,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from fiftyk_referee.service.core.bundles import legacy_rpcs
 from fiftyk_referee.service.errors import RateLimited, ResourceExhausted, ServiceReason
 
 ROLES = ("player", "spectator", "audit", "platform", "anonymous")
@@ -64,11 +63,12 @@ METHOD_CLASSES: Mapping[str, str] = {
 }
 
 
-def method_class(method: str) -> str | None:
-    """The class of a method of the Referee service (a game's legacy RPC is a command);
-    None for a method it does not have."""
+def method_class(method: str, game_rpcs: Callable[[], Collection[str]] = frozenset
+                 ) -> str | None:
+    """The class of a method of the Referee service (a game's legacy RPC, one of
+    `game_rpcs()`, is a command); None for a method it does not have."""
     known = METHOD_CLASSES.get(method)
-    if known is None and method in legacy_rpcs():
+    if known is None and method in game_rpcs():
         return "command"
     return known
 

@@ -17,6 +17,9 @@ work; `grpc_code` takes the Go spelling of the status code (`OK`, `FailedPrecond
 Domain and store metrics carry the `fiftyk_` prefix. No label takes an unbounded value:
 values that come from outside the metrics module are checked against fixed sets and anything
 unexpected is counted under `other` / `OTHER`.
+
+Its length (about 600 lines) is mostly the declarations of the one `Metrics` class, each
+metric with its help text and bounded labels.
 """
 
 from __future__ import annotations

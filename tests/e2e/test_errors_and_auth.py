@@ -30,6 +30,7 @@ from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
 from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
+from fiftyk_referee.service.core.bundles import installed
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.auth import issue_seat_token
@@ -583,7 +584,8 @@ def test_each_error_carries_its_status_code_and_one_error_info_with_its_reason(
 
 
 def test_the_cases_provoke_every_reason_and_status_code_but_the_unreachable_ones() -> None:
-    every = {str(r) for r in Reason} | {str(r) for r in ServiceReason}
+    games = {code for bundle in installed().values() for code in bundle.reason_codes()}
+    every = {str(r) for r in Reason} | {str(r) for r in ServiceReason} | games
     provoked = {str(case.reason) for case in CASES}
     assert every - provoked == set(UNREACHABLE)
     assert {case.code for case in CASES} == STATUS_CODES

@@ -195,7 +195,8 @@ def test_an_aborted_tables_hand_is_void_but_its_transcript_remains(
                                        request_id="abort-1")
     assert again.replayed and again.voided_hand_id == view.hand_id
     client = table.seats[view.turn_seat if game.name == "fiftyk" else 0]
-    act = (client.pass_turn if game.name == "fiftyk" else client.declare)
+    act = (client.pass_turn if game.name == "fiftyk"
+           else lambda table_id, hand_id: shengji_calls.declare(client, table_id, hand_id))
     assert refusal(lambda: act(table.table_id, view.hand_id)) == (
         Code.FAILED_PRECONDITION, "HAND_VOIDED")
     assert table.platform.scores(table.table_id).totals == before.totals

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
 from tests.e2e.harness import LiveServer, server_config
 from tests.e2e.live import REPO, ServeProcess, start_serve
 
+WAIT_SECONDS = 30.0  # a bound for one HTTP answer on a loaded machine
 DECK = ["QH", "JS", "KH", "KS", "JH", "QS"]  # seat 0: QH JS KH; seat 1: KS JH QS
 # The RPCs this test calls, each at least once, for Tiny's tables and hands.
 RPCS_CALLED = frozenset({
@@ -218,7 +221,7 @@ def plain(struct: struct_pb2.Struct) -> dict[str, Any]:
 def only_one_game(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LiveServer]:
     """A referee built while only the named built-in game is installed."""
     bundles.install([bundles.installed()[request.param]])
-    live = LiveServer(server_config(tmp_path))
+    live = LiveServer(server_config(tmp_path, web_port=0))
     try:
         yield live
     finally:
@@ -245,6 +248,18 @@ def test_a_referee_without_fiftyk_installed_refuses_it_as_an_unknown_game(
     declared = shengji_calls.declare(only_one_game.client(token=tokens[hand.turn_seat]),
                                      table.table_id, hand.hand_id)
     assert declared.version > hand.version  # Shengji's legacy RPC, answered as `Act`
+
+    # The web table draws the installed game only: its renderer is served and in the page.
+    web = f"http://127.0.0.1:{only_one_game.running.web_port}"
+    with urllib.request.urlopen(f"{web}/", timeout=WAIT_SECONDS) as page:
+        html = page.read().decode("utf-8")
+    assert 'FK.registerGame("shengji"' in html and 'FK.registerGame("fiftyk"' not in html
+    with urllib.request.urlopen(f"{web}/games/shengji.js", timeout=WAIT_SECONDS) as script:
+        assert 'FK.registerGame("shengji"' in script.read().decode("utf-8")
+    with pytest.raises(urllib.error.HTTPError) as absent:
+        urllib.request.urlopen(f"{web}/games/fiftyk.js", timeout=WAIT_SECONDS)
+    assert absent.value.code == 404
+    absent.value.close()
 
 
 @pytest.mark.parametrize("only_one_game", ["fiftyk"], indirect=True)

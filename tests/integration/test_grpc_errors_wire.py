@@ -63,8 +63,9 @@ class Case:
 CASES: dict[str, Case] = {
     "not_your_turn": Case(RuleError(Reason.NOT_YOUR_TURN, "it is seat 2's turn, not 1's"),
                           Code.FAILED_PRECONDITION),
+    # A game's own reason names the game.
     "does_not_beat": Case(RuleError(FiftykReason.DOES_NOT_BEAT, "4S does not beat 5H"),
-                          Code.FAILED_PRECONDITION),
+                          Code.FAILED_PRECONDITION, metadata={"game": "fiftyk"}),
     "invalid_combination": Case(InvalidCombination("3S 4H form no combination"),
                                 Code.FAILED_PRECONDITION),
     "seat_taken": Case(RuleError(Reason.SEAT_TAKEN, "seat 0 is taken"), Code.FAILED_PRECONDITION),
@@ -92,7 +93,7 @@ CASES: dict[str, Case] = {
                                Code.RESOURCE_EXHAUSTED),
     "unavailable": Case(Unavailable(ServiceReason.SHUTTING_DOWN, "draining"), Code.UNAVAILABLE),
     "non_ascii_message": Case(RuleError(FiftykReason.MUST_LEAD, "五十K: ♥3 的持有者必须先出"),
-                              Code.FAILED_PRECONDITION),
+                              Code.FAILED_PRECONDITION, metadata={"game": "fiftyk"}),
 }
 
 

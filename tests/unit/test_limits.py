@@ -191,7 +191,8 @@ def test_every_referee_method_has_an_rpc_class() -> None:
     assert service.full_name == SERVICE_NAME
     # The core's methods by name; the games' legacy RPCs (Declare, Bury) are commands.
     assert {method.name for method in service.methods} == {*METHOD_CLASSES, *legacy_rpcs()}
-    assert {method_class(name) for name in legacy_rpcs()} == {"command"}
+    assert {method_class(name, legacy_rpcs) for name in legacy_rpcs()} == {"command"}
+    assert {method_class(name) for name in legacy_rpcs()} == {None}  # unless named
     assert set(METHOD_CLASSES.values()) == set(RPC_CLASSES)
 
 

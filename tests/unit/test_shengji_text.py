@@ -44,7 +44,7 @@ def _audit_events(hand: ShengjiHand) -> list[pb.Event]:
         assert public is not None
         field, build = payloads()[type(public)]
         message = pb.Event(aggregate_version=stored.originator_version, name=public.NAME)
-        legacy_copy(build(public), getattr(message, field))
+        legacy_copy(build(public).SerializeToString(), getattr(message, field))
         messages.append(message)
     return messages
 

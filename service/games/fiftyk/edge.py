@@ -105,7 +105,7 @@ def fiftyk_hand_to_proto(view: HandView, own: fpb.HandView) -> pb.HandView:
     if view.seed:
         message.deal_seed = view.seed
     if own.HasField("result"):
-        legacy_copy(own.result, message.result)
+        legacy_copy(own.result.SerializeToString(), message.result)
     return message
 
 
@@ -185,7 +185,7 @@ PAYLOADS: Payloads = {
 
 
 EDGE = TypedEdge(FIFTYK, fpb.DESCRIPTOR, PAYLOADS, HandView, view_message, fiftyk_hand_to_proto,
-                 HandResult, "result", result_to_proto)
+                 None, HandResult, "result", result_to_proto)
 _EDGE_CHECK: EdgeGame = EDGE
 
 __all__ = ["EDGE", "PAYLOADS", "fiftyk_hand_to_proto", "result_to_proto", "view_message"]

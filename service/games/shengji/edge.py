@@ -14,7 +14,7 @@ from fiftyk_referee.domain.shengji.views import GAME_NAME as SHENGJI
 from fiftyk_referee.domain.shengji.views import ShengjiResult, ShengjiView
 from fiftyk_referee.service.games.shengji import shengji_pb2 as spb
 from fiftyk_referee.service.grpc.convert import ruleset_to_proto
-from fiftyk_referee.service.grpc.games import EdgeGame, Payloads, TypedEdge, legacy_copy
+from fiftyk_referee.service.grpc.games import EdgeGame, Payloads, TypedEdge
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 
@@ -31,8 +31,8 @@ def result_to_proto(result: ShengjiResult) -> spb.HandResult:
 
 
 def shengji_hand_to_proto(view: ShengjiView, own: spb.HandView) -> pb.HandView:
-    """A Shengji hand as one viewer sees it: the common fields, and `shengji` for 0.2 clients,
-    a copy of its own view message `own`."""
+    """A Shengji hand as one viewer sees it: the common fields (`own`, its own view message,
+    goes in `game_view` and, for 0.2 clients, in `shengji`)."""
     over = view.is_over
     message = pb.HandView(
         hand_id=view.hand_id, table_id=view.table_id, hand_number=view.number,
@@ -58,7 +58,6 @@ def shengji_hand_to_proto(view: ShengjiView, own: spb.HandView) -> pb.HandView:
         message.turn_deadline.FromDatetime(view.turn_deadline)
     if view.seed:
         message.deal_seed = view.seed
-    legacy_copy(own, message.shengji)
     return message
 
 
@@ -203,7 +202,7 @@ PAYLOADS: Payloads = {
 
 
 EDGE = TypedEdge(SHENGJI, spb.DESCRIPTOR, PAYLOADS, ShengjiView, view_message,
-                 shengji_hand_to_proto, ShengjiResult, "shengji", result_to_proto)
+                 shengji_hand_to_proto, "shengji", ShengjiResult, "shengji", result_to_proto)
 _EDGE_CHECK: EdgeGame = EDGE
 
 __all__ = ["EDGE", "PAYLOADS", "result_to_proto", "shengji_hand_to_proto", "view_message"]

@@ -33,11 +33,12 @@ OwnViewT = TypeVar("OwnViewT", bound=Message)
 ResultT = TypeVar("ResultT")
 
 
-def legacy_copy(own: Message, legacy: Message) -> None:
-    """Fill a 0.2 field (`legacy`, a sub-message: set even when `own` is empty) with a game's
-    own message of the same fields, numbers and types: its bytes are the same."""
+def legacy_copy(data: bytes, legacy: Message) -> None:
+    """Fill a 0.2 field (`legacy`, a sub-message: set even when `data` is empty) with the
+    bytes of a game's own message of the same fields, numbers and types (an Any's `value`:
+    the message is serialized once for both)."""
     legacy.SetInParent()
-    legacy.MergeFromString(own.SerializeToString())
+    legacy.MergeFromString(data)
 
 
 @runtime_checkable
@@ -68,9 +69,9 @@ class EdgeGame(Protocol):
 class TypedEdge(Generic[ViewT, OwnViewT, ResultT]):
     """A game's converters from its own view and result dataclasses (checked by type) to its
     own proto messages: the view's message goes in `HandView.game_view` (`view_to_proto`
-    fills the rest of the HandView, given that message), the result's in
-    `HandScore.game_outcome` and, copied, in its 0.2 field of the `outcome` oneof
-    (`result_field`, None when it has none)."""
+    fills the rest of the HandView, given that message) and, copied, in its 0.2 field of
+    HandView (`view_field`, None when it has none); the result's in `HandScore.game_outcome`
+    and, copied, in its 0.2 field of the `outcome` oneof (`result_field`)."""
 
     name: str
     proto_file: FileDescriptor
@@ -78,6 +79,7 @@ class TypedEdge(Generic[ViewT, OwnViewT, ResultT]):
     view_type: type[ViewT]
     view_message: Callable[[ViewT], OwnViewT]
     view_to_proto: Callable[[ViewT, OwnViewT], pb.HandView]
+    view_field: str | None
     result_type: type[ResultT]
     result_field: str | None
     result_message: Callable[[ResultT], Message]
@@ -89,6 +91,8 @@ class TypedEdge(Generic[ViewT, OwnViewT, ResultT]):
         own = self.view_message(view)
         message = self.view_to_proto(view, own)
         message.game_view.Pack(own)
+        if self.view_field is not None:
+            legacy_copy(message.game_view.value, getattr(message, self.view_field))
         return message
 
     def fill_score(self, result: GameResult, score: pb.HandScore) -> None:
@@ -98,7 +102,7 @@ class TypedEdge(Generic[ViewT, OwnViewT, ResultT]):
         own = self.result_message(result)
         score.game_outcome.Pack(own)
         if self.result_field is not None:
-            legacy_copy(own, getattr(score, self.result_field))
+            legacy_copy(score.game_outcome.value, getattr(score, self.result_field))
 
 
 class GenericEdge:
