@@ -167,6 +167,11 @@ def test_every_game_proto_is_a_package_of_its_own_with_its_stubs_in_its_edge_fol
         assert module.DESCRIPTOR.name == f"fiftyk/games/{game}/v1/{game}.proto"
         assert module.DESCRIPTOR.package == f"fiftyk.games.{game}.v1"
         assert not module.DESCRIPTOR.services_by_name  # its messages travel in the core's
+        # It builds on the core and protobuf's own types only, never on another game.
+        assert {dep.name for dep in module.DESCRIPTOR.dependencies} <= {
+            "fiftyk/referee/v1/referee.proto", *(
+                dep.name for dep in module.DESCRIPTOR.dependencies
+                if dep.name.startswith("google/protobuf/"))}
         assert (GAMES_DIR / game / f"{game}_pb2.pyi").is_file()
         # Each game has its own view and result messages, the Any payloads of the core.
         assert {"HandView", "HandResult"} <= set(module.DESCRIPTOR.message_types_by_name)

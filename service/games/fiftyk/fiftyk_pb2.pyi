@@ -12,9 +12,9 @@ They travel inside the core messages as google.protobuf.Any payloads:
   (`fiftyk.hand_dealt` -> HandDealt, `fiftyk.cards_played` -> CardsPlayed, ...).
 
 Every message here but HandView has the fields, numbers and types of the fiftyk.referee.v1
-message it came from (HandResult <- HandResult, HandDealt <- FiftykHandDealt, ...), so their
-bytes are the same; HandView's fields are those HandView fields of fiftyk.referee.v1 that
-only 五十K fills. 0.2 clients keep reading those (HandView.result, Event.fiftyk_hand_dealt,
+message it came from (HandResult <- HandResult, HandDealt <- FiftykHandDealt, ...), so
+either decodes the other's bytes; HandView's fields are those HandView fields of
+fiftyk.referee.v1 that only 五十K fills. 0.2 clients keep reading those (HandView.result, Event.fiftyk_hand_dealt,
 ...), which the referee still fills for 五十K hands.
 """
 

@@ -1,7 +1,7 @@
 """Shengji at the gRPC edge: its views, results and public events as its own messages
 (fiftyk.games.shengji.v1, `shengji_pb2` beside this module) in the fiftyk.referee.v1 ones,
 and the fields 0.2 clients read (HandView.shengji, HandScore.shengji, the `shengji_*`
-payloads), which hold the same bytes."""
+payloads), which hold the same values."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ They travel inside the core messages as google.protobuf.Any payloads:
 
 Every message here has the fields, numbers and types of the fiftyk.referee.v1 message it
 came from (HandView <- ShengjiState, HandResult <- ShengjiResult, HandDealt <-
-ShengjiHandDealt, ...), so their bytes are the same: 0.2 clients keep reading those
+ShengjiHandDealt, ...), so either decodes the other's bytes: 0.2 clients keep reading those
 (HandView.shengji, HandScore.shengji, Event.shengji_hand_dealt, ...), which the referee
 still fills for Shengji hands.
 """

@@ -5,7 +5,7 @@ fiftyk.referee.v1 messages through the `EdgeGame` its bundle names (`GameBundle.
 the game's own package `service/games/<game>/`). What only a game has travels as a message
 of the game's own proto package, packed in a google.protobuf.Any (`HandView.game_view`,
 `HandScore.game_outcome`, `Event.game_event`); 五十K and Shengji also fill the fields 0.2
-clients read, with the same bytes (`legacy_copy`). A game whose bundle has no converters is
+clients read, with the same values (`legacy_copy`). A game whose bundle has no converters is
 still served: its views, results and events are JSON values of its dataclasses, a Struct in
 the Any (and in `game_state`, `game_result`, `game_payload`).
 """

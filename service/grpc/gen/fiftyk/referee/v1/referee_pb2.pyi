@@ -14,8 +14,9 @@ Conventions used throughout this file:
   docs/integrating.md#game-payloads). Server reflection serves those packages too.
 * Messages and fields named after a game (FiftykHandDealt, HandView.shengji,
   ShengjiResult, ...) are kept for 0.2 clients, and filled as before for 五十K and Shengji
-  hands: each holds the same fields, and the same bytes, as the game's own message in its
-  Any. Later games have only the Any.
+  hands: each holds the same fields and values as the game's own message in its Any (the
+  two messages have the same field numbers and types: either decodes the other's bytes).
+  Later games have only the Any.
 * Cards travel as the text notation of docs/rules.md#cards, the same for both games: rank
   then suit letter ("3S", "10H", "QC", "AD", "2S"), jokers "SJ" and "BJ". Requests also
   accept "T" for 10, lower case and the suit symbols; responses always use the canonical
@@ -1035,7 +1036,7 @@ class HandView(_message.Message):
         """shengji holds what only a Shengji hand has (phase, levels, trump, declaration, kitty);
         absent for 五十K hands. For Shengji the fields above mean: `dealer` the dealer once
         fixed (see `shengji.dealer`), `trick` the current trick's plays, `seats[].collected` the
-        points each seat won, `result` is absent (see `shengji.result`). 0.2: the same bytes as
+        points each seat won, `result` is absent (see `shengji.result`). 0.2: the same values as
         the Shengji hand's `game_view` (fiftyk.games.shengji.v1.HandView).
         """
 

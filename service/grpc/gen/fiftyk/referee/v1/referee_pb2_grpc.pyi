@@ -14,8 +14,9 @@ Conventions used throughout this file:
   docs/integrating.md#game-payloads). Server reflection serves those packages too.
 * Messages and fields named after a game (FiftykHandDealt, HandView.shengji,
   ShengjiResult, ...) are kept for 0.2 clients, and filled as before for 五十K and Shengji
-  hands: each holds the same fields, and the same bytes, as the game's own message in its
-  Any. Later games have only the Any.
+  hands: each holds the same fields and values as the game's own message in its Any (the
+  two messages have the same field numbers and types: either decodes the other's bytes).
+  Later games have only the Any.
 * Cards travel as the text notation of docs/rules.md#cards, the same for both games: rank
   then suit letter ("3S", "10H", "QC", "AD", "2S"), jokers "SJ" and "BJ". Requests also
   accept "T" for 10, lower case and the suit symbols; responses always use the canonical
