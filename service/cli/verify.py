@@ -49,8 +49,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     check = sub.add_parser(
         "verify", help="check a hand's signed evidence offline (docs/fairness.md)",
         description="Check a fiftyk-evidence/1 file: signature, hash chain, deal commitment,"
-        " the deck recomputed from the revealed seed, ledger inclusion and checkpoint, and"
-        " the re-ruling of the whole hand. One line per check; exit 1 at the first failure.",
+        " the deck recomputed from the revealed seed, a seat-entropy deal's draw (every"
+        " revealed contribution opens its commitment, withheld seats, no re-draw, the"
+        " signatures of seats with keys of their own), ledger inclusion and checkpoint, each"
+        " --receipt against the deal, and the re-ruling of the whole hand. One line per"
+        " check; exit 1 at the first failure.",
     )
     check.add_argument("file", help="evidence JSON (from `fiftyk export`), or - for stdin")
     check.add_argument("--key", action="append", metavar="FILE",

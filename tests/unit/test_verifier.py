@@ -22,13 +22,16 @@ import pytest
 from fiftyk_referee.service.cli.main import main
 from fiftyk_referee.service.cli.verify import EXIT_FAILED, EXIT_UNVERIFIED
 from fiftyk_referee.service.ops.config_keys import REFEREE_PUBLIC_KEY_FILE
+from fiftyk_referee.service.trust.entropy_receipts import entropy_receipt_body
 from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
 from fiftyk_referee.service.trust.verifier import (
+    FAILED,
     NO_CHAIN,
     OK,
     SKIPPED,
     UNVERIFIED,
     CheckFailed,
+    Line,
     Report,
     Verifier,
     verify,
@@ -329,3 +332,69 @@ def test_the_example_evidence_files_are_current_exports_with_the_transcripts_dea
     assert stated is not None, f"{path.name} predates the transcript's deal block"
     assert (stated["algorithm"], stated["seed"], stated["commitment"]) == (
         deal["algorithm"], deal["seed"], deal["commitment"])
+
+
+# -- seat-entropy receipts (fiftyk verify --receipt) -----------------------------------------
+
+REFEREE = Signer.from_text(DEV_SIGNING_KEY)
+
+
+def entropy_evidence() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(ENTROPY_EXAMPLE.read_text("utf-8"))
+    return loaded
+
+
+def receipt_for(document: dict[str, Any], seat: int, *, data: bytes | None = None,
+                signer: Signer = REFEREE, **changes: Any) -> dict[str, Any]:
+    """A contribution receipt for a seat of the seat-entropy example (its bytes as dealt,
+    unless `data`)."""
+    sent = bytes.fromhex(document["deal"]["contributions"][seat]) if data is None else data
+    body = entropy_receipt_body(document["table_id"], {
+        "number": document["hand_number"], "commitment": document["deal"]["commitment"],
+        "deadline": "2026-12-01T16:00:10+00:00"}, seat=seat, entropy=sent, commitment=None,
+        table_version=7)
+    body.update(changes)
+    return signer.sign(body)
+
+
+def receipt_line(document: dict[str, Any], receipt: dict[str, Any], *,
+                 trusted: bool = True) -> Line:
+    report = verify(document, trusted=[REFEREE.public] if trusted else None,
+                    receipts=[receipt])
+    [line] = [line for line in report.lines if line.check == "receipt"]
+    return line
+
+
+def test_a_receipt_for_bytes_in_the_deal_checks_out() -> None:
+    document = entropy_evidence()
+    line = receipt_line(document, receipt_for(document, 1))
+    assert line.status == OK and "seat 1's bytes" in line.detail
+    assert receipt_line(document, receipt_for(document, 1), trusted=False).status \
+        == UNVERIFIED
+
+
+def test_a_receipt_for_bytes_the_deal_left_out_fails_naming_the_seat() -> None:
+    document = entropy_evidence()
+    line = receipt_line(document, receipt_for(document, 3, data=b"\x05" * 32))
+    assert line.status == FAILED
+    assert "counted seat 3's contribution as empty although the referee accepted its" \
+        in line.detail
+    line = receipt_line(document, receipt_for(document, 1, data=b"\x05" * 32))
+    assert "counted seat 1's contribution as other bytes" in line.detail
+
+
+def test_a_receipt_for_another_draw_is_a_re_draw() -> None:
+    document = entropy_evidence()
+    line = receipt_line(document, receipt_for(document, 1, draw_commitment="cd" * 32))
+    assert line.status == FAILED and line.detail.startswith("re-draw: ")
+    assert "a quiet re-draw" in line.detail
+
+
+def test_a_forged_or_misdirected_receipt_frames_nobody() -> None:
+    document = entropy_evidence()
+    forged = receipt_line(document, receipt_for(document, 3, data=b"\x05" * 32,
+                                                signer=FORGER))
+    assert forged.status == FAILED and forged.detail.startswith("the receipt: ")
+    elsewhere = receipt_line(document, receipt_for(document, 1, hand_number=2))
+    assert elsewhere.status == FAILED
+    assert elsewhere.detail.startswith("the receipt: the receipt is for table")
