@@ -12,19 +12,9 @@ from collections.abc import Sequence
 
 from fiftyk_referee.domain.cards import Card
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import (
-    Constraint,
-    LegalActions,
-    LegalPlay,
-)
-from fiftyk_referee.domain.shengji.cards import (
-    POINTS,
-)
-from fiftyk_referee.domain.shengji.hand_state import (
-    BURY,
-    BURYING,
-    HandState,
-)
+from fiftyk_referee.domain.game import Constraint, LegalActions, LegalPlay
+from fiftyk_referee.domain.shengji.cards import POINTS
+from fiftyk_referee.domain.shengji.hand_state import BURY, BURYING, HandState
 from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 
 

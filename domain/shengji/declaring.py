@@ -17,22 +17,11 @@ from functools import lru_cache
 
 from fiftyk_referee.domain.cards import BJ, SJ, Card, make_deck, parse_card
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import (
-    Constraint,
-    LegalActions,
-    LegalPlay,
-)
-from fiftyk_referee.domain.shengji.hand_state import (
-    DECLARE,
-    DECLARING,
-    HandState,
-    rank_name,
-)
+from fiftyk_referee.domain.game import Constraint, LegalActions, LegalPlay
+from fiftyk_referee.domain.shengji.hand_state import DECLARE, DECLARING, HandState, rank_name
 from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
-from fiftyk_referee.domain.shengji.views import (
-    Declaration,
-)
+from fiftyk_referee.domain.shengji.views import Declaration
 
 MAX_WINDOW_DIGITS = 3  # rounds are at most a hand's size
 BY_PASSES, BY_TIMER, BY_TRANSCRIPT = "passes", "timer", "transcript"

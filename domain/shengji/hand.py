@@ -47,22 +47,10 @@ from fiftyk_referee.domain.aggregate import Aggregate, event
 from fiftyk_referee.domain.cards import Card, parse_card
 from fiftyk_referee.domain.deal import SEED_BYTES, commitment, deal_inputs, shuffled
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import (
-    PASS,
-    PLAY,
-    RESIGN,
-    Action,
-    HandRecord,
-    LegalActions,
-)
+from fiftyk_referee.domain.game import PASS, PLAY, RESIGN, Action, HandRecord, LegalActions
 from fiftyk_referee.domain.observer import Viewer, seat_of, sees_cards_of, sees_everything
 from fiftyk_referee.domain.shengji.burying import Burying, check_bury
-from fiftyk_referee.domain.shengji.cards import (
-    LEVEL_RANK,
-    LEVELS,
-    TrumpOrder,
-    trump_order,
-)
+from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, LEVELS, TrumpOrder, trump_order
 from fiftyk_referee.domain.shengji.declaring import (
     BY_TIMER,
     DEFAULT_FIRST_DEALER,
@@ -84,16 +72,11 @@ from fiftyk_referee.domain.shengji.hand_state import (
     PLAYING,
     rank_name,
 )
-from fiftyk_referee.domain.shengji.play import (
-    Lead,
-)
+from fiftyk_referee.domain.shengji.play import Lead
 from fiftyk_referee.domain.shengji.playing import Playing
 from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS, ShengjiRules
-from fiftyk_referee.domain.shengji.scoring import (
-    level_progress,
-    team_of,
-)
+from fiftyk_referee.domain.shengji.scoring import level_progress, team_of
 from fiftyk_referee.domain.shengji.tricks import TrickRules
 from fiftyk_referee.domain.shengji.views import (
     GAME_NAME,

@@ -13,15 +13,8 @@ from typing import Any
 
 from fiftyk_referee.domain.cards import Card
 from fiftyk_referee.domain.errors import Reason, RuleError
-from fiftyk_referee.domain.game import (
-    PLAY,
-    Constraint,
-    LegalActions,
-    LegalPlay,
-)
-from fiftyk_referee.domain.shengji.cards import (
-    POINTS,
-)
+from fiftyk_referee.domain.game import PLAY, Constraint, LegalActions, LegalPlay
+from fiftyk_referee.domain.shengji.cards import POINTS
 from fiftyk_referee.domain.shengji.hand_state import (
     BURYING,
     DECLARING,
@@ -29,19 +22,10 @@ from fiftyk_referee.domain.shengji.hand_state import (
     HandState,
     rank_name,
 )
-from fiftyk_referee.domain.shengji.play import (
-    Lead,
-    lead_examples,
-    lead_of,
-    play_key,
-)
+from fiftyk_referee.domain.shengji.play import Lead, lead_examples, lead_of, play_key
 from fiftyk_referee.domain.shengji.reasons import ShengjiReason
 from fiftyk_referee.domain.shengji.rulesets import PLAYERS
-from fiftyk_referee.domain.shengji.scoring import (
-    HandFacts,
-    score_hand,
-    team_of,
-)
+from fiftyk_referee.domain.shengji.scoring import HandFacts, score_hand, team_of
 from fiftyk_referee.domain.shengji.tricks import KEY_COMPONENT
 
 

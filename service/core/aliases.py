@@ -13,11 +13,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from fiftyk_referee.domain.game import (
-    PASS,
-    RESIGN,
-    Action,
-)
+from fiftyk_referee.domain.game import PASS, RESIGN, Action
 from fiftyk_referee.domain.spectators import SpectatorPolicy
 from fiftyk_referee.service.core.commands import (
     AbortTable,
@@ -34,9 +30,7 @@ from fiftyk_referee.service.core.commands import (
     StartHand,
     TimeOut,
 )
-from fiftyk_referee.service.core.runner import (
-    Outcome,
-)
+from fiftyk_referee.service.core.runner import Outcome
 
 
 class NamedCommands:

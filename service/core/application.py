@@ -27,10 +27,7 @@ from fiftyk_referee.service.core.aliases import NamedCommands
 from fiftyk_referee.service.core.audits import Audits
 from fiftyk_referee.service.core.cache import AggregateCache, replay
 from fiftyk_referee.service.core.queries import MetricsHook
-from fiftyk_referee.service.core.runner import (
-    DEFAULT_MAX_ATTEMPTS,
-    CommandRunner,
-)
+from fiftyk_referee.service.core.runner import DEFAULT_MAX_ATTEMPTS, CommandRunner
 from fiftyk_referee.service.core.topics import register_legacy_topics
 from fiftyk_referee.service.core.transcodings import DomainTranscoder
 from fiftyk_referee.service.core.use_cases import UseCases

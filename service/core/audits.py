@@ -20,21 +20,14 @@ from eventsourcing.persistence import StoredEvent
 
 from fiftyk_referee.domain.chain import check_stream
 from fiftyk_referee.domain.errors import RuleError
-from fiftyk_referee.domain.game import (
-    GameHand,
-)
+from fiftyk_referee.domain.game import GameHand
 from fiftyk_referee.domain.games import game_of
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.core.cache import replay
 from fiftyk_referee.service.core.commands import ContributeEntropy
 from fiftyk_referee.service.core.queries import Queries, parse_id
 from fiftyk_referee.service.core.runner import Outcome
-from fiftyk_referee.service.errors import (
-    DataLoss,
-    InvalidArgument,
-    NotFound,
-    ServiceReason,
-)
+from fiftyk_referee.service.errors import DataLoss, InvalidArgument, NotFound, ServiceReason
 from fiftyk_referee.service.trust.chain_store import ChainedEventStore, chained_event
 from fiftyk_referee.service.trust.evidence import DISTRIBUTION, build_evidence, engine_version
 from fiftyk_referee.service.trust.integrity import IntegrityAudit

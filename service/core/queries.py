@@ -20,13 +20,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 
 from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
-from fiftyk_referee.domain.game import (
-    GameHand,
-    GameResult,
-    GameView,
-    LegalActions,
-    Observation,
-)
+from fiftyk_referee.domain.game import GameHand, GameResult, GameView, LegalActions, Observation
 from fiftyk_referee.domain.games import game_of
 from fiftyk_referee.domain.observer import AUDITOR, Viewer
 from fiftyk_referee.domain.table import Table
@@ -37,14 +31,8 @@ from fiftyk_referee.service.core.public_events import (
     HistoryPage,
     feed_event,
 )
-from fiftyk_referee.service.core.runner import (
-    RunnerMetrics,
-)
-from fiftyk_referee.service.errors import (
-    InvalidArgument,
-    NotFound,
-    ServiceReason,
-)
+from fiftyk_referee.service.core.runner import RunnerMetrics
+from fiftyk_referee.service.errors import InvalidArgument, NotFound, ServiceReason
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1_000

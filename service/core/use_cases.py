@@ -23,12 +23,7 @@ from uuid import UUID
 
 from fiftyk_referee.domain.aggregate import Aggregate
 from fiftyk_referee.domain.errors import Reason, RuleError, shown
-from fiftyk_referee.domain.game import (
-    PASS,
-    PLAY,
-    RESIGN,
-    GameHand,
-)
+from fiftyk_referee.domain.game import PASS, PLAY, RESIGN, GameHand
 from fiftyk_referee.domain.games import game_named
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.core.commands import (
@@ -49,11 +44,7 @@ from fiftyk_referee.service.core.commands import (
     TimeOut,
 )
 from fiftyk_referee.service.core.queries import Queries, parse_id
-from fiftyk_referee.service.core.runner import (
-    CommandRunner,
-    Decision,
-    Outcome,
-)
+from fiftyk_referee.service.core.runner import CommandRunner, Decision, Outcome
 from fiftyk_referee.service.errors import (
     Conflict,
     InvalidArgument,

@@ -12,18 +12,9 @@ import json
 from fiftyk_referee.domain.games import adjudicate
 from fiftyk_referee.domain.observer import AUDITOR, SPECTATOR, Viewer
 from fiftyk_referee.service.core.public_events import FeedPage
-from fiftyk_referee.service.errors import (
-    FieldViolation,
-    InvalidArgument,
-    ServiceReason,
-)
+from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc import auth
-from fiftyk_referee.service.grpc.calls import (
-    Context,
-    Rpcs,
-    hand_to_proto,
-    rpc,
-)
+from fiftyk_referee.service.grpc.calls import Context, Rpcs, hand_to_proto, rpc
 from fiftyk_referee.service.grpc.events import event_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.paging import fitting

@@ -18,11 +18,7 @@ from fiftyk_referee.domain.game import MAX_KIND_LENGTH, PASS, PLAY, RESIGN, Acti
 from fiftyk_referee.domain.observer import SPECTATOR, SeatViewer, Viewer, seat_of
 from fiftyk_referee.service.core.bundles import LegacyRpc
 from fiftyk_referee.service.core.commands import Act
-from fiftyk_referee.service.errors import (
-    NotFound,
-    PermissionDenied,
-    ServiceReason,
-)
+from fiftyk_referee.service.errors import NotFound, PermissionDenied, ServiceReason
 from fiftyk_referee.service.grpc import auth
 from fiftyk_referee.service.grpc.calls import (
     Context,
@@ -32,10 +28,7 @@ from fiftyk_referee.service.grpc.calls import (
     request_id_of,
     rpc,
 )
-from fiftyk_referee.service.grpc.convert import (
-    action_kinds_to_proto,
-    legal_play_to_proto,
-)
+from fiftyk_referee.service.grpc.convert import action_kinds_to_proto, legal_play_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.requests import missing, one_of
 

@@ -19,12 +19,7 @@ from fiftyk_referee.service.errors import (
     Unavailable,
 )
 from fiftyk_referee.service.grpc import auth
-from fiftyk_referee.service.grpc.calls import (
-    Context,
-    Rpcs,
-    request_id_of,
-    rpc,
-)
+from fiftyk_referee.service.grpc.calls import Context, Rpcs, request_id_of, rpc
 from fiftyk_referee.service.grpc.convert import (
     entropy_direct_from_proto,
     entropy_window_from_proto,
@@ -32,10 +27,7 @@ from fiftyk_referee.service.grpc.convert import (
     spectators_from_proto,
     table_to_proto,
 )
-from fiftyk_referee.service.grpc.convert_platform import (
-    STATE_NAMES,
-    summary_to_proto,
-)
+from fiftyk_referee.service.grpc.convert_platform import STATE_NAMES, summary_to_proto
 from fiftyk_referee.service.grpc.games import edge_for
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.paging import fitting

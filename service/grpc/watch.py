@@ -52,10 +52,7 @@ from fiftyk_referee.service.grpc.calls import (
     only_spectator,
     rpc,
 )
-from fiftyk_referee.service.grpc.convert import (
-    spectators_to_proto,
-    table_to_proto,
-)
+from fiftyk_referee.service.grpc.convert import spectators_to_proto, table_to_proto
 from fiftyk_referee.service.grpc.errors import abort
 from fiftyk_referee.service.grpc.events import event_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb

@@ -10,21 +10,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fiftyk_referee.service.core.queries import parse_id
-from fiftyk_referee.service.errors import (
-    ServiceReason,
-    Unavailable,
-)
+from fiftyk_referee.service.errors import ServiceReason, Unavailable
 from fiftyk_referee.service.grpc import auth
-from fiftyk_referee.service.grpc.calls import (
-    Context,
-    Rpcs,
-    request_id_of,
-    rpc,
-)
-from fiftyk_referee.service.grpc.convert_platform import (
-    dead_letter_to_proto,
-    webhook_to_proto,
-)
+from fiftyk_referee.service.grpc.calls import Context, Rpcs, request_id_of, rpc
+from fiftyk_referee.service.grpc.convert_platform import dead_letter_to_proto, webhook_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.paging import fitting
 from fiftyk_referee.service.platform.process_store import STORE_ERRORS, unavailable

@@ -12,11 +12,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-from fiftyk_referee.service.errors import (
-    FieldViolation,
-    InvalidArgument,
-    ServiceReason,
-)
+from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
 
 MAX_URL_LENGTH = 2048
 LOOPBACK_NAMES = frozenset({"localhost"})

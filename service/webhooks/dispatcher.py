@@ -38,20 +38,11 @@ from fiftyk_referee.domain.observer import SPECTATOR
 from fiftyk_referee.domain.table_events import TABLE_EVENTS, HandStarted
 from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.core.public_events import PUBLIC_EVENTS, FeedEvent, feed_event
-from fiftyk_referee.service.errors import (
-    NotFound,
-    ServiceError,
-)
+from fiftyk_referee.service.errors import NotFound, ServiceError
 from fiftyk_referee.service.grpc.events import event_to_proto
 from fiftyk_referee.service.ops.webhook_settings import WebhookSettings
-from fiftyk_referee.service.platform.process_store import (
-    STORE_ERRORS,
-)
-from fiftyk_referee.service.platform.webhook_store import (
-    Endpoint,
-    WebhookStore,
-    event_id,
-)
+from fiftyk_referee.service.platform.process_store import STORE_ERRORS
+from fiftyk_referee.service.platform.webhook_store import Endpoint, WebhookStore, event_id
 from fiftyk_referee.service.webhooks.signing import (
     EVENT_ID_HEADER,
     EVENT_NAME_HEADER,
