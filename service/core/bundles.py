@@ -62,6 +62,10 @@ class GameBundle:
     # Its converters at the gRPC edge (an `EdgeGame` of service/grpc/games/), loaded when
     # the edge first needs them; without any, its values travel as JSON.
     edge: Callable[[], Any] | None = None
+    # Its own proto file's descriptor (fiftyk.games.<game>.v1: the messages of the Any
+    # payloads; its generated module beside its edge), loaded when first asked for: server
+    # reflection serves it, clients decode the payloads with it. None: no messages of its own.
+    proto: Callable[[], Any] | None = None
     # Its side at the command line (a `CliGame` of service/cli/games.py), loaded likewise.
     cli: Callable[[], Any] | None = None
     renderer: Renderer | None = None  # its web renderer

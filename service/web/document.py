@@ -16,6 +16,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from fiftyk_referee.service.grpc.client import RefereeClient
+from fiftyk_referee.service.grpc.games import game_protos
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 
 REPLAY_FORMAT = "fiftyk-replay/1"
@@ -32,7 +33,9 @@ class MatchHand:
 
 
 def event_json(event: pb.Event) -> dict[str, Any]:
-    """An Event as JSON with the proto's field names, zero values and 64-bit ints as numbers."""
+    """An Event as JSON with the proto's field names, zero values and 64-bit ints as numbers
+    (a game's `game_event` as its own message's fields, with its `@type`)."""
+    game_protos()  # the installed games' messages, which the JSON printer looks up by name
     return json_format.MessageToDict(event, preserving_proto_field_name=True,
                                      always_print_fields_with_no_presence=True,
                                      unquote_int64_if_possible=True)

@@ -13,6 +13,7 @@ BUNDLE = GameBundle(
     docs_page="docs/rules.md",
     reasons=FiftykReason,
     edge=loaded("fiftyk_referee.service.games.fiftyk.edge:EDGE"),
+    proto=loaded("fiftyk_referee.service.games.fiftyk.fiftyk_pb2:DESCRIPTOR"),
     cli=loaded("fiftyk_referee.service.games.fiftyk.cli:FIFTYK_CLI"),
     rules_commands=loaded("fiftyk_referee.service.games.fiftyk.rules_cli:add_rules_commands"),
     renderer=Renderer("fiftyk_referee.service.games.fiftyk"),

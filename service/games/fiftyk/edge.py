@@ -184,7 +184,7 @@ PAYLOADS: Payloads = {
 }
 
 
-EDGE = TypedEdge(FIFTYK, fpb.DESCRIPTOR, PAYLOADS, HandView, view_message, fiftyk_hand_to_proto,
+EDGE = TypedEdge(FIFTYK, PAYLOADS, HandView, view_message, fiftyk_hand_to_proto,
                  None, HandResult, "result", result_to_proto)
 _EDGE_CHECK: EdgeGame = EDGE
 

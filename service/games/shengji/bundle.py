@@ -16,6 +16,7 @@ BUNDLE = GameBundle(
     legacy_rpcs=(LegacyRpc("Declare", "declare", value_field="window"),
                  LegacyRpc("Bury", "bury", cards_required=True)),
     edge=loaded("fiftyk_referee.service.games.shengji.edge:EDGE"),
+    proto=loaded("fiftyk_referee.service.games.shengji.shengji_pb2:DESCRIPTOR"),
     cli=loaded("fiftyk_referee.service.games.shengji.cli:SHENGJI_CLI"),
     renderer=Renderer("fiftyk_referee.service.games.shengji"),
 )

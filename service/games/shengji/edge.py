@@ -201,7 +201,7 @@ PAYLOADS: Payloads = {
 }
 
 
-EDGE = TypedEdge(SHENGJI, spb.DESCRIPTOR, PAYLOADS, ShengjiView, view_message,
+EDGE = TypedEdge(SHENGJI, PAYLOADS, ShengjiView, view_message,
                  shengji_hand_to_proto, "shengji", ShengjiResult, "shengji", result_to_proto)
 _EDGE_CHECK: EdgeGame = EDGE
 

@@ -53,11 +53,6 @@ class EdgeGame(Protocol):
     def payloads(self) -> Payloads:
         """Its public event payloads' builders."""
 
-    @property
-    def proto_file(self) -> FileDescriptor | None:
-        """Its own proto file (fiftyk/games/<game>/v1/<game>.proto), which server reflection
-        serves; None for a game without proto messages of its own."""
-
     def hand_to_proto(self, view: GameView) -> pb.HandView:
         """One of its hand views as HandView, its own view message in `game_view`."""
 
@@ -74,7 +69,6 @@ class TypedEdge(Generic[ViewT, OwnViewT, ResultT]):
     and, copied, in its 0.2 field of the `outcome` oneof (`result_field`)."""
 
     name: str
-    proto_file: FileDescriptor
     payloads: Payloads
     view_type: type[ViewT]
     view_message: Callable[[ViewT], OwnViewT]
@@ -111,7 +105,6 @@ class GenericEdge:
     def __init__(self, name: str) -> None:
         self.name = name
         self.payloads: Payloads = {}
-        self.proto_file: FileDescriptor | None = None
 
     def hand_to_proto(self, view: GameView) -> pb.HandView:
         """The common HandView fields, and the whole view as a Struct: in `game_view` and
@@ -167,13 +160,17 @@ def all_payloads() -> Payloads:
 
 
 def game_protos() -> list[FileDescriptor]:
-    """Every installed game's own proto file, by game name: loading them puts their messages
-    in the default descriptor pool, from which server reflection answers."""
+    """Every installed game's own proto file, by game name (`GameBundle.proto`; no converter
+    is loaded): loading them puts their messages in the default descriptor pool, from which
+    server reflection answers and protobuf's JSON printer reads an Any."""
     found = []
     for _, bundle in sorted(installed().items()):
-        edge = _edge_of(bundle)
-        if edge is not None and edge.proto_file is not None:
-            found.append(edge.proto_file)
+        if bundle.proto is not None:
+            proto = bundle.proto()
+            if not isinstance(proto, FileDescriptor):
+                raise TypeError(f"the bundle {bundle.name!r} names no proto file:"
+                                f" {type(proto).__name__}")
+            found.append(proto)
     return found
 
 
