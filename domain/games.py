@@ -20,6 +20,7 @@ from fiftyk_referee.domain.game import Game
 
 GAMES: dict[str, Game] = {}  # filled in place: modules hold this dict
 _default: list[str] = [""]
+_reasons: set[str] = set()  # the hosted games' own reason codes
 # Counts changes to GAMES, so that what is built from the registry knows to rebuild.
 _generation = [0]
 # Who fills the registry on first use (set by the service; nothing without it).
@@ -37,8 +38,9 @@ def _ensure_loaded() -> None:
         _loader[0]()  # it calls host_games, which marks the registry loaded
 
 
-def host_games(games: Iterable[Game], default: str = "") -> None:
-    """Host exactly these games (`default`: the game of data that names none, or none)."""
+def host_games(games: Iterable[Game], default: str = "", reasons: Iterable[str] = ()) -> None:
+    """Host exactly these games (`default`: the game of data that names none, or none;
+    `reasons`: their own reason codes)."""
     hosted = {}
     for game in games:
         if game.name in hosted:
@@ -50,6 +52,8 @@ def host_games(games: Iterable[Game], default: str = "") -> None:
     GAMES.clear()
     GAMES.update(hosted)
     _default[0] = default
+    _reasons.clear()
+    _reasons.update(reasons)
     _generation[0] += 1
 
 
@@ -57,6 +61,12 @@ def hosted() -> Mapping[str, Game]:
     """Every hosted game by name."""
     _ensure_loaded()
     return GAMES
+
+
+def hosted_reasons() -> frozenset[str]:
+    """The hosted games' own reason codes (the core's are `domain.errors.Reason`)."""
+    _ensure_loaded()
+    return frozenset(_reasons)
 
 
 def generation() -> int:
@@ -116,4 +126,4 @@ def game_of(hand: object) -> Game:
 
 
 __all__ = ["GAMES", "adjudicate", "default_game", "game_named", "game_of", "game_of_transcript",
-           "generation", "host_games", "hosted", "set_loader"]
+           "generation", "host_games", "hosted", "hosted_reasons", "set_loader"]

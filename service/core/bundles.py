@@ -145,7 +145,9 @@ def install(bundles: Iterable[GameBundle]) -> None:
             if routes.setdefault(route.rpc, route) != route:
                 raise ValueError(f"the RPC {route.rpc} stands for two different actions")
     registry.host_games((bundle.game for bundle in chosen.values()),
-                        default=defaults[0] if defaults else "")
+                        default=defaults[0] if defaults else "",
+                        reasons={code for bundle in chosen.values()
+                                 for code in bundle.reason_codes()})
     _installed.clear()
     _installed.update(chosen)
     _legacy.clear()

@@ -73,6 +73,7 @@ if TYPE_CHECKING:  # the grpc classes are generic only in their type stubs
     Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]]
 
 
+
 class _CallObserver(Protocol):
     """What an interceptor wants to know about one call."""
 

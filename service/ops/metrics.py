@@ -49,7 +49,7 @@ from prometheus_client import (
 
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.game import Game, Observation, ObservationSpec
-from fiftyk_referee.domain.games import game_of, hosted
+from fiftyk_referee.domain.games import game_of, hosted, hosted_reasons
 from fiftyk_referee.service.errors import ServiceReason
 from fiftyk_referee.service.ops.limits import PEER, PEER_CLASS, ROLES, RPC_CLASSES
 from fiftyk_referee.service.ops.tls import TlsFiles
@@ -227,6 +227,7 @@ class Metrics:
             ("game", "preset"), registry=registry,
         )
         self._games = {game.name: frozenset(game.presets) for game in hosted().values()}
+        self._outcomes = OUTCOMES | hosted_reasons()  # and each hosted game's own codes
         self._command_kinds = TABLE_COMMAND_KINDS | {
             spec.kind for game in hosted().values() for spec in game.action_kinds}
         self._counter_specs = _game_counter_specs(hosted().values())
@@ -425,7 +426,8 @@ class Metrics:
         """Count a command (`play`, `CreateTable`, ...): `accepted` or its reason code."""
         snake = _CAMEL_BOUNDARY.sub("_", kind).lower()
         self._commands.labels(
-            _bounded(snake, self._command_kinds, OTHER), _bounded(outcome, OUTCOMES, OTHER_REASON)
+            _bounded(snake, self._command_kinds, OTHER),
+            _bounded(outcome, self._outcomes, OTHER_REASON),
         ).inc()
 
     def hand_started(self, game: str, preset: str) -> None:
