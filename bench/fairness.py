@@ -13,11 +13,16 @@ verifying a 200-event hand takes at most 20 ms. Also the Merkle log against `pym
   ledger's history). Each as wall time and as the process's CPU time: on a shared machine
   the wall time mostly measures how long the process waited for a core.
 - `merkle`: root of N leaves, and an inclusion proof built and checked per leaf.
+- `draw`: process CPU time of one seat-entropy draw of a 4-seat table through the
+  application on SQLite, from `StartHand` to the dealt hand, every answer's signed receipt
+  made as the gRPC edge makes it: seats sending their bytes directly (4 contributions)
+  against commit, then reveal (4 commitments, 4 reveals).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import statistics
 import tempfile
@@ -42,10 +47,13 @@ from fiftyk_referee.service.trust.verifier import Verifier, rules_engine
 DEFAULT_HANDS = 6
 DEFAULT_REPEAT = 20
 DEFAULT_LEAVES = 10_000
+DEFAULT_DRAWS = 15
 MIN_EVENTS = 200
 CLOCK = {"turn_timeout": 30}
 LATER = timedelta(days=1)
 MS = 1_000
+DRAW_SEATS = 4
+DRAW_WINDOW = 300
 
 
 class PlainReferee(Referee):
@@ -72,6 +80,45 @@ def _play(app: Referee, preset: str, seats: int) -> tuple[str, int, float]:
         app.time_out(table_id, hand_id, hand.to_act or 0, datetime.now(UTC) + LATER)
         commands += 1
     return hand_id, commands, time.process_time() - started
+
+
+def _draw(app: Referee, table_id: str, *, direct: bool) -> float:
+    """CPU seconds of one draw at a full table, its receipts signed."""
+    started = time.process_time()
+    app.start_hand(table_id)
+    data = [bytes([seat + 1]) * 32 for seat in range(DRAW_SEATS)]
+    steps = [] if direct else [("commit", seat) for seat in range(DRAW_SEATS)]
+    steps += [("bytes", seat) for seat in range(DRAW_SEATS)]
+    for step, seat in steps:
+        if step == "commit":
+            outcome = app.contribute_entropy(table_id, seat,
+                                             commitment=hashlib.sha256(data[seat]).digest())
+        else:
+            outcome = app.contribute_entropy(table_id, seat, data[seat])
+        app.entropy_receipt(outcome)
+    assert outcome.hand is not None
+    return time.process_time() - started
+
+
+def draw_cpu(draws: int) -> tuple[float, float]:
+    """Median CPU milliseconds per draw: (direct, commit then reveal), interleaved."""
+    direct: list[float] = []
+    committed: list[float] = []
+    with tempfile.TemporaryDirectory() as directory:
+        env = persistence_env(parse_database_url("", Path(directory)), cache_size=100)
+        app = Referee(env)
+        try:
+            for _ in range(draws):
+                for kind, times in ((True, direct), (False, committed)):
+                    table_id = app.create_table("classic", None, DRAW_SEATS,
+                                                entropy_window=DRAW_WINDOW,
+                                                entropy_direct=kind).table_id
+                    for seat in range(DRAW_SEATS):
+                        app.join_table(table_id, f"bench-{seat}", seat)
+                    times.append(_draw(app, table_id, direct=kind) * MS)
+        finally:
+            app.close()
+    return statistics.median(direct), statistics.median(committed)
 
 
 def command_cpu(kind: type[Referee], hands: int) -> float:
@@ -196,11 +243,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help=f"verifier runs to time (default {DEFAULT_REPEAT})")
     parser.add_argument("--leaves", type=positive, default=DEFAULT_LEAVES, metavar="N",
                         help=f"Merkle leaves (default {DEFAULT_LEAVES})")
+    parser.add_argument("--draws", type=positive, default=DEFAULT_DRAWS, metavar="N",
+                        help=f"seat-entropy draws per protocol (default {DEFAULT_DRAWS})")
+    parser.add_argument("--only-draws", action="store_true",
+                        help="measure the seat-entropy draws alone")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `scripts/bench fairness` and print a table."""
+    direct, committed = draw_cpu(args.draws)
+    draw_rows = [
+        ("draw CPU, direct (4 contributions)", f"{direct:.1f} ms (median of {args.draws})"),
+        ("draw CPU, commit then reveal (4 + 4)", f"{committed:.1f} ms"),
+        ("commit then reveal / direct", f"{committed / direct:.2f}x"),
+    ]
+    if args.only_draws:
+        _print(draw_rows)
+        return 0
     plain = command_cpu(PlainReferee, args.hands)
     chained = command_cpu(Referee, args.hands)
     times = verify_times(args.repeat)
@@ -213,12 +273,17 @@ def run(args: argparse.Namespace) -> int:
         (f"verify a {events}-event hand, crypto checks only", str(times.alone)),
         (f"VerifyHand of a {events}-event hand", str(times.verify_hand)),
         *merkle_rows(args.leaves),
+        *draw_rows,
     ]
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    _print(rows)
     return 0
 
 
-__all__ = ["Timing", "VerifyTimes", "add_parser", "command_cpu", "merkle_rows", "run",
-           "verify_times"]
+def _print(rows: list[tuple[str, str]]) -> None:
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+
+
+__all__ = ["Timing", "VerifyTimes", "add_parser", "command_cpu", "draw_cpu", "merkle_rows",
+           "run", "verify_times"]

@@ -27,6 +27,12 @@ as the empty contribution. The deck is the `fiftyk-shuffle/1` shuffle above driv
 where `hand_id` is the hand's id as text, `n` the number of seats in decimal and `c_i`
 seat i's contribution in lower-case hex (empty for none), all UTF-8, LF a newline. The
 seed is revealed when the hand ends.
+
+With **commit, then reveal** (the default for new seat-entropy tables) a seat first sends
+the commitment `SHA-256(bytes)` (32 bytes) and its bytes only once every seat has committed
+or the commit window has closed; bytes that do not open the seat's commitment are refused,
+and a seat that committed and did not reveal in time counts as the empty contribution,
+recorded as *withheld* (`draw_record`).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from fiftyk_referee.domain.cards import Card, make_deck, parse_card
@@ -51,6 +57,8 @@ _SEED_COMMIT_TAG = b"fiftyk-seed/2"
 MIN_CONTRIBUTION_BYTES = 16
 MAX_CONTRIBUTION_BYTES = 64
 PRESET_DECK = "preset"
+# Commit, then reveal: a seat's commitment is the SHA-256 of its bytes (32 bytes).
+ENTROPY_COMMITMENT_BYTES = 32
 # How long the seats have to contribute to a deal, in seconds: by default, and at most.
 DEFAULT_ENTROPY_WINDOW = 10
 MAX_ENTROPY_WINDOW = 300
@@ -96,6 +104,22 @@ def seed_commitment(seed: bytes) -> str:
     return hashlib.sha256(_SEED_COMMIT_TAG + seed).hexdigest()
 
 
+def entropy_commitment(entropy: bytes) -> str:
+    """A seat's commitment to its contribution: the hex SHA-256 of its bytes (the digest
+    `table.entropy_contributed` has always published)."""
+    return hashlib.sha256(entropy).hexdigest()
+
+
+def withheld_seats(commitments: Sequence[str] | None, contributions: Sequence[str]
+                   ) -> list[int]:
+    """The seats that committed and did not reveal: counted as the empty contribution."""
+    if commitments is None:
+        return []
+    return [seat for seat, (committed, sent) in enumerate(zip(commitments, contributions,
+                                                              strict=True))
+            if committed and not sent]
+
+
 def draw_message(hand_id: str, contributions: Sequence[str]) -> bytes:
     """The HMAC message of a `fiftyk-shuffle/2` draw: the algorithm, the hand and every
     seat's contribution (hex, empty for none), one per line."""
@@ -128,16 +152,20 @@ def shuffled(seed: bytes, base: Sequence[Card], *, hand_id: str,
 
 
 def deal_inputs(seed: str | None, digest: str, *, hand_id: str | None = None,
-                contributions: Sequence[str] | None = None) -> dict[str, Any]:
+                contributions: Sequence[str] | None = None,
+                draw: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What a transcript carries to let anyone check its deal: the algorithm, the revealed
     seed (hex; None for a preset deck) and the commitment published with the deal; for a
-    seat-entropy deal also the hand's id and every seat's contribution."""
+    seat-entropy deal also the hand's id, every seat's contribution and (for hands dealt
+    since it is kept) the record of its draw."""
     # A preset deck's transcripts have always named fiftyk-shuffle/1 with a null seed.
     algorithm = DRAW_ALGORITHM if contributions is not None else ALGORITHM
     inputs: dict[str, Any] = {"algorithm": algorithm, "seed": seed, "commitment": digest}
     if contributions is not None:
         inputs["hand_id"] = hand_id
         inputs["contributions"] = list(contributions)
+        if draw is not None:
+            inputs["draw"] = dict(draw)
     return inputs
 
 

@@ -251,6 +251,10 @@ class GameHand(Protocol):
     commitment: str
     seed: str | None
     contributions: tuple[str, ...] | None
+    # The record of the draw a seat-entropy deal came from (`domain.table.draw_record`:
+    # commitments, withheld seats, draws abandoned before it); None for other deals and for
+    # hands dealt before it was kept.
+    draw_record: Mapping[str, Any] | None
 
     @property
     def rules(self) -> Rules:
@@ -331,10 +335,12 @@ class Game(Protocol):
     def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
              seat_players: Sequence[str | None], carry: Mapping[str, Any],
              deck: Sequence[str] | None, seed: bytes | None,
-             contributions: Sequence[str] | None = None) -> GameHand:
+             contributions: Sequence[str] | None = None,
+             draw: Mapping[str, Any] | None = None) -> GameHand:
         """Deal a table's next hand (from a secret seed, or a permitted preset deck); with
         `contributions` (every seat's, hex, empty for none) a seat-entropy deal of the seed
-        (`domain/deal.py`, `fiftyk-shuffle/2`)."""
+        (`domain/deal.py`, `fiftyk-shuffle/2`), `draw` the record of its draw, kept by the
+        hand's deal and shown in its transcript's deal inputs."""
 
     def match_end(self, rules: Rules, hands_played: int,
                   scores: Mapping[str, Decimal]) -> str | None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 LEAF_PREFIX = b"\x00"
 NODE_PREFIX = b"\x01"
+HASH_SIZE = hashlib.sha256().digest_size  # every leaf hash, node, root and proof element
 
 
 class ProofError(ValueError):
@@ -30,6 +31,16 @@ def leaf_hash(data: bytes) -> bytes:
 def node_hash(left: bytes, right: bytes) -> bytes:
     """The hash of an inner node."""
     return hashlib.sha256(NODE_PREFIX + left + right).digest()
+
+
+def _hashes(**named: bytes | Sequence[bytes]) -> None:
+    """Refuse a leaf, root or proof element that is not a SHA-256 hash: an empty leaf and an
+    empty root would otherwise "prove" each other, and a short element is never a node."""
+    for name, value in named.items():
+        values = [value] if isinstance(value, bytes) else list(value)
+        for item in values:
+            if len(item) != HASH_SIZE:
+                raise ProofError(f"the {name} is not a {HASH_SIZE}-byte hash ({len(item)} bytes)")
 
 
 def _split(n: int) -> int:
@@ -145,6 +156,7 @@ def consistency_proof(old_size: int, leaves: Sequence[bytes]) -> list[bytes]:
 def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
                      expected_root: bytes) -> None:
     """Check that `leaf` is leaf `index` of the tree of `size` leaves with this root."""
+    _hashes(leaf=leaf, root=expected_root, proof=proof)
     if not 0 <= index < size:
         raise ProofError(f"leaf {index} is not in a tree of {size} leaves")
     fn, sn = index, size - 1
@@ -171,6 +183,7 @@ def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
 def verify_consistency(old_size: int, old_root: bytes, new_size: int, new_root: bytes,
                        proof: Sequence[bytes]) -> None:
     """Check that the tree (`new_size`, `new_root`) extends the tree (`old_size`, `old_root`)."""
+    _hashes(old_root=old_root, new_root=new_root, proof=proof)
     if not 0 < old_size <= new_size:
         raise ProofError(f"a tree of {new_size} leaves cannot extend one of {old_size}")
     if old_size == new_size:
@@ -212,6 +225,7 @@ def verify_consistency(old_size: int, old_root: bytes, new_size: int, new_root: 
 
 
 __all__ = [
+    "HASH_SIZE",
     "MerkleLog",
     "ProofError",
     "consistency_proof",

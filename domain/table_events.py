@@ -43,6 +43,7 @@ class SeatTaken(PublicEvent):
     NAME: ClassVar[str] = "table.seat_taken"
     seat: int
     player_id: str
+    public_key: str | None = None  # the player's own key (docs/fairness.md#seat-keys)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class HandStarted(PublicEvent):
     dealer: int
     # A seat-entropy deal's contributions (hex, "" for none); None for other deals.
     contributions: tuple[str, ...] | None = None
+    # Commit, then reveal: the seats that committed and did not reveal (counted as empty).
+    withheld: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,19 @@ class DrawOpened(PublicEvent):
     hand_number: int
     commitment: str
     deadline: datetime
+    # Commit, then reveal: the seats commit until `commit_deadline`, then reveal until
+    # `deadline` (None: a table whose seats send their bytes directly).
+    commit_deadline: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntropyCommitted(PublicEvent):
+    """A seat committed to its contribution: the SHA-256 of the bytes it will reveal once
+    every seat has committed or the commit window closed."""
+
+    NAME: ClassVar[str] = "table.entropy_committed"
+    seat: int
+    commitment: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +167,9 @@ def _opened(stored: Any, viewer: Viewer) -> TableOpened:
 
 def _seat_taken(stored: Any, viewer: Viewer) -> SeatTaken:
     del viewer
-    return SeatTaken(seat=int(stored.seat), player_id=str(stored.player_id))
+    key = getattr(stored, "public_key", None)  # none before seat keys
+    return SeatTaken(seat=int(stored.seat), player_id=str(stored.player_id),
+                     public_key=str(key) if key else None)
 
 
 def _seat_left(stored: Any, viewer: Viewer) -> SeatLeft:
@@ -162,9 +180,11 @@ def _seat_left(stored: Any, viewer: Viewer) -> SeatLeft:
 def _hand_started(stored: Any, viewer: Viewer) -> HandStarted:
     del viewer
     contributions = getattr(stored, "contributions", None)  # None before seat entropy
+    withheld = getattr(stored, "withheld", None) or ()  # none before commit, then reveal
     return HandStarted(hand_id=str(stored.hand_id), hand_number=int(stored.number),
                        dealer=int(stored.dealer),
-                       contributions=tuple(contributions) if contributions is not None else None)
+                       contributions=tuple(contributions) if contributions is not None else None,
+                       withheld=tuple(int(seat) for seat in withheld))
 
 
 def _hand_recorded(stored: Any, viewer: Viewer) -> HandRecorded:
@@ -204,8 +224,16 @@ def _hand_voided(stored: Any, viewer: Viewer) -> HandVoided:
 
 def _draw_opened(stored: Any, viewer: Viewer) -> DrawOpened:
     del viewer  # the seed stays secret from everyone until the hand ends
+    commit_deadline = getattr(stored, "commit_deadline", None)
     return DrawOpened(hand_number=int(stored.number), commitment=str(stored.commitment),
-                      deadline=datetime.fromisoformat(str(stored.deadline)))
+                      deadline=datetime.fromisoformat(str(stored.deadline)),
+                      commit_deadline=(datetime.fromisoformat(str(commit_deadline))
+                                       if commit_deadline else None))
+
+
+def _entropy_committed(stored: Any, viewer: Viewer) -> EntropyCommitted:
+    del viewer  # a commitment hides the bytes: public as it is
+    return EntropyCommitted(seat=int(stored.seat), commitment=str(stored.commitment))
 
 
 def _entropy_contributed(stored: Any, viewer: Viewer) -> EntropyContributed:
@@ -228,11 +256,12 @@ TABLE_EVENTS = EventCatalog("table", [
     EventKind(stored_event(Table, "DrawOpened"), DrawOpened, _draw_opened),
     EventKind(stored_event(Table, "EntropyContributed"), EntropyContributed,
               _entropy_contributed),
+    EventKind(stored_event(Table, "EntropyCommitted"), EntropyCommitted, _entropy_committed),
 ])
 
 
 __all__ = [
-    "TABLE_EVENTS", "DrawOpened", "EntropyContributed", "HandRecorded", "HandStarted",
-    "HandVoided", "MatchEnded", "SeatLeft", "SeatReplaced", "SeatTaken", "SeatTokenReissued",
-    "TableClosed", "TableOpened",
+    "TABLE_EVENTS", "DrawOpened", "EntropyCommitted", "EntropyContributed", "HandRecorded",
+    "HandStarted", "HandVoided", "MatchEnded", "SeatLeft", "SeatReplaced", "SeatTaken",
+    "SeatTokenReissued", "TableClosed", "TableOpened",
 ]

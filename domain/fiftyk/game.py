@@ -145,12 +145,13 @@ class FiftyK:
     def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
              seat_players: Sequence[str | None], carry: Mapping[str, Any],
              deck: Sequence[str] | None, seed: bytes | None,
-             contributions: Sequence[str] | None = None) -> Hand:
+             contributions: Sequence[str] | None = None,
+             draw: Mapping[str, Any] | None = None) -> Hand:
         """Deal the next hand; the previous hand's first out may lead it (`first_lead`)."""
         return Hand.deal_new(
             table_id=table_id, number=number, ruleset=_ruleset(rules), players=players,
             dealer=dealer, deck=deck, seed=seed, previous_first_out=carry.get(FIRST_OUT),
-            seat_players=seat_players, contributions=contributions,
+            seat_players=seat_players, contributions=contributions, draw=draw,
         )
 
     def match_end(self, rules: Rules, hands_played: int,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
@@ -163,7 +163,9 @@ class Hand(Aggregate):
     # Containers set when the hand is dealt (or ends) and never changed in place: copies of
     # the hand for a command may share them (`service/core/cache.py`).
     NEVER_MUTATED: ClassVar[frozenset[str]] = frozenset(
-        {"ruleset_spec", "seat_players", "result"})
+        {"ruleset_spec", "seat_players", "result", "draw_record"})
+    # The record of its seat-entropy draw (a class default: hands stored before it have none).
+    draw_record: Mapping[str, Any] | None = None
 
     @staticmethod
     def create_id(table_id: str, number: int) -> UUID:
@@ -186,6 +188,7 @@ class Hand(Aggregate):
         previous_first_out: int | None = None,
         seat_players: Sequence[str | None] | None = None,
         contributions: Sequence[str] | None = None,
+        draw: Mapping[str, Any] | None = None,
     ) -> Hand:
         """Deal a new hand: shuffle from a secret seed, or use a (permitted) preset deck.
 
@@ -206,7 +209,7 @@ class Hand(Aggregate):
         else:
             check_deck(ruleset, deck)
             cards = [str(parse_card(c)) for c in deck]
-            seed, contributions = None, None
+            seed, contributions, draw = None, None, None
             digest = commitment(None, cards)
         leader = first_leader(ruleset, cards, players, dealer, previous_first_out)
         return cls(
@@ -221,6 +224,7 @@ class Hand(Aggregate):
             seed=seed.hex() if seed is not None else None,
             seat_players=list(seat_players) if seat_players is not None else None,
             contributions=list(contributions) if contributions is not None else None,
+            draw=dict(draw) if draw is not None else None,
         )
 
     @event("Dealt")
@@ -237,10 +241,12 @@ class Hand(Aggregate):
         seed: str | None,
         seat_players: list[str | None] | None = None,
         contributions: list[str] | None = None,
+        draw: dict[str, Any] | None = None,
     ) -> None:
         self.table_id = table_id
         # Every seat's contribution to a seat-entropy deal (None: not one; docs/fairness.md).
         self.contributions = tuple(contributions) if contributions is not None else None
+        self.draw_record = draw  # its draw's record (domain.table.draw_record); None: none
         self.seat_players = list(seat_players) if seat_players is not None else None
         self.number = number
         self.ruleset_spec = ruleset

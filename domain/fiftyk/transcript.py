@@ -224,5 +224,6 @@ def export_transcript(hand: Hand) -> dict[str, Any]:
         data["first_leader"] = hand.first_leader
     if hand.is_over:  # the seed is revealed to everyone once the hand is over
         data["deal"] = deal_inputs(hand.seed, hand.commitment, hand_id=str(hand.id),
-                                   contributions=hand.contributions)
+                                   contributions=hand.contributions,
+                                   draw=hand.draw_record)
     return data

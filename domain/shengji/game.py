@@ -81,7 +81,8 @@ class ShengjiGame:
     def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
              seat_players: Sequence[str | None], carry: Mapping[str, Any],
              deck: Sequence[str] | None, seed: bytes | None,
-             contributions: Sequence[str] | None = None) -> ShengjiHand:
+             contributions: Sequence[str] | None = None,
+             draw: Mapping[str, Any] | None = None) -> ShengjiHand:
         """Deal a table's next hand; the dealer, levels and room points come from `carry`.
 
         An empty carry is the match's first hand (dealer from the declarations); the table's
@@ -94,7 +95,7 @@ class ShengjiGame:
         return ShengjiHand.deal_new(
             table_id=table_id, number=number, rules=resolved, dealer=carry.get(NEXT_DEALER),
             levels=carry.get("levels"), room_points=carry.get("room_points"), deck=deck,
-            seed=seed, seat_players=seat_players, contributions=contributions)
+            seed=seed, seat_players=seat_players, contributions=contributions, draw=draw)
 
     def match_end(self, rules: Rules, hands_played: int,
                   scores: Mapping[str, Decimal]) -> str | None:

@@ -120,6 +120,9 @@ def _action_json(seat: int, kind: str, cards: tuple[str, ...], round: int | None
 class ShengjiHand(Declaring, Burying, Playing, Aggregate):
     """One Shengji hand, from the paced deal to the result."""
 
+    # The record of its seat-entropy draw (a class default: hands stored before it have none).
+    draw_record: Mapping[str, Any] | None = None
+
     @staticmethod
     def create_id(table_id: str, number: int) -> UUID:
         """Hands are identified by table and number."""
@@ -139,6 +142,7 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
         seed: bytes | None = None,
         seat_players: Sequence[str | None] | None = None,
         contributions: Sequence[str] | None = None,
+        draw: Mapping[str, Any] | None = None,
     ) -> ShengjiHand:
         """Deal a hand (first round, or all rounds under `declare_pacing=final`).
 
@@ -165,7 +169,7 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
             cards = [str(c) for c in dealt]
         else:
             cards = check_deck(rules, deck)
-            seed, contributions = None, None
+            seed, contributions, draw = None, None, None
             digest = commitment(None, cards)
         hand = cls(
             table_id=table_id, number=number, ruleset=rules.to_json(), dealer=dealer,
@@ -173,6 +177,7 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
             seed=seed.hex() if seed is not None else None,
             seat_players=list(seat_players) if seat_players is not None else None,
             contributions=list(contributions) if contributions is not None else None,
+            draw=dict(draw) if draw is not None else None,
         )
         hand._deal_next()
         return hand
@@ -181,10 +186,12 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
     def __init__(self, table_id: str, number: int, ruleset: dict[str, Any], dealer: int | None,
                  levels: list[str], room_points: list[int], deck: list[str], commitment: str,
                  seed: str | None, seat_players: list[str | None] | None,
-                 contributions: list[str] | None = None) -> None:
+                 contributions: list[str] | None = None,
+                 draw: dict[str, Any] | None = None) -> None:
         self.table_id = table_id
         # Every seat's contribution to a seat-entropy deal (None: not one; docs/fairness.md).
         self.contributions = tuple(contributions) if contributions is not None else None
+        self.draw_record = draw  # its draw's record (domain.table.draw_record); None: none
         self.number = number
         self.players = PLAYERS
         self.ruleset_spec = ruleset
@@ -465,7 +472,7 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
             collected=tuple(self.collected), tricks_played=self.tricks_played,
             throws_failed=tuple(FailedThrow(int(t["seat"]), tuple(t["forced"]))
                                 for t in self.throws_failed),
-            commitment=self.commitment, seed=self.seed if self.is_over else None,
+            commitment=self.commitment, seed=self.seed if self.is_over or audit else None,
             result=None if self.result is None else ShengjiResult.from_json(self.result),
             turn_deadline=deadline,
             hands=tuple(tuple(map(str, h)) for h in self.hands) if audit else None,
@@ -502,7 +509,8 @@ class ShengjiHand(Declaring, Burying, Playing, Aggregate):
         }
         if self.is_over:  # the seed is revealed to everyone once the hand is over
             data["deal"] = deal_inputs(self.seed, self.commitment, hand_id=str(self.id),
-                                       contributions=self.contributions)
+                                       contributions=self.contributions,
+                                       draw=self.draw_record)
         return data
 
 

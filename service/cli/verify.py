@@ -1,7 +1,9 @@
 """`fiftyk verify FILE`, `fiftyk export HAND_ID` and `fiftyk keygen` (docs/fairness.md).
 
 `verify` checks a hand's evidence offline, one line per check, and exits 1 at the first
-failure (2 when the file cannot be read). `export` fetches a stored hand's signed evidence
+failure (2 when the file cannot be read, 3 when every check passed but no trusted key was
+given: the file is then unverified, since anyone can sign a file with a key of their own).
+`export` fetches a stored hand's signed evidence
 with the audit key. `keygen` writes a new Ed25519 signing key pair. None needs the server
 extra: the rules engine the checks use is pure domain code, on every install.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from fiftyk_referee.service.cli.replay import table_hint
 from fiftyk_referee.service.cli.server_address import add_server_argument, describe_rpc_error
@@ -36,6 +39,7 @@ from fiftyk_referee.service.trust.verifier import verify
 
 EXIT_FAILED = 1
 EXIT_UNREADABLE = 2
+EXIT_UNVERIFIED = 3
 CALL_TIMEOUT_SECONDS = 60.0
 PRIVATE_FILE_MODE = 0o600
 
@@ -45,17 +49,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     check = sub.add_parser(
         "verify", help="check a hand's signed evidence offline (docs/fairness.md)",
         description="Check a fiftyk-evidence/1 file: signature, hash chain, deal commitment,"
-        " the deck recomputed from the revealed seed, ledger inclusion and checkpoint, and"
-        " the re-ruling of the whole hand. One line per check; exit 1 at the first failure.",
+        " the deck recomputed from the revealed seed, a seat-entropy deal's draw (every"
+        " revealed contribution opens its commitment, withheld seats, no re-draw, the"
+        " signatures of seats with keys of their own), ledger inclusion and checkpoint, each"
+        " --receipt against the deal, and the re-ruling of the whole hand. One line per"
+        " check; exit 1 at the first failure.",
     )
     check.add_argument("file", help="evidence JSON (from `fiftyk export`), or - for stdin")
     check.add_argument("--key", action="append", metavar="FILE",
                        help="the referee's public key (PEM or hex; repeat for rotated keys);"
-                            " without it the key the file names is used, which proves the"
-                            " file is intact but not who signed it")
+                            f" default: the file ${keys.REFEREE_PUBLIC_KEY_FILE} names. Without"
+                            " a key the file is UNVERIFIED (exit 3): its checks show it is"
+                            " intact, not that the referee signed it")
     check.add_argument("--since", metavar="FILE",
                        help="an earlier evidence file: check that its ledger checkpoint is a"
                             " prefix of this one's (nothing was rolled back or rewritten)")
+    check.add_argument("--receipt", action="append", metavar="FILE",
+                       help="a seat-entropy receipt the referee signed (ContributeEntropy's"
+                            " receipt_json; repeat for several): check that the deal holds"
+                            " the commitment or bytes it accepted, from the draw it accepted"
+                            " them for")
     check.set_defaults(handler=run_verify)
 
     export = sub.add_parser(
@@ -95,8 +108,8 @@ def run_verify(args: argparse.Namespace) -> int:
     try:
         evidence = _read_json(args.file)
         since = _read_json(args.since) if args.since else None
-        trusted = ([load_public_key(Path(k).read_text(encoding="utf-8")) for k in args.key]
-                   if args.key else None)
+        receipts = [_read_json(path) for path in args.receipt or ()]
+        trusted = _trusted_keys(args.key)
     except OSError as error:
         print(f"fiftyk verify: cannot read {error.filename}: {error.strerror}",
               file=sys.stderr)
@@ -107,18 +120,32 @@ def run_verify(args: argparse.Namespace) -> int:
     except SignatureError as error:
         print(f"fiftyk verify: --key: {error}", file=sys.stderr)
         return EXIT_UNREADABLE
-    if not isinstance(evidence, dict) or (since is not None and not isinstance(since, dict)):
+    if not isinstance(evidence, dict) or (since is not None and not isinstance(since, dict)) \
+            or not all(isinstance(receipt, dict) for receipt in receipts):
         print("fiftyk verify: the evidence is not a JSON object", file=sys.stderr)
         return EXIT_UNREADABLE
-    report = verify(evidence, trusted=trusted, since=since)
+    report = verify(evidence, trusted=trusted, since=since, receipts=receipts)
     for line in report.lines:
         print(line)
     failure = report.failure
     if failure is not None:
         print(f"fiftyk verify: {failure.check} FAILED: {failure.detail}", file=sys.stderr)
         return EXIT_FAILED
+    if not report.verified:
+        print("fiftyk verify: UNVERIFIED: every check passed, but no trusted key was given, so"
+              " nothing shows that the referee signed this file (anyone can sign a file with a"
+              f" key of their own): pass --key FILE or set ${keys.REFEREE_PUBLIC_KEY_FILE} to"
+              " the referee's published public key", file=sys.stderr)
+        return EXIT_UNVERIFIED
     print("verified: every check passed or was skipped as shown")
     return 0
+
+
+def _trusted_keys(given: list[str] | None) -> list[Ed25519PublicKey] | None:
+    """The keys named by --key, else by the pinned key file's variable, else none."""
+    paths = given or [p for p in os.environ.get(keys.REFEREE_PUBLIC_KEY_FILE, "")
+                      .split(os.pathsep) if p]
+    return [load_public_key(Path(p).read_text(encoding="utf-8")) for p in paths] or None
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -47,19 +47,23 @@ class NamedCommands:
                      allow_preset_deck: bool = False, name: str = "",
                      request_id: str | None = None, game: str = "",
                      spectators: SpectatorPolicy | None = None,
-                     entropy_window: int | None = None) -> Outcome:
+                     entropy_window: int | None = None,
+                     entropy_direct: bool = False) -> Outcome:
         """Open a table of a game with a ruleset (preset plus overrides) and a seat count;
-        `entropy_window` (seconds) makes its deals seat-entropy deals."""
+        `entropy_window` (seconds) makes its deals seat-entropy deals (commit, then reveal,
+        unless `entropy_direct`)."""
         return self.execute(CreateTable(
             preset=preset, options=dict(options or {}), players=players,
             allow_preset_deck=allow_preset_deck, name=name, game=game, spectators=spectators,
-            entropy_window=entropy_window, request_id=request_id))
+            entropy_window=entropy_window, entropy_direct=entropy_direct,
+            request_id=request_id))
 
     def join_table(self, table_id: str | UUID, player_id: str, seat: int | None = None, *,
-                   request_id: str | None = None) -> Outcome:
-        """Seat a player: at the given seat, or the lowest free one."""
+                   request_id: str | None = None, public_key: bytes | None = None) -> Outcome:
+        """Seat a player: at the given seat, or the lowest free one (`public_key`: the
+        player's own Ed25519 key, bound to the seat)."""
         return self.execute(JoinTable(table_id=str(table_id), player_id=player_id, seat=seat,
-                                      request_id=request_id))
+                                      public_key=public_key, request_id=request_id))
 
     def leave_table(self, table_id: str | UUID, seat: int, *,
                     request_id: str | None = None) -> Outcome:
@@ -75,14 +79,18 @@ class NamedCommands:
                                       deck=tuple(deck) if deck else None,
                                       request_id=request_id, now=now))
 
-    def contribute_entropy(self, table_id: str | UUID, seat: int, entropy: bytes, *,
+    def contribute_entropy(self, table_id: str | UUID, seat: int, entropy: bytes = b"", *,
+                           commitment: bytes | None = None, signature: bytes | None = None,
                            request_id: str | None = None, player_id: str | None = None,
                            token_generation: int | None = None,
                            now: datetime | None = None) -> Outcome:
-        """A seat's contribution to the deal being drawn (the outcome's hand: the hand it
-        dealt, when it was the last one)."""
+        """A seat's contribution to the deal being drawn, or with `commitment` its
+        commitment to it (the outcome's hand: the hand it dealt, when it was the last one;
+        its `detail`: the unsigned receipt, `entropy_receipt`)."""
         return self.execute(ContributeEntropy(
-            table_id=str(table_id), seat=seat, entropy=bytes(entropy), player_id=player_id,
+            table_id=str(table_id), seat=seat, entropy=bytes(entropy),
+            commitment=bytes(commitment) if commitment is not None else None,
+            signature=bytes(signature) if signature else None, player_id=player_id,
             token_generation=token_generation, now=now, request_id=request_id))
 
     def close_draw(self, table_id: str | UUID, number: int, now: datetime, *,

@@ -9,6 +9,7 @@ and the ledger's history, and a signed ruling on any submitted transcript.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -23,7 +24,9 @@ from fiftyk_referee.domain.game import GameHand
 from fiftyk_referee.domain.games import game_of
 from fiftyk_referee.domain.table import Table
 from fiftyk_referee.service.core.cache import replay
+from fiftyk_referee.service.core.commands import ContributeEntropy
 from fiftyk_referee.service.core.queries import Queries, parse_id
+from fiftyk_referee.service.core.runner import Outcome
 from fiftyk_referee.service.errors import DataLoss, InvalidArgument, NotFound, ServiceReason
 from fiftyk_referee.service.trust.chain_store import ChainedEventStore, chained_event
 from fiftyk_referee.service.trust.evidence import DISTRIBUTION, build_evidence, engine_version
@@ -103,6 +106,13 @@ class Audits(Queries):
                         since_size: int | None = None) -> dict[str, Any]:
         """A stored hand's evidence, signed by the referee (`fiftyk verify` checks it)."""
         return self.signer.sign(self.unsigned_evidence(hand_id, since_size=since_size))
+
+    def entropy_receipt(self, outcome: Outcome) -> dict[str, Any] | None:
+        """The referee's signed receipt for an accepted commitment or contribution
+        (docs/fairness.md#receipts); None for any other outcome."""
+        if outcome.kind != ContributeEntropy.KIND or not outcome.detail.startswith("{"):
+            return None
+        return self.signer.sign(json.loads(outcome.detail))
 
     def signed_ruling(self, transcript_text: str, result: Mapping[str, Any]) -> dict[str, Any]:
         """A ruling signed by the referee: the submitted transcript's SHA-256 and the result."""

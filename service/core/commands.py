@@ -58,6 +58,7 @@ class CreateTable(Command):
     game: str = ""  # "": the default game
     spectators: SpectatorPolicy | None = None
     entropy_window: int | None = None  # seat entropy's window in seconds (None: off)
+    entropy_direct: bool = False  # seats send their bytes without committing first (0.2)
 
     @property
     def scope(self) -> str:
@@ -75,6 +76,8 @@ class CreateTable(Command):
             arguments["spectators"] = self.spectators.to_json()  # earlier receipts stay the same
         if self.entropy_window is not None:
             arguments["entropy_window"] = self.entropy_window
+        if self.entropy_direct:  # receipts of commit-then-reveal tables keep their fingerprints
+            arguments["entropy_direct"] = True
         return arguments
 
 
@@ -97,10 +100,14 @@ class JoinTable(TableCommand):
     KIND: ClassVar[str] = "join_table"
     player_id: str
     seat: int | None = None
+    public_key: bytes | None = None  # the player's own Ed25519 key (docs/fairness.md)
 
     def arguments(self) -> dict[str, Any]:
-        """Table, player and seat."""
-        return {"table_id": self.table_id, "player_id": self.player_id, "seat": self.seat}
+        """Table, player and seat (and the seat key, when one is bound)."""
+        arguments = {"table_id": self.table_id, "player_id": self.player_id, "seat": self.seat}
+        if self.public_key is not None:  # receipts of joins without a key keep their prints
+            arguments["public_key"] = self.public_key.hex()
+        return arguments
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,7 +138,8 @@ class StartHand(TableCommand):
 
 @dataclass(frozen=True, kw_only=True)
 class ContributeEntropy(TableCommand):
-    """A seat's random bytes for the deal being drawn (docs/fairness.md#seat-entropy).
+    """A seat's random bytes for the deal being drawn (docs/fairness.md#seat-entropy), or,
+    with `commitment`, its commitment to them (the SHA-256 of the bytes it will reveal).
 
     `player_id` and `token_generation`: who must hold the seat and with which seat token
     (not fingerprinted, as for `Act`). `now` (not fingerprinted): when it arrived.
@@ -139,14 +147,23 @@ class ContributeEntropy(TableCommand):
 
     KIND: ClassVar[str] = "contribute_entropy"
     seat: int
-    entropy: bytes
+    entropy: bytes = b""
+    commitment: bytes | None = None
+    signature: bytes | None = None  # the seat key's, when the seat bound one
     player_id: str | None = None
     token_generation: int | None = None
     now: datetime | None = None
 
     def arguments(self) -> dict[str, Any]:
-        """Table, seat and the bytes (hex)."""
-        return {"table_id": self.table_id, "seat": self.seat, "entropy": self.entropy.hex()}
+        """Table, seat and the bytes (hex), or the commitment (hex)."""
+        arguments: dict[str, Any] = {"table_id": self.table_id, "seat": self.seat}
+        if self.commitment is not None:
+            arguments["commitment"] = self.commitment.hex()
+        else:
+            arguments["entropy"] = self.entropy.hex()
+        if self.signature:
+            arguments["signature"] = self.signature.hex()
+        return arguments
 
 
 @dataclass(frozen=True, kw_only=True)

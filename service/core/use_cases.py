@@ -13,6 +13,8 @@ their game, hands are `GameHand`s, and the registry (`domain/games.py`) finds a 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -51,10 +53,19 @@ from fiftyk_referee.service.errors import (
     Unauthenticated,
 )
 from fiftyk_referee.service.ops.metrics import game_event_metrics
+from fiftyk_referee.service.trust.entropy_receipts import (
+    SIGNATURE_BYTES,
+    SIGNED_BYTES,
+    SIGNED_COMMITMENT,
+    entropy_receipt_body,
+    entropy_statement,
+    seat_signed,
+)
 
 # Random table ids drawn at most for a shard's new table (service/core/shards.py): with N shards a
 # draw misses with probability 1 - 1/N, so 1,000 draws all miss practically never.
 MAX_PLACEMENT_DRAWS = 1_000
+SEAT_KEY_BYTES = 32  # an Ed25519 public key
 CommandT = TypeVar("CommandT", bound=Command)
 
 
@@ -108,7 +119,8 @@ class UseCases(Queries):
             table = Table.open(chosen, rules, command.players,
                                allow_preset_deck=command.allow_preset_deck,
                                name=command.name, spectators=command.spectators,
-                               entropy_window=command.entropy_window)
+                               entropy_window=command.entropy_window,
+                               entropy_direct=command.entropy_direct)
             # A shard keeps only a table whose (random) id hashes to it: another draw
             # costs microseconds, and a table's id alone then names its shard for ever.
             if self._owns is None or self._owns(table.id):
@@ -124,7 +136,11 @@ class UseCases(Queries):
             if not free:
                 raise RuleError(Reason.SEAT_TAKEN, "every seat at this table is taken")
             chosen = free[0]
-        table.join(chosen, command.player_id)
+        key = command.public_key
+        if key is not None and len(key) != SEAT_KEY_BYTES:
+            raise RuleError(Reason.INVALID_SEAT_KEY,
+                            f"a seat key is an Ed25519 public key: {SEAT_KEY_BYTES} bytes")
+        table.join(chosen, command.player_id, key.hex() if key is not None else None)
         return Decision(Outcome(command.kind, table, seat=chosen), [table])
 
     def _leave_table(self, command: LeaveTable) -> Decision:
@@ -160,9 +176,43 @@ class UseCases(Queries):
                 or table.seats[command.seat] != command.player_id):
             raise PermissionDenied(ServiceReason.WRONG_SEAT,
                                    "the seat token's player no longer holds that seat")
-        hand = table.contribute(command.seat, command.entropy,
-                                command.now or datetime.now(UTC))
-        return self._dealt(command, table, hand, seat=command.seat)
+        now = command.now or datetime.now(UTC)
+        draw, version = table.draw, table.version
+        signature = self._seat_signature(table, command)
+        hand: GameHand | None = None
+        if command.commitment is not None:
+            table.commit_entropy(command.seat, command.commitment, now, signature)
+        else:
+            hand = table.contribute(command.seat, command.entropy, now, signature)
+        decision = self._dealt(command, table, hand, seat=command.seat)
+        if draw is not None:  # pragma: no branch - contributions are refused without one
+            # The unsigned receipt rides in the outcome's detail, which a replay keeps.
+            receipt = entropy_receipt_body(str(table.id), draw, seat=command.seat,
+                                           entropy=command.entropy,
+                                           commitment=command.commitment,
+                                           table_version=version + 1)
+            decision.outcome = replace(decision.outcome, detail=json.dumps(receipt))
+        return decision
+
+    @staticmethod
+    def _seat_signature(table: Table, command: ContributeEntropy) -> str | None:
+        """The seat key's signature of what the command sends (hex), checked; None when the
+        seat bound no key (a signature is then ignored) or sent none (the table refuses)."""
+        key, draw = table.seat_key(command.seat), table.draw
+        if key is None or not command.signature or draw is None:
+            return None
+        if command.commitment is not None:
+            kind, digest = SIGNED_COMMITMENT, command.commitment.hex()
+        else:
+            kind, digest = SIGNED_BYTES, hashlib.sha256(command.entropy).hexdigest()
+        statement = entropy_statement(str(table.id), draw["number"], draw["commitment"], kind,
+                                      digest)
+        if len(command.signature) != SIGNATURE_BYTES \
+                or not seat_signed(key, command.signature.hex(), statement):
+            raise RuleError(Reason.ENTROPY_SIGNATURE_INVALID,
+                            f"the signature is not seat {command.seat}'s key's over this"
+                            f" {kind} (docs/fairness.md#seat-keys)")
+        return command.signature.hex()
 
     def _close_draw(self, command: CloseDraw) -> Decision:
         table = self.get_table(command.table_id)

@@ -15,6 +15,7 @@ calls.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import secrets
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import grpc
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from google.protobuf import struct_pb2
 
 from fiftyk_referee.service.grpc.auth import (
@@ -33,6 +35,11 @@ from fiftyk_referee.service.grpc.auth import (
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2_grpc as pb_grpc
+from fiftyk_referee.service.trust.entropy_receipts import (
+    SIGNED_BYTES,
+    SIGNED_COMMITMENT,
+    sign_entropy,
+)
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 # A seat's default contribution to a seat-entropy deal: as many bytes as the referee's seed.
@@ -210,9 +217,12 @@ class RefereeClient:
                      allow_preset_deck: bool = False, name: str = "",
                      request_id: str = "", game: str = "",
                      spectators: pb.SpectatorPolicy | None = None,
-                     entropy_window: int | None = None) -> pb.CreateTableResponse:
-        """Open a table of a game (platform; no game: the referee's default game); `entropy_window`
-        (seconds, 0 for the default) makes its deals seat-entropy deals."""
+                     entropy_window: int | None = None,
+                     entropy_direct: bool = False) -> pb.CreateTableResponse:
+        """Open a table of a game (platform; no game: the referee's default game);
+        `entropy_window` (seconds, 0 for the default) makes its deals seat-entropy deals,
+        whose seats commit and then reveal (`commit_entropy`, `reveal_entropy`), or with
+        `entropy_direct` send their bytes at once (`contribute_entropy`)."""
         request = pb.CreateTableRequest(
             request_id=request_id, players=players, allow_preset_deck=allow_preset_deck,
             name=name,
@@ -221,14 +231,16 @@ class RefereeClient:
             request.spectators.CopyFrom(spectators)
         if entropy_window is not None:
             request.seat_entropy.window_seconds = entropy_window
+            request.seat_entropy.direct = entropy_direct
         response: pb.CreateTableResponse = self.stub.CreateTable(request, **self._kw())
         return response
 
     def join_table(self, table_id: str, player_id: str, seat: int | None = None, *,
-                   request_id: str = "") -> pb.JoinTableResponse:
-        """Seat a player (platform); the response carries the seat token."""
+                   request_id: str = "", public_key: bytes = b"") -> pb.JoinTableResponse:
+        """Seat a player (platform); the response carries the seat token. `public_key`: the
+        player's own Ed25519 public key (32 bytes), bound to the seat."""
         request = pb.JoinTableRequest(request_id=request_id, table_id=table_id,
-                                      player_id=player_id)
+                                      player_id=player_id, seat_public_key=public_key)
         if seat is not None:
             request.seat = seat
         response: pb.JoinTableResponse = self.stub.JoinTable(request, **self._kw())
@@ -268,6 +280,40 @@ class RefereeClient:
         response: pb.ContributeEntropyResponse = self.stub.ContributeEntropy(request,
                                                                              **self._kw())
         return response
+
+    def commit_entropy(self, table_id: str, entropy: bytes, *, request_id: str = "",
+                       key: Ed25519PrivateKey | None = None) -> pb.ContributeEntropyResponse:
+        """Commit the token's seat to `entropy` (its SHA-256; keep the bytes, and the signed
+        receipt, for `reveal_entropy` once every seat committed or the window closed);
+        `key`: the seat's own key, when it bound one, to sign the commitment with."""
+        commitment = hashlib.sha256(entropy).digest()
+        request = pb.ContributeEntropyRequest(
+            request_id=request_id, table_id=table_id, commitment=commitment,
+            signature=self._entropy_signature(table_id, key, SIGNED_COMMITMENT, commitment))
+        response: pb.ContributeEntropyResponse = self.stub.ContributeEntropy(request,
+                                                                             **self._kw())
+        return response
+
+    def reveal_entropy(self, table_id: str, entropy: bytes, *, request_id: str = "",
+                       key: Ed25519PrivateKey | None = None) -> pb.ContributeEntropyResponse:
+        """Reveal the bytes the token's seat committed to (the same request as a direct
+        contribution; the referee checks them against the commitment), signed with `key`."""
+        request = pb.ContributeEntropyRequest(
+            request_id=request_id, table_id=table_id, entropy=entropy,
+            signature=self._entropy_signature(table_id, key, SIGNED_BYTES,
+                                              hashlib.sha256(entropy).digest()))
+        response: pb.ContributeEntropyResponse = self.stub.ContributeEntropy(request,
+                                                                             **self._kw())
+        return response
+
+    def _entropy_signature(self, table_id: str, key: Ed25519PrivateKey | None, kind: str,
+                           digest: bytes) -> bytes:
+        """The seat key's signature for the draw open now (b"" without a key)."""
+        if key is None:
+            return b""
+        draw = self.get_table(table_id).draw
+        return sign_entropy(key, table_id, draw.hand_number, draw.commitment, kind,
+                            digest.hex())
 
     def play(self, table_id: str, hand_id: str, cards: Iterable[str], *,
              request_id: str = "") -> pb.PlayResponse:

@@ -98,6 +98,9 @@ def table_to_proto(view: TableView) -> pb.TableView:
         info = message.seats.add(seat=seat)
         if player is not None:
             info.player_id = player
+        key = view.seat_keys[seat] if seat < len(view.seat_keys) else None
+        if key is not None:
+            info.public_key = key
     for side in view.scores:
         message.scores.add(side=side.side, seats=side.seats, score=decimal_text(side.score))
     if view.current_hand is not None:
@@ -111,11 +114,16 @@ def table_to_proto(view: TableView) -> pb.TableView:
     message.voided_hand_ids.extend(view.voided_hands)
     if view.entropy_window is not None:
         message.seat_entropy.window_seconds = view.entropy_window
+        message.seat_entropy.direct = not view.entropy_commit_reveal
     if view.draw is not None:
         message.draw.hand_number = view.draw.hand_number
         message.draw.commitment = view.draw.commitment
         message.draw.deadline.FromDatetime(view.draw.deadline)
         message.draw.contributed.extend(view.draw.contributed)
+        if view.draw.commit_deadline is not None:
+            message.draw.commit_deadline.FromDatetime(view.draw.commit_deadline)
+        message.draw.committed.extend(view.draw.committed)
+        message.draw.abandoned = view.draw.abandoned
     return message
 
 
@@ -125,6 +133,12 @@ def entropy_window_from_proto(request: pb.CreateTableRequest) -> int | None:
     if not request.HasField("seat_entropy"):
         return None
     return request.seat_entropy.window_seconds or DEFAULT_ENTROPY_WINDOW
+
+
+def entropy_direct_from_proto(request: pb.CreateTableRequest) -> bool:
+    """Whether a CreateTable request's seat entropy takes the seats' bytes directly (0.2's
+    protocol) instead of commit, then reveal."""
+    return request.HasField("seat_entropy") and request.seat_entropy.direct
 
 
 def spectators_to_proto(policy: SpectatorPolicy) -> pb.SpectatorPolicy:

@@ -12,7 +12,8 @@ The table (README.md, "gRPC status codes"):
 - `INVALID_ARGUMENT`: a `RuleError` whose reason means malformed input
   (`MALFORMED_INPUT_REASONS`: `UNKNOWN_CARD`, `INVALID_RULESET`, `INVALID_DEAL`,
   `INVALID_SEAT`, `INVALID_TRANSCRIPT`, `INVALID_ACTION`, `CARD_NOT_IN_DECK`,
-  `INVALID_REASON`, `INVALID_ENTROPY`) and
+  `INVALID_REASON`, `INVALID_ENTROPY`, `ENTROPY_MISMATCH`, `INVALID_SEAT_KEY`,
+  `ENTROPY_SIGNATURE_INVALID`) and
   `InvalidArgument`.
 - `FAILED_PRECONDITION`: a `RuleError` with any other reason (`NOT_YOUR_TURN`,
   `DOES_NOT_BEAT`, `MUST_LEAD`, `HAND_OVER`, `CARDS_NOT_IN_HAND`, `SEAT_TAKEN`, ...).
@@ -78,6 +79,9 @@ MALFORMED_INPUT_REASONS: frozenset[Reason] = frozenset({
     Reason.CARD_NOT_IN_DECK,
     Reason.INVALID_REASON,
     Reason.INVALID_ENTROPY,
+    Reason.ENTROPY_MISMATCH,
+    Reason.INVALID_SEAT_KEY,
+    Reason.ENTROPY_SIGNATURE_INVALID,
 })
 
 # Service error class -> status code. Order matters only for subclasses of one another.

@@ -40,7 +40,8 @@ def _opened(event: table.TableOpened) -> pb.TableOpened:
 
 
 def _seat_taken(event: table.SeatTaken) -> pb.TableSeatTaken:
-    return pb.TableSeatTaken(seat=event.seat, player_id=event.player_id)
+    return pb.TableSeatTaken(seat=event.seat, player_id=event.player_id,
+                             public_key=event.public_key or "")
 
 
 def _seat_left(event: table.SeatLeft) -> pb.TableSeatLeft:
@@ -49,7 +50,8 @@ def _seat_left(event: table.SeatLeft) -> pb.TableSeatLeft:
 
 def _hand_started(event: table.HandStarted) -> pb.TableHandStarted:
     return pb.TableHandStarted(hand_id=event.hand_id, hand_number=event.hand_number,
-                               dealer=event.dealer, contributions=event.contributions or ())
+                               dealer=event.dealer, contributions=event.contributions or (),
+                               withheld=event.withheld)
 
 
 def _hand_recorded(event: table.HandRecorded) -> pb.TableHandRecorded:
@@ -81,7 +83,13 @@ def _hand_voided(event: table.HandVoided) -> pb.TableHandVoided:
 def _draw_opened(event: table.DrawOpened) -> pb.TableDrawOpened:
     message = pb.TableDrawOpened(hand_number=event.hand_number, commitment=event.commitment)
     message.deadline.FromDatetime(event.deadline)
+    if event.commit_deadline is not None:
+        message.commit_deadline.FromDatetime(event.commit_deadline)
     return message
+
+
+def _entropy_committed(event: table.EntropyCommitted) -> pb.TableEntropyCommitted:
+    return pb.TableEntropyCommitted(seat=event.seat, commitment=event.commitment)
 
 
 def _entropy_contributed(event: table.EntropyContributed) -> pb.TableEntropyContributed:
@@ -103,6 +111,7 @@ TABLE_PAYLOADS: dict[type[PublicEvent], tuple[str, Callable[[Any], Message]]] = 
     table.HandVoided: ("table_hand_voided", _hand_voided),
     table.DrawOpened: ("table_draw_opened", _draw_opened),
     table.EntropyContributed: ("table_entropy_contributed", _entropy_contributed),
+    table.EntropyCommitted: ("table_entropy_committed", _entropy_committed),
 }
 
 

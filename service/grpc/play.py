@@ -9,6 +9,7 @@ becomes one `Act` command of the use cases.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Coroutine
 from typing import Any, NamedTuple
 
@@ -29,7 +30,7 @@ from fiftyk_referee.service.grpc.calls import (
 )
 from fiftyk_referee.service.grpc.convert import action_kinds_to_proto, legal_play_to_proto
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from fiftyk_referee.service.grpc.requests import missing
+from fiftyk_referee.service.grpc.requests import missing, one_of
 
 DEFAULT_LEGAL_PLAYS = 200
 
@@ -72,13 +73,17 @@ class PlayRpcs(Rpcs):
         claim = principal.seat
         if claim is None:  # pragma: no cover - require_seat refused the call
             raise PermissionDenied(ServiceReason.SEAT_TOKEN_REQUIRED, "no seat token")
+        one_of(request, "entropy", "commitment")
         outcome = await self.edge.command(
             self.edge.app.contribute_entropy, request.table_id, seat, request.entropy,
+            commitment=request.commitment or None, signature=request.signature or None,
             request_id=request_id_of(request), player_id=claim.player_id,
             token_generation=claim.generation)
-        response = pb.ContributeEntropyResponse(table=self.edge.outcome_table(outcome),
-                                                version=outcome.current_table_version,
-                                                replayed=outcome.replayed)
+        receipt = self.edge.app.entropy_receipt(outcome)
+        response = pb.ContributeEntropyResponse(
+            table=self.edge.outcome_table(outcome), version=outcome.current_table_version,
+            replayed=outcome.replayed,
+            receipt_json=json.dumps(receipt, ensure_ascii=False) if receipt else "")
         if outcome.hand is not None:  # this contribution dealt the hand
             response.hand.CopyFrom(hand_to_proto(outcome.hand.view(SeatViewer(seat))))
         return response

@@ -42,7 +42,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "Pass": _HAND_COMMAND,
     "Resign": _HAND_COMMAND,
     "Act": (*_HAND_COMMAND, "kind"),
-    "ContributeEntropy": ("table_id", "entropy"),
+    "ContributeEntropy": ("table_id",),  # and one of entropy, commitment: `one_of`
     "GetTable": ("table_id",),
     "GetHandView": ("table_id",),
     "ListLegalPlays": ("table_id",),
@@ -68,6 +68,18 @@ def missing(field: str) -> InvalidArgument:
     """The refusal of a required field left empty."""
     return InvalidArgument(ServiceReason.MISSING_FIELD, f"{field} is required",
                            field_violations=[FieldViolation(field, "required")])
+
+
+def one_of(request: Message, first: str, second: str) -> None:
+    """Refuse a request that sets neither or both of two fields (`MISSING_FIELD`,
+    `INVALID_REQUEST`)."""
+    given = [name for name in (first, second) if getattr(request, name)]
+    if not given:
+        raise InvalidArgument(ServiceReason.MISSING_FIELD, f"{first} or {second} is required",
+                              field_violations=[FieldViolation(first, "required"),
+                                                FieldViolation(second, "required")])
+    if len(given) > 1:
+        raise _invalid(second, f"goes without {first}: send one of them")
 
 
 def _invalid(field: str, problem: str) -> InvalidArgument:

@@ -21,6 +21,7 @@ from fiftyk_referee.service.errors import (
 from fiftyk_referee.service.grpc import auth
 from fiftyk_referee.service.grpc.calls import Context, Rpcs, request_id_of, rpc
 from fiftyk_referee.service.grpc.convert import (
+    entropy_direct_from_proto,
     entropy_window_from_proto,
     options_from_proto,
     spectators_from_proto,
@@ -71,7 +72,8 @@ class TableRpcs(Rpcs):
             options_from_proto(request.ruleset.options), request.players,
             allow_preset_deck=request.allow_preset_deck, name=request.name,
             request_id=request_id_of(request), game=request.ruleset.game,
-            spectators=spectators, entropy_window=entropy_window_from_proto(request))
+            spectators=spectators, entropy_window=entropy_window_from_proto(request),
+            entropy_direct=entropy_direct_from_proto(request))
         table = outcome.table
         if table is None:  # pragma: no cover - create_table always returns its table
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, "the table was not created")
@@ -87,7 +89,8 @@ class TableRpcs(Rpcs):
         seat = request.seat if request.HasField("seat") else None
         outcome = await self.edge.command(self.edge.app.join_table, request.table_id,
                                           request.player_id, seat,
-                                          request_id=request_id_of(request))
+                                          request_id=request_id_of(request),
+                                          public_key=request.seat_public_key or None)
         if outcome.table is None or outcome.seat is None:  # pragma: no cover
             raise NotFound(ServiceReason.TABLE_NOT_FOUND, "no such table")
         token, expires = await self._seat_token(outcome, request.player_id)

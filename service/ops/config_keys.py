@@ -31,6 +31,9 @@ INTEGRITY_CHECK_SECONDS = "FIFTYK_INTEGRITY_CHECK_SECONDS"
 WEBHOOKS = "FIFTYK_WEBHOOKS"
 REFLECTION = "FIFTYK_REFLECTION"
 TRUSTED_PROXIES = "FIFTYK_TRUSTED_PROXIES"
+# Read by `fiftyk verify` on an auditor's machine, never by the server: the referee's
+# published public key(s) the auditor pinned (paths, separated like PATH).
+REFEREE_PUBLIC_KEY_FILE = "FIFTYK_REFEREE_PUBLIC_KEY_FILE"
 
 CONFIG_ENV_VARS: tuple[str, ...] = (
     DATABASE_URL,

@@ -54,7 +54,7 @@ def deal_inputs(game: Game, hand: GameHand) -> dict[str, Any]:
     contributions to a seat-entropy deal), the seed and deck once the hand is over."""
     over = hand.is_over
     contributions = hand.contributions  # None: a version 1 (or preset) deal
-    inputs = {
+    inputs: dict[str, Any] = {
         "algorithm": algorithm_of(hand.seed, contributions),
         "commitment": hand.commitment,
         "seed": hand.seed if over else None,
@@ -63,6 +63,8 @@ def deal_inputs(game: Game, hand: GameHand) -> dict[str, Any]:
     }
     if contributions is not None:
         inputs["contributions"] = list(contributions) if over else None
+    if hand.draw_record is not None:  # public from the deal on: digests, windows, seats
+        inputs["draw"] = dict(hand.draw_record)
     return inputs
 
 

@@ -4,10 +4,13 @@ Checks, in order, each giving one line: the format; the referee's signature; the
 of the hand's stored events; that the deal the evidence states is the one the hand's first
 stored event recorded (for a seat-entropy deal, every seat's contribution too); the
 commitment; the deck recomputed from the revealed inputs by the algorithm the deal names
-(`fiftyk-shuffle/1` or `/2`, `domain/deal.py`); the transcript's deal; the ledger
-(inclusion proof, signed checkpoint, and with an earlier checkpoint its consistency); and
-the re-ruling of the whole transcript against the ruling the live hand reached. The first
-failure stops the run with its reason.
+(`fiftyk-shuffle/1` or `/2`, `domain/deal.py`); for a seat-entropy deal its draw (every
+revealed contribution opens its seat's commitment, the withheld seats are those that
+committed and did not reveal, and no earlier draw of the hand was abandoned: a re-draw);
+the transcript's deal; the ledger (inclusion proof, signed checkpoint, and with an earlier
+checkpoint its consistency); each seat's receipt given (`service/trust/entropy_receipts.py`:
+the deal holds what the referee accepted); and the re-ruling of the whole transcript against
+the ruling the live hand reached. The first failure stops the run with its reason.
 
 Only the standard library, `cryptography` and the pure domain (the fairness modules and the
 rules engine, for the canonical deck and the re-ruling) are imported, so it runs whole on
@@ -20,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -31,18 +35,31 @@ from fiftyk_referee.domain.deal import (
     PRESET_DECK,
     commitment,
     draw_seed,
+    entropy_commitment,
     seed_commitment,
     shuffle_deck,
+    withheld_seats,
 )
 from fiftyk_referee.domain.games import adjudicate, game_named
 from fiftyk_referee.domain.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from fiftyk_referee.service.trust import signing
+from fiftyk_referee.service.trust.entropy_receipts import (
+    SIGNED_BYTES,
+    SIGNED_COMMITMENT,
+    ReceiptMismatch,
+    check_receipt,
+    entropy_statement,
+    seat_signed,
+)
 from fiftyk_referee.service.trust.signing import SignatureError
 
 EVIDENCE_FORMAT = "fiftyk-evidence/1"
 CHECKPOINT_FORMAT = "fiftyk-checkpoint/1"
 LEAF_FORMAT = "fiftyk-leaf/1"
 OK, SKIPPED, NO_CHAIN, FAILED = "ok", "skipped", "no chain", "FAILED"
+# The signature is intact but no trusted key was given: the file is consistent with the key
+# it names itself, which anyone can make. Not a failure of a check; the verdict is "unverified".
+UNVERIFIED = "UNVERIFIED"
 
 
 class CheckFailed(Exception):
@@ -54,7 +71,7 @@ class Line:
     """One check's outcome."""
 
     check: str
-    status: str  # OK, SKIPPED, NO_CHAIN or FAILED
+    status: str  # OK, SKIPPED, NO_CHAIN, UNVERIFIED or FAILED
     detail: str
 
     def __str__(self) -> str:
@@ -71,6 +88,11 @@ class Report:
     def ok(self) -> bool:
         """No check failed."""
         return all(line.status != FAILED for line in self.lines)
+
+    @property
+    def verified(self) -> bool:
+        """No check failed and the signature was checked against a trusted key."""
+        return self.ok and all(line.status != UNVERIFIED for line in self.lines)
 
     @property
     def failure(self) -> Line | None:
@@ -122,11 +144,13 @@ class Verifier:
     def __init__(self, evidence: Mapping[str, Any], *,
                  trusted: list[Ed25519PublicKey] | None = None,
                  since: Mapping[str, Any] | None = None,
-                 rules: Rules | None = None) -> None:
+                 rules: Rules | None = None,
+                 receipts: list[Mapping[str, Any]] | None = None) -> None:
         self.evidence = evidence
         self.trusted = trusted
         self.since = since
         self.rules = rules
+        self.receipts = receipts or []
 
     def run(self) -> Report:
         """Every check in order, stopping at the first failure."""
@@ -150,10 +174,15 @@ class Verifier:
         yield "deal", self._deal
         yield "commitment", self._commitment
         yield "deck", self._deck
+        deal = self.evidence.get("deal")
+        if isinstance(deal, Mapping) and deal.get("algorithm") == DRAW_ALGORITHM:
+            yield "draw", self._draw
         yield "transcript deal", self._transcript_deal
         yield "ledger", self._ledger
         if self.since is not None:
             yield "consistency", self._consistency
+        for receipt in self.receipts:
+            yield "receipt", partial(self._receipt, receipt)
         yield "re-rule", self._rerule
 
     # -- the checks ---------------------------------------------------------------------------
@@ -173,8 +202,9 @@ class Verifier:
         except SignatureError as error:
             raise CheckFailed(str(error)) from None
         if self.trusted is None:
-            return OK, (f"valid, by {signer} as the file names it (not pinned: pass --key"
-                        " with the referee's published key to check who signed)")
+            return UNVERIFIED, (f"intact, by {signer} as the file names it; no trusted key was"
+                                " given, and anyone can sign a file with a key of their own:"
+                                " pass --key with the referee's published key")
         return OK, f"valid, by {signer}, a trusted key"
 
     def _chain(self) -> tuple[str, str]:
@@ -219,6 +249,8 @@ class Verifier:
         if drawn and deal.get("contributions") is not None \
                 and list(dealt["contributions"]) != deal["contributions"]:
             raise CheckFailed("the contributions stated differ from those the deal recorded")
+        if deal.get("draw") != dealt.get("draw"):
+            raise CheckFailed("the draw's record stated differs from the one the deal recorded")
         what = " and every seat's contribution" if drawn else ""
         return OK, f"the hand's first event recorded commitment {deal['commitment']}{what}"
 
@@ -273,6 +305,101 @@ class Verifier:
             raise CheckFailed(f"{algorithm} of the revealed inputs does not give the dealt deck")
         return OK, f"{algorithm} of {where} with {inputs} gives the dealt deck"
 
+    def _draw(self) -> tuple[str, str]:
+        deal = _get(self.evidence, "deal", Mapping)
+        record = deal.get("draw")
+        if record is None:
+            return SKIPPED, "the hand was dealt before its draw's record was kept"
+        if not isinstance(record, Mapping):
+            raise CheckFailed("the draw's record is not an object")
+        number = self.evidence.get("hand_number")
+        abandoned = [d.get("commitment") for d in record.get("abandoned") or ()
+                     if isinstance(d, Mapping)]
+        if abandoned:
+            raise CheckFailed(f"re-draw: hand {number} was dealt from draw {len(abandoned) + 1}"
+                              f" of {len(abandoned) + 1}; the referee abandoned the draw(s)"
+                              f" committed to {', '.join(map(str, abandoned))} after seats could"
+                              " contribute to them")
+        commitments = record.get("commitments")
+        contributions = deal.get("contributions")
+        keys = self._seat_signatures(record, contributions)
+        if commitments is None:
+            return OK, ("the seats sent their bytes directly, without committing first (a table"
+                        " created with seat_entropy.direct): the referee saw them before it"
+                        f" dealt{keys}")
+        commitments = [str(c) for c in commitments]
+        if not isinstance(contributions, list):
+            committed = sum(1 for c in commitments if c)
+            return OK, (f"{committed} of {len(commitments)} seats committed; their bytes are"
+                        f" checked when the hand ends{keys}")
+        for seat, (committed, sent) in enumerate(zip(commitments, contributions, strict=True)):
+            if sent and not committed:
+                raise CheckFailed(f"seat {seat}'s bytes are in the deal without a commitment")
+            if sent and entropy_commitment(bytes.fromhex(str(sent))) != committed:
+                raise CheckFailed(f"seat {seat}'s revealed bytes do not open its commitment")
+        withheld = withheld_seats(commitments, [str(c) for c in contributions])
+        if list(record.get("withheld") or ()) != withheld:
+            raise CheckFailed(f"the record names seats {record.get('withheld')} as withheld,"
+                              f" the commitments and contributions say {withheld}")
+        revealed = sum(1 for c in contributions if c)
+        detail = (f"every contribution opens its seat's commitment ({revealed} revealed, made"
+                  f" after all {sum(1 for c in commitments if c)} commitments were fixed)")
+        if withheld:
+            detail += (f"; seat(s) {', '.join(map(str, withheld))} committed and withheld"
+                       " their bytes: counted as empty")
+        return OK, detail + keys
+
+    def _seat_signatures(self, record: Mapping[str, Any], contributions: Any) -> str:
+        """Check every commitment and contribution of a seat that bound a key of its own
+        against its signature; what the detail line says of the seats' keys."""
+        keys = record.get("seat_keys")
+        if not isinstance(keys, list):
+            return "; no seat bound a key of its own: each contribution rests on its seat token"
+        signatures = _get(record, "signatures", Mapping)
+        table_id, number = str(self.evidence.get("table_id")), int(record["number"])
+        sent: dict[str, list[Any]] = {
+            SIGNED_COMMITMENT: list(record.get("commitments") or []),
+            SIGNED_BYTES: list(contributions) if isinstance(contributions, list) else []}
+        for seat, key in enumerate(keys):
+            if not key:
+                continue
+            for kind, field_name in ((SIGNED_COMMITMENT, "commitments"),
+                                     (SIGNED_BYTES, "contributions")):
+                value = sent[kind][seat] if seat < len(sent[kind]) else ""
+                if not value:
+                    continue
+                digest = (str(value) if kind == SIGNED_COMMITMENT
+                          else entropy_commitment(bytes.fromhex(str(value))))
+                signature = list(signatures.get(field_name) or [])
+                given = signature[seat] if seat < len(signature) else ""
+                what = "commitment" if kind == SIGNED_COMMITMENT else "contribution"
+                if not given:
+                    raise CheckFailed(f"seat {seat}'s {what} is unsigned although the seat bound"
+                                      f" key {key[:16]}…: it was made with the seat's token"
+                                      " alone, not by the player (an impersonation)")
+                statement = entropy_statement(table_id, number, str(record["commitment"]),
+                                              kind, digest)
+                if not seat_signed(str(key), str(given), statement):
+                    raise CheckFailed(f"seat {seat}'s {what} signature is not its key's")
+        bound = sum(1 for key in keys if key)
+        return (f"; {bound} of {len(keys)} seats bound keys of their own and signed what they"
+                " sent (the others' rest on their seat tokens)")
+
+    def _receipt(self, receipt: Mapping[str, Any]) -> tuple[str, str]:
+        try:
+            signer = signing.verify(dict(receipt), self.trusted)
+        except SignatureError as error:
+            raise CheckFailed(f"the receipt: {error}") from None
+        try:
+            shown = check_receipt(receipt, self.evidence)
+        except ReceiptMismatch as mismatch:
+            raise CheckFailed(f"{mismatch} (the receipt is signed by {signer})") from None
+        except ValueError as error:
+            raise CheckFailed(f"the receipt: {error}") from None
+        if self.trusted is None:
+            return UNVERIFIED, f"{shown}; the receipt names {signer}, no trusted key was given"
+        return OK, shown
+
     def _transcript_deal(self) -> tuple[str, str]:
         deal = _get(self.evidence, "deal", Mapping)
         transcript = _get(self.evidence, "transcript", Mapping)
@@ -285,7 +412,7 @@ class Verifier:
         stated = transcript.get("deal")
         if isinstance(stated, Mapping) and any(
                 stated.get(key) != deal.get(key)
-                for key in ("seed", "commitment", "contributions") if key in stated):
+                for key in ("seed", "commitment", "contributions", "draw") if key in stated):
             raise CheckFailed("the transcript's deal inputs are not the hand's")
         return OK, "the transcript deals the committed deck under the hand's ruleset"
 
@@ -359,10 +486,13 @@ class Verifier:
 
 
 def verify(evidence: Mapping[str, Any], *, trusted: list[Ed25519PublicKey] | None = None,
-           since: Mapping[str, Any] | None = None) -> Report:
-    """Run every check over an evidence document, the rules engine's included."""
-    return Verifier(evidence, trusted=trusted, since=since, rules=rules_engine()).run()
+           since: Mapping[str, Any] | None = None,
+           receipts: list[Mapping[str, Any]] | None = None) -> Report:
+    """Run every check over an evidence document, the rules engine's included, and each
+    seat-entropy receipt given against it."""
+    return Verifier(evidence, trusted=trusted, since=since, rules=rules_engine(),
+                    receipts=receipts).run()
 
 
-__all__ = ["FAILED", "NO_CHAIN", "OK", "SKIPPED", "CheckFailed", "Line", "Report", "Rules",
-           "Verifier", "rules_engine", "verify"]
+__all__ = ["FAILED", "NO_CHAIN", "OK", "SKIPPED", "UNVERIFIED", "CheckFailed", "Line", "Report",
+           "Rules", "Verifier", "rules_engine", "verify"]

@@ -66,6 +66,17 @@ UNREACHABLE: dict[str, str] = {
     Reason.ENTROPY_WINDOW_CLOSED: "a contribution after the draw's deadline but before the"
                                   " turn clock deals: a race, pinned in"
                                   " tests/unit/test_seat_entropy.py",
+    Reason.ENTROPY_COMMIT_FIRST: "bytes before a commitment at a commit-then-reveal table:"
+                                 " test_commit_reveal.py and test_rpc_matrix.py provoke it",
+    Reason.ENTROPY_REVEAL_NOT_OPEN: "a reveal while other seats may still commit:"
+                                    " test_rpc_matrix.py provokes it",
+    Reason.ENTROPY_MISMATCH: "bytes that do not open the seat's commitment:"
+                             " test_commit_reveal.py provokes it",
+    Reason.INVALID_SEAT_KEY: "a seat key that is not 32 bytes: test_rpc_matrix.py provokes it",
+    Reason.ENTROPY_SIGNATURE_REQUIRED: "a keyed seat's commitment without its signature:"
+                                       " test_rpc_matrix.py, test_commit_reveal.py",
+    Reason.ENTROPY_SIGNATURE_INVALID: "a keyed seat's commitment signed by another key:"
+                                      " test_rpc_matrix.py, test_commit_reveal.py",
     ServiceReason.RATE_LIMITED: "needs a credential over its rate: test_limits.py",
     ServiceReason.REQUEST_TIMEOUT: "needs a request that never arrives, which a gRPC client"
                                    " cannot send: test_transport_limits.py sends raw HTTP/2",

@@ -21,6 +21,8 @@ from typing import Any
 
 import grpc
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.service.grpc.client import RefereeClient
@@ -286,23 +288,137 @@ ENTROPY_GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4)}
 ENTROPY_WINDOW_SECONDS = 300  # the draw stays open for the whole test, however loaded
 
 
+def _entropy_table(server: LiveServer, game: str, prefix: str, *, direct: bool) -> Seated:
+    preset, players = ENTROPY_GAMES[game]
+    platform = server.platform()
+    table = platform.create_table(preset, players, game="" if game == "fiftyk" else game,
+                                  entropy_window=ENTROPY_WINDOW_SECONDS,
+                                  entropy_direct=direct).table
+    tokens = [platform.join_table(table.table_id, f"{prefix}-{table.table_id[:8]}-{s}",
+                                  s).seat_token for s in range(players)]
+    return Seated(table.table_id, players, tokens,
+                  [server.client(token=token) for token in tokens], platform)
+
+
+def _entropy_outcomes(server: LiveServer, phase: Phase, other_phase: Phase,
+                      send: Callable[[RefereeClient], Any]) -> dict[str, str]:
+    """What each credential's `send` to the table answers: OK or the refusal's reason."""
+    found: dict[str, str] = {}
+    for credential in CREDENTIALS:
+        client = _client(server, phase, other_phase, credential)
+        try:
+            send(client)
+        except grpc.RpcError as error:
+            details = error_details(error)
+            assert details.code in REFUSALS, (credential, details)
+            assert details.reason, (credential, details)
+            found[credential] = str(details.reason)
+            continue
+        found[credential] = "OK"
+    return found
+
+
+ENTROPY_REFUSED_ALWAYS = {"other_seat": "WRONG_TABLE", "spectator": "SEAT_TOKEN_REQUIRED",
+                          "audit": "SEAT_TOKEN_REQUIRED", "platform": "SEAT_TOKEN_REQUIRED",
+                          "none": "MISSING_CREDENTIALS"}
+
+
+@pytest.mark.parametrize("game", sorted(ENTROPY_GAMES))
+def test_commitments_and_reveals_answer_every_credential_at_every_phase(server: LiveServer,
+                                                                       game: str) -> None:
+    """The row of ContributeEntropy's `commitment` (commit-then-reveal tables): only the
+    table's own seat token commits, once, while the commit window is open, and reveals the
+    same bytes once every seat committed; everyone else gets a reason, never UNKNOWN."""
+    table = _entropy_table(server, game, "cc", direct=False)
+    other = _entropy_table(server, game, "cx", direct=False)
+    phase, other_phase = Phase(game, table, ""), Phase(game, other, "")
+    data = bytes(range(32))
+
+    def commits() -> dict[str, str]:
+        return _entropy_outcomes(server, phase, other_phase,
+                                 lambda c: c.commit_entropy(table.table_id, data))
+
+    def reveals() -> dict[str, str]:
+        return _entropy_outcomes(server, phase, other_phase,
+                                 lambda c: c.reveal_entropy(table.table_id, data))
+
+    assert commits() == {"seat": "NO_DRAW_OPEN", **ENTROPY_REFUSED_ALWAYS}  # before the deal
+    table.platform.start_hand(table.table_id)
+    assert reveals() == {"seat": "ENTROPY_COMMIT_FIRST", **ENTROPY_REFUSED_ALWAYS}
+    assert commits() == {"seat": "OK", **ENTROPY_REFUSED_ALWAYS}  # the commit window is open
+    assert commits()["seat"] == "ENTROPY_ALREADY_SENT"
+    assert reveals()["seat"] == "ENTROPY_REVEAL_NOT_OPEN"  # the others may still commit
+    for seat in range(1, table.players):
+        table.seats[seat].commit_entropy(table.table_id, data)
+    assert commits()["seat"] == "ENTROPY_ALREADY_SENT"
+    assert reveals() == {"seat": "OK", **ENTROPY_REFUSED_ALWAYS}
+    for seat in range(1, table.players):
+        dealt = table.seats[seat].reveal_entropy(table.table_id, data)
+    assert dealt.HasField("hand")
+    _check_view(dealt.hand, "seat")
+    assert reveals() == {"seat": "ENTROPY_ALREADY_SENT", **ENTROPY_REFUSED_ALWAYS}
+    assert commits() == {"seat": "ENTROPY_ALREADY_SENT", **ENTROPY_REFUSED_ALWAYS}
+
+
+@pytest.mark.parametrize("game", sorted(ENTROPY_GAMES))
+def test_seat_keys_answer_every_credential_at_every_phase(server: LiveServer, game: str
+                                                          ) -> None:
+    """The rows of JoinTable's `seat_public_key` and ContributeEntropy's `signature`: only
+    the platform binds a key, of 32 bytes; a keyed seat's token alone, or another key's
+    signature, is refused at every phase of the draw; the key's signature is accepted."""
+    preset, players = ENTROPY_GAMES[game]
+    platform = server.platform()
+    table_id = platform.create_table(preset, players, game="" if game == "fiftyk" else game,
+                                     entropy_window=ENTROPY_WINDOW_SECONDS).table.table_id
+    other = _entropy_table(server, game, "kx", direct=False)
+    joins: dict[str, str] = {}
+    for credential in CREDENTIALS:
+        client = server.platform() if credential == "platform" else (
+            server.audit() if credential == "audit" else other.seats[0]
+            if credential in ("seat", "other_seat") else server.client())
+        try:
+            client.join_table(table_id, f"kj-{credential}", 0, public_key=b"\x01" * 31)
+        except grpc.RpcError as error:
+            details = error_details(error)
+            assert details.code in REFUSALS and details.reason, (credential, details)
+            joins[credential] = str(details.reason)
+    assert joins["platform"] == "INVALID_SEAT_KEY" and set(joins) == set(CREDENTIALS)
+    key = Ed25519PrivateKey.generate()
+    public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    tokens = [platform.join_table(table_id, f"kj-{table_id[:8]}-{s}", s,
+                                  public_key=public if s == 0 else b"").seat_token
+              for s in range(players)]
+    table = Seated(table_id, players, tokens, [server.client(token=t) for t in tokens],
+                   platform)
+    phase, other_phase = Phase(game, table, ""), Phase(game, other, "")
+    data, stranger = bytes(range(32)), Ed25519PrivateKey.generate()
+    platform.start_hand(table_id)
+    for signer, answer in ((None, "ENTROPY_SIGNATURE_REQUIRED"),
+                           (stranger, "ENTROPY_SIGNATURE_INVALID"), (key, "OK")):
+        assert _entropy_outcomes(
+            server, phase, other_phase,
+            lambda c, signer=signer: c.commit_entropy(table_id, data, key=signer)) \
+            == {"seat": answer, **ENTROPY_REFUSED_ALWAYS}
+    for seat in range(1, players):
+        table.seats[seat].commit_entropy(table_id, data)
+    for signer, answer in ((None, "ENTROPY_SIGNATURE_REQUIRED"),
+                           (stranger, "ENTROPY_SIGNATURE_INVALID"), (key, "OK")):
+        assert _entropy_outcomes(
+            server, phase, other_phase,
+            lambda c, signer=signer: c.reveal_entropy(table_id, data, key=signer)) \
+            == {"seat": answer, **ENTROPY_REFUSED_ALWAYS}
+
+
 @pytest.mark.parametrize("game", sorted(ENTROPY_GAMES))
 def test_contribute_entropy_answers_every_credential_at_every_phase(server: LiveServer,
                                                                     game: str) -> None:
-    """The command row of ContributeEntropy: only the table's own seat token contributes,
-    once, and only while a draw is open; everyone else gets a reason, never UNKNOWN."""
-    preset, players = ENTROPY_GAMES[game]
+    """The command row of ContributeEntropy at a table of direct contributions: only the
+    table's own seat token contributes, once, and only while a draw is open; everyone else
+    gets a reason, never UNKNOWN."""
+    players = ENTROPY_GAMES[game][1]
     platform = server.platform()
-
-    def entropy_table(prefix: str) -> Seated:
-        table = platform.create_table(preset, players, game="" if game == "fiftyk" else game,
-                                      entropy_window=ENTROPY_WINDOW_SECONDS).table
-        tokens = [platform.join_table(table.table_id, f"{prefix}-{table.table_id[:8]}-{s}",
-                                      s).seat_token for s in range(players)]
-        return Seated(table.table_id, players, tokens,
-                      [server.client(token=token) for token in tokens], platform)
-
-    table, other = entropy_table("ce"), entropy_table("co")
+    table = _entropy_table(server, game, "ce", direct=True)
+    other = _entropy_table(server, game, "co", direct=True)
     phase = Phase(game, table, "")
     other_phase = Phase(game, other, "")
 
@@ -332,7 +448,8 @@ def test_contribute_entropy_answers_every_credential_at_every_phase(server: Live
         dealt = table.seats[seat].contribute_entropy(table.table_id)
     assert dealt.HasField("hand")
     _check_view(dealt.hand, "seat")
-    assert outcomes() == {"seat": "NO_DRAW_OPEN", **refused_always}  # the hand is dealt
+    # The hand is dealt, with this seat's bytes in it.
+    assert outcomes() == {"seat": "ENTROPY_ALREADY_SENT", **refused_always}
 
 
 Command = Callable[[RefereeClient, Phase], Any]

@@ -33,11 +33,14 @@ WAIT_SECONDS = 120  # a generous bound on a loaded machine, not a speed requirem
 GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4)}
 
 
-def entropy_table(server: LiveServer, game: str, window: int) -> Seated:
+def entropy_table(server: LiveServer, game: str, window: int, *, direct: bool = True
+                  ) -> Seated:
+    """A full seat-entropy table (whose seats send their bytes directly unless not
+    `direct`: commit, then reveal, is tested in tests/e2e/test_commit_reveal.py)."""
     preset, players = GAMES[game]
     platform = server.platform()
     table = platform.create_table(preset, players, game="" if game == "fiftyk" else game,
-                                  entropy_window=window).table
+                                  entropy_window=window, entropy_direct=direct).table
     assert table.seat_entropy.window_seconds == window
     tokens = [platform.join_table(table.table_id, f"se-{table.table_id[:8]}-{seat}",
                                   seat).seat_token for seat in range(players)]
@@ -81,7 +84,9 @@ def test_every_seat_contributes_and_the_hand_verifies(server: LiveServer, game: 
     assert hand.viewer_seat == table.players - 1 and not hand.full_view
     assert all(not state.cards for state in hand.seats)  # only its own cards
     assert hand.deal_commitment == published and not hand.HasField("deal_seed")
-    assert reason(lambda: table.seats[0].contribute_entropy(table.table_id)) == "NO_DRAW_OPEN"
+    # Its bytes are in the deal: a second contribution is refused as one already sent.
+    assert reason(lambda: table.seats[0].contribute_entropy(table.table_id)) \
+        == "ENTROPY_ALREADY_SENT"
 
     digests = [e.table_entropy_contributed for e in table.platform.read_events(
         topics=["table.entropy_contributed"], limit=1000).events
@@ -147,7 +152,9 @@ def test_a_silent_seat_cannot_stall_the_table(server: LiveServer, game: str) -> 
         time.sleep(0.1)
     assert current, "the referee's clock never dealt the draw"
     assert not view.HasField("draw")
-    assert reason(lambda: table.seats[0].contribute_entropy(table.table_id)) == "NO_DRAW_OPEN"
+    # Seat 0 sent nothing: once dealt, as before, its window is closed.
+    assert reason(lambda: table.seats[0].contribute_entropy(table.table_id)) \
+        == "ENTROPY_WINDOW_CLOSED"
     hand = table.platform.hand_view(table.table_id, current)
     PLAY_OUT[game](table, hand, random.Random(7))
     evidence = server.audit().export_evidence(current)

@@ -191,8 +191,10 @@ def test_a_game_installed_through_an_entry_point_is_played_through_every_rpc(
     drawn = platform.create_table("tiny", 2, game="tiny", entropy_window=60).table.table_id
     tokens = [platform.join_table(drawn, f"d{s}", s).seat_token for s in range(2)]
     platform.start_hand(drawn)
-    contributed = tiny_referee.client(token=tokens[0]).contribute_entropy(drawn, bytes(16))
-    assert contributed.table.table_id == drawn
+    # The seats commit first (the default for new seat-entropy tables), with a receipt.
+    contributed = tiny_referee.client(token=tokens[0]).commit_entropy(drawn, bytes(16))
+    assert contributed.table.table_id == drawn and contributed.receipt_json
+    assert list(contributed.table.draw.committed) == [0]
     aborted = platform.abort_table(drawn, "test over").table
     assert (aborted.state, aborted.close_reason) == (pb.TABLE_STATE_CLOSED, "test over")
 

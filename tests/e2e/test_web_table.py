@@ -4,6 +4,7 @@ spectator. What the page draws is compared with what the referee stored (`GetHan
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -319,6 +320,9 @@ def test_a_seat_entropy_deal_checks_out_in_the_browser_and_a_forged_one_does_not
     text = browser.find_element(By.ID, "fairness").text
     assert fair == "yes", text
     assert "3 of 4 seats contributed" in text
+    # The deal checks out, but who signed the file is not checked in the page: unverified.
+    note = browser.find_element(By.CSS_SELECTOR, "#fairness [data-signature=unverified]").text
+    assert "UNVERIFIED" in note and "fiftyk verify" in note
     evidence = json.loads(ENTROPY_EXAMPLE.read_text("utf-8"))
     evidence["deal"]["contributions"][0] = "ab" * 32  # what a dropped evidence file checks
     path = tmp_path / "forged.json"
@@ -329,7 +333,7 @@ def test_a_seat_entropy_deal_checks_out_in_the_browser_and_a_forged_one_does_not
 
 def test_a_stored_seat_entropy_hand_checks_out(site: Site, browser: WebDriver) -> None:
     platform = site.server.platform()
-    table = platform.create_table("classic", 4, entropy_window=300).table
+    table = platform.create_table("classic", 4, entropy_window=300, entropy_direct=True).table
     tokens = [platform.join_table(table.table_id, f"web-se-{seat}", seat).seat_token
               for seat in range(4)]
     seats = [site.server.client(token=token) for token in tokens]
@@ -343,6 +347,55 @@ def test_a_stored_seat_entropy_hand_checks_out(site: Site, browser: WebDriver) -
     open_hand(browser, site, final.hand_id, final.version)
     assert read(browser)["fair"] == "yes"
     assert "4 of 4 seats contributed" in browser.find_element(By.ID, "fairness").text
+    assert "sent their bytes directly" in browser.find_element(By.ID, "fairness").text
+
+
+def test_a_committed_then_revealed_hand_checks_out_and_a_re_draw_does_not(
+        site: Site, browser: WebDriver, tmp_path: Path) -> None:
+    """The page checks a commit-then-reveal deal's record like `fiftyk verify`: every
+    revealed contribution opens its commitment, and a draw abandoned before it fails."""
+    platform = site.server.platform()
+    table = platform.create_table("classic", 4, entropy_window=300).table
+    tokens = [platform.join_table(table.table_id, f"web-cr-{seat}", seat).seat_token
+              for seat in range(4)]
+    seats = [site.server.client(token=token) for token in tokens]
+    platform.start_hand(table.table_id)
+    secrets_ = [bytes([seat + 7]) * 32 for seat in range(4)]
+    for seat, client in enumerate(seats):
+        client.commit_entropy(table.table_id, secrets_[seat])
+    hand = None
+    for seat, client in enumerate(seats):
+        hand = client.reveal_entropy(table.table_id, secrets_[seat]).hand
+    assert hand is not None and hand.hand_id
+    final, _ = play_out(Seated(table.table_id, 4, tokens, seats, platform),
+                        platform.hand_view(table.table_id, hand.hand_id), random.Random(5))
+    open_hand(browser, site, final.hand_id, final.version)
+    assert read(browser)["fair"] == "yes"
+    assert "every revealed contribution opens its seat's commitment" in \
+        browser.find_element(By.ID, "fairness").text
+    evidence = site.server.audit().export_evidence(final.hand_id)
+    evidence["deal"]["draw"]["abandoned"] = [{"commitment": "ab" * 32}]
+    redrawn = tmp_path / "redrawn.json"
+    redrawn.write_text(json.dumps(evidence))
+    assert _fairness_of(browser, site, redrawn) == "no"
+    assert "re-draw" in browser.find_element(By.ID, "fairness").text
+    evidence["deal"]["draw"]["abandoned"] = []
+    evidence["deal"]["draw"]["commitments"][2] = "cd" * 32
+    mismatched = tmp_path / "mismatched.json"
+    mismatched.write_text(json.dumps(evidence))
+    assert _fairness_of(browser, site, mismatched) == "no"
+    assert "seat 2's revealed bytes do not open its commitment" in \
+        browser.find_element(By.ID, "fairness").text
+    # A seat that bound a key: an unsigned commitment is one made with its token alone.
+    evidence["deal"]["draw"]["commitments"][2] = hashlib.sha256(secrets_[2]).hexdigest()
+    evidence["deal"]["draw"]["seat_keys"] = ["ef" * 32, "", "", ""]
+    evidence["deal"]["draw"]["signatures"] = {"commitments": [""] * 4,
+                                              "contributions": [""] * 4}
+    unsigned = tmp_path / "unsigned.json"
+    unsigned.write_text(json.dumps(evidence))
+    assert _fairness_of(browser, site, unsigned) == "no"
+    assert "seat 0's commitment is unsigned although the seat bound a key" in \
+        browser.find_element(By.ID, "fairness").text
 
 
 def test_an_edited_transcript_fails_the_fairness_check(
@@ -361,6 +414,8 @@ def test_an_edited_transcript_fails_the_fairness_check(
     assert fair == "no"
     text = browser.find_element(By.ID, "fairness").text
     assert "does not match" in text and "another deck" in text
+    # A transcript claims no signature, so there is none to call unverified.
+    assert not browser.find_elements(By.CSS_SELECTOR, "#fairness [data-signature]")
 
 
 def test_replay_html_writes_an_offline_page_that_draws_the_hand(

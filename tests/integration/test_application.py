@@ -305,7 +305,8 @@ class ApplicationCases:
             self, open_app: Callable[..., Referee], game: str, preset: str) -> None:
         app = open_app()
         table_id = app.create_table(preset, {}, PLAYERS, game=game,
-                                    entropy_window=ENTROPY_WINDOW).table_id
+                                    entropy_window=ENTROPY_WINDOW,
+                                    entropy_direct=True).table_id
         for seat in range(PLAYERS):
             app.join_table(table_id, f"{game}-{seat}", seat)
         opened = app.start_hand(table_id)
@@ -332,7 +333,8 @@ class ApplicationCases:
             self, open_app: Callable[..., Referee]) -> None:
         app = open_app()
         table_id = app.create_table(PRESET, {}, PLAYERS,
-                                    entropy_window=ENTROPY_WINDOW).table_id
+                                    entropy_window=ENTROPY_WINDOW,
+                                    entropy_direct=True).table_id
         for turn in range(TABLE_SNAPSHOT_INTERVAL // 2 - 4):
             app.join_table(table_id, f"guest-{turn}", 0)
             app.leave_table(table_id, 0)

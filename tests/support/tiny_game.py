@@ -141,8 +141,8 @@ class TinyHand(Aggregate):
 
     @event("Dealt")
     def __init__(self, table_id: str, number: int, dealer: int, deck: list[str],
-                 seat_players: list[str | None], contributions: list[str] | None = None
-                 ) -> None:
+                 seat_players: list[str | None], contributions: list[str] | None = None,
+                 draw: dict[str, Any] | None = None) -> None:
         self.table_id = table_id
         self.number = number
         self.players = SEATS
@@ -152,6 +152,7 @@ class TinyHand(Aggregate):
         self.commitment = hashlib.sha256(json.dumps(list(deck)).encode()).hexdigest()
         self.seed: str | None = None  # a preset or test-shuffled deck: nothing to reveal
         self.contributions = tuple(contributions) if contributions is not None else None
+        self.draw_record: Mapping[str, Any] | None = draw
         self.hands = [list(deck[:HAND_SIZE]), list(deck[HAND_SIZE:])]
         self.trick: list[tuple[int, str]] = []
         self.turn: int | None = (dealer + 1) % SEATS
@@ -353,7 +354,8 @@ class Tiny:
     def deal(self, *, table_id: str, number: int, rules: Rules, players: int, dealer: int,
              seat_players: Sequence[str | None], carry: Mapping[str, Any],
              deck: Sequence[str] | None, seed: bytes | None,
-             contributions: Sequence[str] | None = None) -> TinyHand:
+             contributions: Sequence[str] | None = None,
+             draw: Mapping[str, Any] | None = None) -> TinyHand:
         """Shuffle the six cards (or take a preset deck); seat entropy mixes the seats'
         contributions into the shuffle."""
         cards = list(deck) if deck else list(DECK)
@@ -364,7 +366,8 @@ class Tiny:
         return TinyHand(table_id=table_id, number=number, dealer=dealer, deck=cards,
                         seat_players=list(seat_players),
                         contributions=list(contributions) if contributions is not None
-                        and not deck else None)
+                        and not deck else None,
+                        draw=dict(draw) if draw is not None and not deck else None)
 
     def match_end(self, rules: Rules, hands_played: int,
                   scores: Mapping[str, Decimal]) -> str | None:

@@ -19,16 +19,16 @@ WINDOW = 60.0
 TABLE_FIELDS: dict[str, dict[str, Any]] = {
     "Opened": {"ruleset": {"preset": "classic", "options": {}}, "players": 4,
                "allow_preset_deck": False, "name": "", "game": "fiftyk", "spectators": None,
-               "entropy_window": None,
+               "entropy_window": None, "commit_reveal": False,
                "originator_topic": get_topic(Table)},
-    "SeatTaken": {"seat": 0, "player_id": "p0"},
-    "HandStarted": {"number": 1, "dealer": 3, "contributions": None},
+    "SeatTaken": {"seat": 0, "player_id": "p0", "public_key": None},
+    "HandStarted": {"number": 1, "dealer": 3, "contributions": None, "withheld": None},
     "HandRecorded": {"totals": {"team:0": "10", "team:1": "-10"}, "carry": {}},
 }
 HAND_FIELDS: dict[str, dict[str, Any]] = {
     "Dealt": {"table_id": "t", "number": 1, "ruleset": {"preset": "classic", "options": {}},
               "players": 4, "dealer": 3, "deck": [], "first_leader": 0, "commitment": "",
-              "seed": None, "seat_players": None, "contributions": None,
+              "seed": None, "seat_players": None, "contributions": None, "draw": None,
               "originator_topic": get_topic(Hand)},
     "Passed": {"seat": 1, "why": "player"},
     "CardsPlayed": {"seat": 0, "cards": ["3S"], "type": "single", "rank": 0, "rung": 0,

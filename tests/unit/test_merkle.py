@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
+import io
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,3 +167,95 @@ def test_a_log_grown_leaf_by_leaf_proves_every_earlier_size_as_a_full_recomputat
         for old in range(1, size + 1):
             assert log.consistency_proof(old, size) == _rfc_subproof(old, prefix, True), \
                 (old, size)
+
+
+# -- test vectors nobody here wrote --------------------------------------------------------
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "rfc6962-proofs.json")
+                     .read_text("utf-8"))
+
+
+def _b64(value: str | None) -> bytes:
+    return base64.b64decode(value) if value is not None else b""
+
+
+def _included(vector: dict[str, Any]) -> bool:
+    try:
+        verify_inclusion(_b64(vector["leafHash"]), vector["leafIdx"], vector["treeSize"],
+                         [_b64(p) for p in vector["proof"] or []], _b64(vector["root"]))
+    except ProofError:
+        return False
+    return True
+
+
+def _consistent(vector: dict[str, Any]) -> bool:
+    try:
+        verify_consistency(vector["size1"], _b64(vector["root1"]), vector["size2"],
+                           _b64(vector["root2"]), [_b64(p) for p in vector["proof"] or []])
+    except ProofError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(VECTORS["inclusion"]))
+def test_inclusion_verification_agrees_with_the_transparency_dev_vectors(name: str) -> None:
+    vector = VECTORS["inclusion"][name]
+    assert _included(vector) is not vector["wantErr"], vector["desc"]
+
+
+# Stricter than the vectors, on purpose: this one's two equal "roots" are the 12 bytes
+# "don't care 2", not hashes, and the verifier refuses any root that is not a SHA-256 hash.
+REFUSED_THOUGH_VECTORS_PASS = {"additional/sizes-are-equal-one-and-proof-is-empty.json"}
+
+
+@pytest.mark.parametrize("name", sorted(VECTORS["consistency"]))
+def test_consistency_verification_agrees_with_the_transparency_dev_vectors(name: str) -> None:
+    vector = VECTORS["consistency"][name]
+    want_error = vector["wantErr"] or name in REFUSED_THOUGH_VECTORS_PASS
+    assert _consistent(vector) is not want_error, vector["desc"]
+
+
+def test_an_empty_leaf_does_not_prove_itself_against_an_empty_root() -> None:
+    with pytest.raises(ProofError, match="32-byte hash"):
+        verify_inclusion(b"", 0, 1, [], b"")
+    with pytest.raises(ProofError, match="32-byte hash"):
+        verify_consistency(1, b"", 1, b"", [])
+
+
+def _docs_inclusion_check() -> str:
+    """The inclusion check docs/fairness.md gives readers to run by hand."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "fairness.md").read_text("utf-8")
+    block = re.search(r'```python\n(import hashlib, json\ne = [^\n]*L = e\["ledger"\].*?)```',
+                      text, re.S)
+    assert block is not None
+    return block.group(1)
+
+
+def test_the_docs_inclusion_check_agrees_with_every_vector(tmp_path: Path) -> None:
+    """The hand-run check of the docs, fed each vector as an evidence file's ledger: it
+    prints True exactly for the vectors that must pass."""
+    code = _docs_inclusion_check()
+    wrong = []
+    for name, vector in sorted(VECTORS["inclusion"].items()):
+        # The docs' snippet hashes the leaf from the evidence; give it the vector's leaf.
+        snippet = code.replace(
+            "node = h(b\"\\0\" + f\"fiftyk-leaf/1\\n{e['hand_id']}\\n{e['chain']['head']}\""
+            ".encode())", "node = bytes.fromhex(e['leaf'])")
+        assert snippet != code, "the docs' leaf line changed: update this test"
+        evidence = {"leaf": _b64(vector["leafHash"]).hex(),
+                    "ledger": {"index": vector["leafIdx"],
+                               "proof": [_b64(p).hex() for p in vector["proof"] or []],
+                               "checkpoint": {"size": vector["treeSize"],
+                                              "root": _b64(vector["root"]).hex()}}}
+        (tmp_path / "hand.json").write_text(json.dumps(evidence), "utf-8")
+        out = io.StringIO()
+        cwd = os.getcwd()
+        try:
+            os.chdir(tmp_path)
+            with contextlib.redirect_stdout(out):
+                exec(compile(snippet, "docs/fairness.md", "exec"), {})
+        finally:
+            os.chdir(cwd)
+        if (out.getvalue().strip() == "True") is vector["wantErr"]:
+            wrong.append(f"{name}: {vector['desc']}")
+    assert not wrong, wrong

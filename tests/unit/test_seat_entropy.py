@@ -122,9 +122,11 @@ GAMES: list[tuple[Game, Rules, int]] = [
 
 
 def drawing(game: Game, rules: Rules, players: int, *, window: int | None = WINDOW,
-            allow_preset_deck: bool = False) -> Table:
+            allow_preset_deck: bool = False, direct: bool = True) -> Table:
+    """A full table drawing its deals (its seats send their bytes directly unless not
+    `direct`: commit, then reveal, is tested in tests/unit/test_commit_reveal.py)."""
     table = Table.open(game, rules, players, entropy_window=window,
-                       allow_preset_deck=allow_preset_deck)
+                       allow_preset_deck=allow_preset_deck, entropy_direct=direct)
     for seat in range(players):
         table.join(seat, f"p{seat}")
     return table
@@ -278,9 +280,27 @@ def test_a_drawn_hands_transcript_reveals_its_inputs_only_when_over() -> None:
     deal = game.export_transcript(hand)["deal"]
     assert deal == {"algorithm": DRAW_ALGORITHM, "seed": SEED.hex(),
                     "commitment": seed_commitment(SEED), "hand_id": str(hand.id),
-                    "contributions": [""] * players}
+                    "contributions": [""] * players,
+                    # the draw's public record: seats sent bytes directly, none committed
+                    "draw": {"number": 1, "commitment": seed_commitment(SEED),
+                             "commit_deadline": None,
+                             "deadline": (NOW + timedelta(seconds=WINDOW)).isoformat(),
+                             "commitments": None, "withheld": [], "abandoned": []}}
 
 
 def _resign() -> Any:
     from fiftyk_referee.domain.game import RESIGN, Action
     return Action(RESIGN)
+
+
+def test_a_late_contribution_is_refused_as_closed_before_and_after_the_clock_deals(
+        table: Table) -> None:
+    """The answer to a contribution after the deadline does not depend on whether the
+    referee's clock has dealt the draw yet: the window is closed either way."""
+    table.start_hand(seed=SEED, now=NOW)
+    table.contribute(1, ONE, NOW)
+    late = NOW + timedelta(seconds=WINDOW)
+    assert reason_of(table.contribute, 0, ONE, late) == Reason.ENTROPY_WINDOW_CLOSED
+    assert table.close_draw(1, late) is not None
+    assert reason_of(table.contribute, 0, ONE, late) == Reason.ENTROPY_WINDOW_CLOSED
+    assert reason_of(table.contribute, 1, ONE, late) == Reason.ENTROPY_ALREADY_SENT

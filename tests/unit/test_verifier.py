@@ -20,12 +20,18 @@ from typing import Any
 import pytest
 
 from fiftyk_referee.service.cli.main import main
+from fiftyk_referee.service.cli.verify import EXIT_FAILED, EXIT_UNVERIFIED
+from fiftyk_referee.service.ops.config_keys import REFEREE_PUBLIC_KEY_FILE
+from fiftyk_referee.service.trust.entropy_receipts import entropy_receipt_body
 from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
 from fiftyk_referee.service.trust.verifier import (
+    FAILED,
     NO_CHAIN,
     OK,
     SKIPPED,
+    UNVERIFIED,
     CheckFailed,
+    Line,
     Report,
     Verifier,
     verify,
@@ -78,9 +84,52 @@ def test_the_readme_shows_what_fiftyk_verify_prints_for_the_example() -> None:
     assert out.getvalue() == block.group(1)
 
 
-def test_without_a_key_the_file_is_checked_against_the_key_it_names() -> None:
+def resigned_by_the_forger() -> dict[str, Any]:
+    """The example, its checkpoint and itself re-signed by a key that is not the referee's:
+    a whole file anyone can make, consistent in every check but who signed it."""
+    document = evidence()
+    document["ledger"]["checkpoint"] = FORGER.sign(document["ledger"]["checkpoint"])
+    return FORGER.sign(document)
+
+
+def test_without_a_key_an_intact_file_is_unverified_not_passed() -> None:
     report = verify(evidence())
-    assert report.ok and "not pinned" in report.lines[1].detail
+    assert report.ok and not report.verified
+    assert report.lines[1].status == UNVERIFIED
+    assert "no trusted key was given" in report.lines[1].detail
+
+
+def test_a_file_resigned_by_another_key_is_unverified_without_a_key_and_fails_with_one(
+) -> None:
+    assert not verify(resigned_by_the_forger()).verified
+    report = verify(resigned_by_the_forger(), trusted=[Signer.from_text(DEV_SIGNING_KEY).public])
+    assert report.failure is not None and report.failure.check == "signature"
+
+
+def _verify_cli(tmp_path: Path, document: dict[str, Any], *args: str) -> tuple[int, str, str]:
+    path = tmp_path / "evidence.json"
+    path.write_text(json.dumps(document), "utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["verify", str(path), *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_fiftyk_verify_without_a_key_exits_unverified_even_on_a_forged_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(REFEREE_PUBLIC_KEY_FILE, raising=False)
+    for document in (evidence(), resigned_by_the_forger()):
+        code, out, err = _verify_cli(tmp_path, document)
+        assert code == EXIT_UNVERIFIED, (out, err)
+        assert "UNVERIFIED" in out and "UNVERIFIED" in err and "verified:" not in out
+
+
+def test_fiftyk_verify_takes_the_pinned_key_file_from_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(REFEREE_PUBLIC_KEY_FILE, str(PUBLIC_KEY))
+    assert _verify_cli(tmp_path, evidence())[0] == 0
+    code, _, err = _verify_cli(tmp_path, resigned_by_the_forger())
+    assert code == EXIT_FAILED and "not a trusted key" in err
 
 
 def test_a_signature_by_an_untrusted_key_fails() -> None:
@@ -271,3 +320,81 @@ def test_the_seat_entropy_checks_recompute_from_the_inputs_not_the_first_event()
     deal["seed"] = "11" * 32
     with pytest.raises(CheckFailed, match="not the commitment"):
         Verifier({**document, "deal": deal}, rules=None)._commitment()
+
+
+@pytest.mark.parametrize("path", [EXAMPLE, ENTROPY_EXAMPLE], ids=lambda p: p.name)
+def test_the_example_evidence_files_are_current_exports_with_the_transcripts_deal(
+        path: Path) -> None:
+    """The published examples carry what `fiftyk export` writes today: the transcript's own
+    `deal` block (which the web page's fairness check reads) agrees with the evidence's."""
+    document = json.loads(path.read_text("utf-8"))
+    deal, stated = document["deal"], document["transcript"].get("deal")
+    assert stated is not None, f"{path.name} predates the transcript's deal block"
+    assert (stated["algorithm"], stated["seed"], stated["commitment"]) == (
+        deal["algorithm"], deal["seed"], deal["commitment"])
+
+
+# -- seat-entropy receipts (fiftyk verify --receipt) -----------------------------------------
+
+REFEREE = Signer.from_text(DEV_SIGNING_KEY)
+
+
+def entropy_evidence() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(ENTROPY_EXAMPLE.read_text("utf-8"))
+    return loaded
+
+
+def receipt_for(document: dict[str, Any], seat: int, *, data: bytes | None = None,
+                signer: Signer = REFEREE, **changes: Any) -> dict[str, Any]:
+    """A contribution receipt for a seat of the seat-entropy example (its bytes as dealt,
+    unless `data`)."""
+    sent = bytes.fromhex(document["deal"]["contributions"][seat]) if data is None else data
+    body = entropy_receipt_body(document["table_id"], {
+        "number": document["hand_number"], "commitment": document["deal"]["commitment"],
+        "deadline": "2026-12-01T16:00:10+00:00"}, seat=seat, entropy=sent, commitment=None,
+        table_version=7)
+    body.update(changes)
+    return signer.sign(body)
+
+
+def receipt_line(document: dict[str, Any], receipt: dict[str, Any], *,
+                 trusted: bool = True) -> Line:
+    report = verify(document, trusted=[REFEREE.public] if trusted else None,
+                    receipts=[receipt])
+    [line] = [line for line in report.lines if line.check == "receipt"]
+    return line
+
+
+def test_a_receipt_for_bytes_in_the_deal_checks_out() -> None:
+    document = entropy_evidence()
+    line = receipt_line(document, receipt_for(document, 1))
+    assert line.status == OK and "seat 1's bytes" in line.detail
+    assert receipt_line(document, receipt_for(document, 1), trusted=False).status \
+        == UNVERIFIED
+
+
+def test_a_receipt_for_bytes_the_deal_left_out_fails_naming_the_seat() -> None:
+    document = entropy_evidence()
+    line = receipt_line(document, receipt_for(document, 3, data=b"\x05" * 32))
+    assert line.status == FAILED
+    assert "counted seat 3's contribution as empty although the referee accepted its" \
+        in line.detail
+    line = receipt_line(document, receipt_for(document, 1, data=b"\x05" * 32))
+    assert "counted seat 1's contribution as other bytes" in line.detail
+
+
+def test_a_receipt_for_another_draw_is_a_re_draw() -> None:
+    document = entropy_evidence()
+    line = receipt_line(document, receipt_for(document, 1, draw_commitment="cd" * 32))
+    assert line.status == FAILED and line.detail.startswith("re-draw: ")
+    assert "a quiet re-draw" in line.detail
+
+
+def test_a_forged_or_misdirected_receipt_frames_nobody() -> None:
+    document = entropy_evidence()
+    forged = receipt_line(document, receipt_for(document, 3, data=b"\x05" * 32,
+                                                signer=FORGER))
+    assert forged.status == FAILED and forged.detail.startswith("the receipt: ")
+    elsewhere = receipt_line(document, receipt_for(document, 1, hand_number=2))
+    assert elsewhere.status == FAILED
+    assert elsewhere.detail.startswith("the receipt: the receipt is for table")

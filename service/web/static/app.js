@@ -78,14 +78,19 @@
   }
 
   async function loadJson(data, what) {
+    let signedBy = null;
     try {
       if (data && data.format === REPLAY_FORMAT) { show(data, 0); status(`loaded ${what}`); return; }
       if (data && data.format === EVIDENCE_FORMAT && data.transcript) {
         // The evidence's own deal inputs are what its fairness check verifies.
         const deal = data.deal || {};
+        // Who signed it is not checked here (the page holds no referee key): the file is
+        // unverified, whatever its deal says.
+        signedBy = (data.signature && data.signature.key_id) || "nobody";
         data = { ...data.transcript, deal: { algorithm: deal.algorithm, seed: deal.seed ?? null,
                                             commitment: deal.commitment, hand_id: data.hand_id,
-                                            contributions: deal.contributions } };
+                                            contributions: deal.contributions,
+                                            draw: deal.draw } };
       }
       if (data && data.format === TRANSCRIPT_FORMAT) {
         if (location.protocol === "file:") {
@@ -96,6 +101,7 @@
                                                      headers: { "Content-Type": "application/json" } });
         const body = await response.json();
         if (!response.ok) { status(`${what}: ${body.error}`, "error"); return; }
+        if (signedBy) body.unverifiedSignature = signedBy;
         show(body, 0);
         status(`${what}: ${body.result.status}, ${body.result.actions_applied} actions applied`);
         return;
@@ -442,11 +448,12 @@
       // (and, for a seat-entropy deal, the hand's id and every seat's contribution).
       Object.assign(inputs, { algorithm: deal.algorithm, seed: deal.seed, commitment: deal.commitment,
                               deck: doc.transcript.deck || inputs.deck,
-                              hand_id: deal.hand_id, contributions: deal.contributions });
+                              hand_id: deal.hand_id, contributions: deal.contributions,
+                              draw: deal.draw });
     } else if (doc.deal) {
       // A seat-entropy deal: its algorithm and contributions, as the table published them.
       Object.assign(inputs, { algorithm: doc.deal.algorithm, hand_id: doc.deal.hand_id,
-                              contributions: doc.deal.contributions });
+                              contributions: doc.deal.contributions, draw: doc.deal.draw });
     }
     if (!inputs.seed && (!inputs.deck || !inputs.deck.length)) {
       box.replaceChildren(el("p", { class: "unknown", "data-fair": "unknown" },
@@ -456,10 +463,16 @@
     box.replaceChildren(el("p", {}, "checking…"));
     try {
       const verdict = await FK.fairness.check(inputs);
+      const signedBy = doc.unverifiedSignature;
       box.replaceChildren(
         el("p", { class: verdict.ok ? "ok" : "bad", "data-fair": verdict.ok ? "yes" : "no" },
            verdict.ok ? "✔ The deal checks out." : "✘ The deal does NOT check out."),
-        el("ul", {}, verdict.lines.map((l) => el("li", { class: l.ok ? "ok" : "bad" }, l.text))));
+        el("ul", {}, verdict.lines.map((l) => el("li", { class: l.ok ? "ok" : "bad" }, l.text))),
+        ...(signedBy ? [el("p", { class: "bad", "data-signature": "unverified" },
+          `UNVERIFIED evidence: it says it was signed by ${signedBy}, and this page does not`
+          + " check signatures (it holds no referee key; anyone can sign a file with a key of"
+          + " their own). Check the whole file with `fiftyk verify FILE --key referee.pub`.")]
+          : []));
     } catch (err) {
       box.replaceChildren(el("p", { class: "bad", "data-fair": "error" }, `cannot check: ${err.message}`));
     }

@@ -101,8 +101,61 @@
     preset: { shuffle: null, commit: commitV1 },
   };
 
+  // A seat-entropy deal's draw record: no draw abandoned before it (a re-draw), every
+  // revealed contribution opens its seat's commitment, the withheld seats are those that
+  // committed and did not reveal. Returns whether it holds.
+  async function checkDraw(record, contributions, say) {
+    const abandoned = (record.abandoned || []).map((d) => d.commitment);
+    if (abandoned.length) {
+      return say(false, `re-draw: this hand was dealt from draw ${abandoned.length + 1}; the`
+                        + ` referee abandoned the draw(s) committed to ${abandoned.join(", ")}`);
+    }
+    // Seats that bound keys of their own sign what they send: an unsigned commitment or
+    // contribution of such a seat was made with its token alone. (The signatures themselves
+    // are Ed25519's, which `fiftyk verify` checks; this page checks that they are there.)
+    const keys = record.seat_keys || [];
+    const signatures = record.signatures || {};
+    for (let seat = 0; seat < keys.length; seat += 1) {
+      if (!keys[seat]) continue;
+      for (const [field, sent] of [["commitments", record.commitments || []],
+                                   ["contributions", contributions || []]]) {
+        if (sent[seat] && !((signatures[field] || [])[seat])) {
+          return say(false, `seat ${seat}'s ${field.slice(0, -1)} is unsigned although the seat`
+                            + " bound a key of its own: it was made with the seat's token alone");
+        }
+      }
+    }
+    const keyed = keys.filter((k) => k).length;
+    if (keyed) {
+      say(true, `${keyed} seat(s) bound keys of their own and signed what they sent (fiftyk`
+                + " verify checks the signatures)");
+    }
+    if (!record.commitments) {
+      return say(true, "the seats sent their bytes directly (no commitment first): the referee"
+                       + " saw them before it dealt");
+    }
+    if (!Array.isArray(contributions)) return true;
+    const withheld = [];
+    for (let seat = 0; seat < record.commitments.length; seat += 1) {
+      const committed = record.commitments[seat];
+      const sent = contributions[seat];
+      if (sent && (!committed || hex(await sha256(hexToBytes(sent))) !== committed)) {
+        return say(false, `seat ${seat}'s revealed bytes do not open its commitment`);
+      }
+      if (committed && !sent) withheld.push(seat);
+    }
+    if (withheld.join() !== (record.withheld || []).join()) {
+      return say(false, `the record names seats [${record.withheld}] as withheld, the`
+                        + ` commitments say [${withheld}]`);
+    }
+    return say(true, "every revealed contribution opens its seat's commitment"
+                     + (withheld.length ? `; seat(s) ${withheld.join(", ")} committed and`
+                                          + " withheld their bytes (counted as empty)" : ""));
+  }
+
   // inputs: {algorithm, seed (hex or null), commitment, deck (may be empty: a spectator is
-  // not shown it), canonical; for fiftyk-shuffle/2 also hand_id and contributions}.
+  // not shown it), canonical; for fiftyk-shuffle/2 also hand_id, contributions and the
+  // draw's record (`draw`, hands dealt since it is kept)}.
   // Returns {ok, lines: [{ok, text}]}: one line per check.
   async function check(inputs) {
     const lines = [];
@@ -131,6 +184,7 @@
         say(true, `seat entropy: ${sent} of ${inputs.contributions.length} seats contributed`
                   + " (an empty contribution for the others)");
       }
+      if (inputs.draw) ok = (await checkDraw(inputs.draw, inputs.contributions, say)) && ok;
       const dealt = await algorithm.shuffle(seed, inputs.canonical, inputs);
       if (known) {
         const same = dealt.length === known.length && dealt.every((c, i) => c === known[i]);

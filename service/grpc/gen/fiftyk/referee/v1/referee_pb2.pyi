@@ -323,23 +323,34 @@ class SeatInfo(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """seat is the seat number."""
     player_id: _builtins.str
     """player_id is the player sitting there; absent while the seat is free."""
+    public_key: _builtins.str
+    """public_key is the Ed25519 public key (hex) the player bound when it joined; absent
+    when none was bound.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         player_id: _builtins.str | None = ...,
+        public_key: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_player_id", b"_player_id", "player_id", b"player_id"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_player_id", b"_player_id", "_public_key", b"_public_key", "player_id", b"player_id", "public_key", b"public_key"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_player_id", b"_player_id", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_player_id", b"_player_id", "_public_key", b"_public_key", "player_id", b"player_id", "public_key", b"public_key", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__player_id: _TypeAlias = _typing.Literal["player_id"]  # noqa: Y015
     _WhichOneofArgType__player_id: _TypeAlias = _typing.Literal["_player_id", b"_player_id"]  # noqa: Y015
+    _WhichOneofReturnType__public_key: _TypeAlias = _typing.Literal["public_key"]  # noqa: Y015
+    _WhichOneofArgType__public_key: _TypeAlias = _typing.Literal["_public_key", b"_public_key"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__player_id) -> _WhichOneofReturnType__player_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__public_key) -> _WhichOneofReturnType__public_key | None: ...
 
 Global___SeatInfo: _TypeAlias = SeatInfo  # noqa: Y015
 
@@ -519,18 +530,25 @@ class SeatEntropy(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     WINDOW_SECONDS_FIELD_NUMBER: _builtins.int
+    DIRECT_FIELD_NUMBER: _builtins.int
     window_seconds: _builtins.int
     """window_seconds is how long the seats may contribute after StartHand (1..300; 0 asks for
     the default, 10). A seat that sent nothing by then counts as the empty contribution.
+    """
+    direct: _builtins.bool
+    """direct makes the seats send their bytes at once, without a commitment first (0.2's
+    protocol: the referee sees every seat's bytes before it deals). Unset, the default, the
+    seats commit during one window and reveal during the next (docs/fairness.md).
     """
     def __init__(
         self,
         *,
         window_seconds: _builtins.int = ...,
+        direct: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["window_seconds", b"window_seconds"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["direct", b"direct", "window_seconds", b"window_seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -546,11 +564,18 @@ class Draw(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     DEADLINE_FIELD_NUMBER: _builtins.int
     CONTRIBUTED_FIELD_NUMBER: _builtins.int
+    COMMIT_DEADLINE_FIELD_NUMBER: _builtins.int
+    COMMITTED_FIELD_NUMBER: _builtins.int
+    ABANDONED_FIELD_NUMBER: _builtins.int
     hand_number: _builtins.int
     """hand_number is the number the hand will have at its table."""
     commitment: _builtins.str
     """commitment is the hex SHA-256 of "fiftyk-seed/2" and the referee's secret seed,
     published before any seat contributes; the seed is revealed when the hand ends.
+    """
+    abandoned: _builtins.int
+    """abandoned counts the draws opened for this hand before this one and never dealt: a
+    re-draw, which an honest referee never makes (0 normally).
     """
     @_builtins.property
     def deadline(self) -> _timestamp_pb2.Timestamp:
@@ -558,7 +583,18 @@ class Draw(_message.Message):
 
     @_builtins.property
     def contributed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """contributed lists the seats that contributed so far."""
+        """contributed lists the seats whose bytes are in so far (revealed, or sent directly)."""
+
+    @_builtins.property
+    def commit_deadline(self) -> _timestamp_pb2.Timestamp:
+        """commit_deadline is when the commit window closes at a commit-then-reveal table (the
+        seats reveal from then, or once every seat committed, until `deadline`); absent when the
+        seats send their bytes directly.
+        """
+
+    @_builtins.property
+    def committed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """committed lists the seats that committed so far (commit-then-reveal tables)."""
 
     def __init__(
         self,
@@ -567,10 +603,13 @@ class Draw(_message.Message):
         commitment: _builtins.str = ...,
         deadline: _timestamp_pb2.Timestamp | None = ...,
         contributed: _abc.Iterable[_builtins.int] | None = ...,
+        commit_deadline: _timestamp_pb2.Timestamp | None = ...,
+        committed: _abc.Iterable[_builtins.int] | None = ...,
+        abandoned: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["commit_deadline", b"commit_deadline", "deadline", b"deadline"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "contributed", b"contributed", "deadline", b"deadline", "hand_number", b"hand_number"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abandoned", b"abandoned", "commit_deadline", b"commit_deadline", "commitment", b"commitment", "committed", b"committed", "contributed", b"contributed", "deadline", b"deadline", "hand_number", b"hand_number"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -929,8 +968,10 @@ class HandView(_message.Message):
     legal_plays_truncated: _builtins.bool
     """legal_plays_truncated is set when `legal_plays` was cut at the requested maximum."""
     deal_commitment: _builtins.str
-    """deal_commitment is the fairness commitment published with the deal (hex SHA-256 over
-    the secret shuffle seed and the deck, see domain/deal.py).
+    """deal_commitment is the fairness commitment published with the deal: hex SHA-256 over
+    the secret shuffle seed and the deck; at a seat-entropy table, over the referee's seed
+    alone (published when the draw opened, before the seats contributed); for a preset deck,
+    over the deck alone (docs/fairness.md).
     """
     deal_seed: _builtins.str
     """deal_seed is the shuffle seed (hex) that opens the commitment; revealed once the hand
@@ -1298,6 +1339,7 @@ class JoinTableRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    SEAT_PUBLIC_KEY_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
@@ -1306,6 +1348,13 @@ class JoinTableRequest(_message.Message):
     """player_id identifies the player (chosen by the platform; at most 128 characters)."""
     seat: _builtins.int
     """seat is the wanted seat; absent takes the lowest free seat."""
+    seat_public_key: _builtins.bytes
+    """seat_public_key binds the player's own Ed25519 public key (32 bytes) to the seat: its
+    client generates the key pair and keeps the private half; the seat's seat-entropy
+    commitments and contributions must then be signed with it (ContributeEntropyRequest.
+    signature), so one made with the seat token alone is refused, and shown as unsigned in
+    the hand's evidence if the referee let it through (docs/fairness.md#seat-keys).
+    """
     def __init__(
         self,
         *,
@@ -1313,10 +1362,11 @@ class JoinTableRequest(_message.Message):
         table_id: _builtins.str = ...,
         player_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
+        seat_public_key: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "player_id", b"player_id", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "player_id", b"player_id", "request_id", b"request_id", "seat", b"seat", "seat_public_key", b"seat_public_key", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -1520,22 +1570,39 @@ class ContributeEntropyRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     ENTROPY_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """request_id makes the command idempotent (see CreateTableRequest.request_id)."""
     table_id: _builtins.str
     """table_id identifies the table."""
     entropy: _builtins.bytes
-    """entropy is 16 to 64 random bytes from the seat's own random source."""
+    """entropy is 16 to 64 random bytes from the seat's own random source: sent directly, or
+    revealed after their commitment. Exactly one of `entropy` and `commitment`.
+    """
+    commitment: _builtins.bytes
+    """commitment is the 32-byte SHA-256 of the bytes the seat will reveal (commit-then-reveal
+    tables, during the commit window).
+    """
+    signature: _builtins.bytes
+    """signature is the seat key's Ed25519 signature (64 bytes) of the statement
+    "fiftyk-entropy/1\\n" table_id "\\n" hand_number "\\n" draw commitment "\\n" kind "\\n"
+    digest, kind being "commitment" (digest: the commitment, hex) or "bytes" (digest: the
+    bytes' SHA-256, hex); required when the seat bound a key (JoinTableRequest.
+    seat_public_key), ignored otherwise.
+    """
     def __init__(
         self,
         *,
         request_id: _builtins.str = ...,
         table_id: _builtins.str = ...,
         entropy: _builtins.bytes = ...,
+        commitment: _builtins.bytes = ...,
+        signature: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entropy", b"entropy", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "entropy", b"entropy", "request_id", b"request_id", "signature", b"signature", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1551,10 +1618,16 @@ class ContributeEntropyResponse(_message.Message):
     HAND_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
+    RECEIPT_JSON_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """version is the table's event version after the command."""
     replayed: _builtins.bool
     """replayed is set when `request_id` matched an earlier command."""
+    receipt_json: _builtins.str
+    """receipt_json is the referee's signed receipt for the accepted commitment or bytes
+    (`fiftyk-entropy-receipt/1`, docs/fairness.md#receipts): keep it, `fiftyk verify
+    --receipt` checks it against the hand's evidence.
+    """
     @_builtins.property
     def table(self) -> Global___TableView:
         """table is the table after the contribution (its `draw` while other seats may still
@@ -1572,10 +1645,11 @@ class ContributeEntropyResponse(_message.Message):
         hand: Global___HandView | None = ...,
         version: _builtins.int = ...,
         replayed: _builtins.bool = ...,
+        receipt_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "replayed", b"replayed", "table", b"table", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "receipt_json", b"receipt_json", "replayed", b"replayed", "table", b"table", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2542,6 +2616,7 @@ class Event(_message.Message):
     TABLE_HAND_VOIDED_FIELD_NUMBER: _builtins.int
     TABLE_DRAW_OPENED_FIELD_NUMBER: _builtins.int
     TABLE_ENTROPY_CONTRIBUTED_FIELD_NUMBER: _builtins.int
+    TABLE_ENTROPY_COMMITTED_FIELD_NUMBER: _builtins.int
     FIFTYK_HAND_DEALT_FIELD_NUMBER: _builtins.int
     FIFTYK_CARDS_PLAYED_FIELD_NUMBER: _builtins.int
     FIFTYK_PASSED_FIELD_NUMBER: _builtins.int
@@ -2630,6 +2705,10 @@ class Event(_message.Message):
     @_builtins.property
     def table_entropy_contributed(self) -> Global___TableEntropyContributed:
         """table_entropy_contributed: `table.entropy_contributed`."""
+
+    @_builtins.property
+    def table_entropy_committed(self) -> Global___TableEntropyCommitted:
+        """table_entropy_committed: `table.entropy_committed`."""
 
     @_builtins.property
     def fiftyk_hand_dealt(self) -> Global___FiftykHandDealt:
@@ -2745,6 +2824,7 @@ class Event(_message.Message):
         table_hand_voided: Global___TableHandVoided | None = ...,
         table_draw_opened: Global___TableDrawOpened | None = ...,
         table_entropy_contributed: Global___TableEntropyContributed | None = ...,
+        table_entropy_committed: Global___TableEntropyCommitted | None = ...,
         fiftyk_hand_dealt: Global___FiftykHandDealt | None = ...,
         fiftyk_cards_played: Global___FiftykCardsPlayed | None = ...,
         fiftyk_passed: Global___FiftykPassed | None = ...,
@@ -2768,11 +2848,11 @@ class Event(_message.Message):
         game_payload: _struct_pb2.Struct | None = ...,
         game_event: _any_pb2.Any | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_event", b"game_event", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_event", b"game_event", "game_payload", b"game_payload", "payload", b"payload", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_committed", b"table_entropy_committed", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_event", b"game_event", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregate_id", b"aggregate_id", "aggregate_version", b"aggregate_version", "fiftyk_announced", b"fiftyk_announced", "fiftyk_cards_drawn", b"fiftyk_cards_drawn", "fiftyk_cards_played", b"fiftyk_cards_played", "fiftyk_hand_dealt", b"fiftyk_hand_dealt", "fiftyk_hand_ended", b"fiftyk_hand_ended", "fiftyk_passed", b"fiftyk_passed", "fiftyk_resigned", b"fiftyk_resigned", "fiftyk_trick_won", b"fiftyk_trick_won", "fiftyk_went_out", b"fiftyk_went_out", "game_event", b"game_event", "game_payload", b"game_payload", "name", b"name", "payload", b"payload", "position", b"position", "shengji_cards_played", b"shengji_cards_played", "shengji_declared", b"shengji_declared", "shengji_declared_nothing", b"shengji_declared_nothing", "shengji_hand_dealt", b"shengji_hand_dealt", "shengji_hand_ended", b"shengji_hand_ended", "shengji_kitty_buried", b"shengji_kitty_buried", "shengji_kitty_taken", b"shengji_kitty_taken", "shengji_round_dealt", b"shengji_round_dealt", "shengji_throw_failed", b"shengji_throw_failed", "shengji_trick_won", b"shengji_trick_won", "shengji_window_closed", b"shengji_window_closed", "table_closed", b"table_closed", "table_draw_opened", b"table_draw_opened", "table_entropy_committed", b"table_entropy_committed", "table_entropy_contributed", b"table_entropy_contributed", "table_hand_recorded", b"table_hand_recorded", "table_hand_started", b"table_hand_started", "table_hand_voided", b"table_hand_voided", "table_match_ended", b"table_match_ended", "table_opened", b"table_opened", "table_seat_left", b"table_seat_left", "table_seat_replaced", b"table_seat_replaced", "table_seat_taken", b"table_seat_taken", "table_seat_token_reissued", b"table_seat_token_reissued", "timestamp", b"timestamp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "table_seat_replaced", "table_seat_token_reissued", "table_closed", "table_hand_voided", "table_draw_opened", "table_entropy_contributed", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended", "game_payload"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["table_opened", "table_seat_taken", "table_seat_left", "table_hand_started", "table_hand_recorded", "table_match_ended", "table_seat_replaced", "table_seat_token_reissued", "table_closed", "table_hand_voided", "table_draw_opened", "table_entropy_contributed", "table_entropy_committed", "fiftyk_hand_dealt", "fiftyk_cards_played", "fiftyk_passed", "fiftyk_resigned", "fiftyk_trick_won", "fiftyk_cards_drawn", "fiftyk_announced", "fiftyk_went_out", "fiftyk_hand_ended", "shengji_hand_dealt", "shengji_round_dealt", "shengji_declared_nothing", "shengji_declared", "shengji_window_closed", "shengji_kitty_taken", "shengji_kitty_buried", "shengji_throw_failed", "shengji_cards_played", "shengji_trick_won", "shengji_hand_ended", "game_payload"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
@@ -2858,19 +2938,23 @@ class TableSeatTaken(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """seat is the seat taken."""
     player_id: _builtins.str
     """player_id is the player who sat down."""
+    public_key: _builtins.str
+    """public_key is the Ed25519 public key (hex) the player bound to the seat, if any."""
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         player_id: _builtins.str = ...,
+        public_key: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "public_key", b"public_key", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2910,6 +2994,7 @@ class TableHandStarted(_message.Message):
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     DEALER_FIELD_NUMBER: _builtins.int
     CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the new hand."""
     hand_number: _builtins.int
@@ -2923,6 +3008,10 @@ class TableHandStarted(_message.Message):
         deal on: without the referee's seed (revealed when the hand ends) they show no card.
         """
 
+    @_builtins.property
+    def withheld(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """withheld lists the seats that committed and did not reveal in time (counted as "")."""
+
     def __init__(
         self,
         *,
@@ -2930,10 +3019,11 @@ class TableHandStarted(_message.Message):
         hand_number: _builtins.int = ...,
         dealer: _builtins.int = ...,
         contributions: _abc.Iterable[_builtins.str] | None = ...,
+        withheld: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["contributions", b"contributions", "dealer", b"dealer", "hand_id", b"hand_id", "hand_number", b"hand_number"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contributions", b"contributions", "dealer", b"dealer", "hand_id", b"hand_id", "hand_number", b"hand_number", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3061,8 +3151,9 @@ class FiftykHandDealt(_message.Message):
     first_leader: _builtins.int
     """first_leader is the seat that leads the first trick."""
     deal_commitment: _builtins.str
-    """deal_commitment is the fairness commitment (hex SHA-256 over the secret seed and the
-    deck); `fiftyk.hand_ended` reveals the seed that opens it.
+    """deal_commitment is the fairness commitment, as in HandView.deal_commitment (for a
+    seat-entropy hand, the commitment to the referee's seed alone);
+    `fiftyk.hand_ended` reveals the seed that opens it.
     """
     stock_count: _builtins.int
     """stock_count is the number of cards left in the stock (5/6-card games); absent otherwise."""
@@ -4862,13 +4953,22 @@ class TableDrawOpened(_message.Message):
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
     DEADLINE_FIELD_NUMBER: _builtins.int
+    COMMIT_DEADLINE_FIELD_NUMBER: _builtins.int
     hand_number: _builtins.int
     """hand_number is the number the hand will have at its table."""
     commitment: _builtins.str
     """commitment is the hex SHA-256 of "fiftyk-seed/2" and the referee's secret seed."""
     @_builtins.property
     def deadline(self) -> _timestamp_pb2.Timestamp:
-        """deadline is when the seats stop contributing."""
+        """deadline is when the seats stop contributing (at a commit-then-reveal table: stop
+        revealing).
+        """
+
+    @_builtins.property
+    def commit_deadline(self) -> _timestamp_pb2.Timestamp:
+        """commit_deadline is when the commit window closes (absent when the seats send their
+        bytes directly). A second draw_opened for the same hand_number is a re-draw.
+        """
 
     def __init__(
         self,
@@ -4876,14 +4976,41 @@ class TableDrawOpened(_message.Message):
         hand_number: _builtins.int = ...,
         commitment: _builtins.str = ...,
         deadline: _timestamp_pb2.Timestamp | None = ...,
+        commit_deadline: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["commit_deadline", b"commit_deadline", "deadline", b"deadline"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deadline", b"deadline", "hand_number", b"hand_number"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commit_deadline", b"commit_deadline", "commitment", b"commitment", "deadline", b"deadline", "hand_number", b"hand_number"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableDrawOpened: _TypeAlias = TableDrawOpened  # noqa: Y015
+
+@_typing.final
+class TableEntropyCommitted(_message.Message):
+    """TableEntropyCommitted (`table.entropy_committed`): a seat committed to its contribution."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """seat is the committing seat."""
+    commitment: _builtins.str
+    """commitment is the hex SHA-256 of the bytes the seat will reveal."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        commitment: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableEntropyCommitted: _TypeAlias = TableEntropyCommitted  # noqa: Y015
 
 @_typing.final
 class TableEntropyContributed(_message.Message):

@@ -258,8 +258,11 @@ class RefereeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ContributeEntropy(self, request, context):
-        """ContributeEntropy adds the caller's seat's random bytes to the deal being drawn
-        (docs/fairness.md#seat-entropy); the last seat's contribution deals the hand. Seat token.
+        """ContributeEntropy adds the caller's seat's commitment, or its random bytes, to the deal
+        being drawn (docs/fairness.md#seat-entropy): at a commit-then-reveal table (the default)
+        first the SHA-256 of the bytes, then the bytes once every seat has committed or the
+        commit window closed; the last outstanding contribution deals the hand. Each accepted
+        one is answered with a receipt signed by the referee. Seat token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

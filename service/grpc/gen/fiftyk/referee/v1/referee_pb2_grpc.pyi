@@ -102,8 +102,11 @@ class RefereeServiceStub:
     the draw's deadline (docs/fairness.md#seat-entropy).
     """
     ContributeEntropy: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ContributeEntropyRequest, _referee_pb2.ContributeEntropyResponse]
-    """ContributeEntropy adds the caller's seat's random bytes to the deal being drawn
-    (docs/fairness.md#seat-entropy); the last seat's contribution deals the hand. Seat token.
+    """ContributeEntropy adds the caller's seat's commitment, or its random bytes, to the deal
+    being drawn (docs/fairness.md#seat-entropy): at a commit-then-reveal table (the default)
+    first the SHA-256 of the bytes, then the bytes once every seat has committed or the
+    commit window closed; the last outstanding contribution deals the hand. Each accepted
+    one is answered with a receipt signed by the referee. Seat token.
     """
     Play: _grpc.UnaryUnaryMultiCallable[_referee_pb2.PlayRequest, _referee_pb2.PlayResponse]
     """Play plays cards for the caller's seat. Seat token."""
@@ -254,8 +257,11 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     the draw's deadline (docs/fairness.md#seat-entropy).
     """
     ContributeEntropy: _aio.UnaryUnaryMultiCallable[_referee_pb2.ContributeEntropyRequest, _referee_pb2.ContributeEntropyResponse]  # type: ignore[assignment]
-    """ContributeEntropy adds the caller's seat's random bytes to the deal being drawn
-    (docs/fairness.md#seat-entropy); the last seat's contribution deals the hand. Seat token.
+    """ContributeEntropy adds the caller's seat's commitment, or its random bytes, to the deal
+    being drawn (docs/fairness.md#seat-entropy): at a commit-then-reveal table (the default)
+    first the SHA-256 of the bytes, then the bytes once every seat has committed or the
+    commit window closed; the last outstanding contribution deals the hand. Each accepted
+    one is answered with a receipt signed by the referee. Seat token.
     """
     Play: _aio.UnaryUnaryMultiCallable[_referee_pb2.PlayRequest, _referee_pb2.PlayResponse]  # type: ignore[assignment]
     """Play plays cards for the caller's seat. Seat token."""
@@ -439,8 +445,11 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.ContributeEntropyRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.ContributeEntropyResponse, _abc.Awaitable[_referee_pb2.ContributeEntropyResponse]]:
-        """ContributeEntropy adds the caller's seat's random bytes to the deal being drawn
-        (docs/fairness.md#seat-entropy); the last seat's contribution deals the hand. Seat token.
+        """ContributeEntropy adds the caller's seat's commitment, or its random bytes, to the deal
+        being drawn (docs/fairness.md#seat-entropy): at a commit-then-reveal table (the default)
+        first the SHA-256 of the bytes, then the bytes once every seat has committed or the
+        commit window closed; the last outstanding contribution deals the hand. Each accepted
+        one is answered with a receipt signed by the referee. Seat token.
         """
 
     @_abc_1.abstractmethod
