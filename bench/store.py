@@ -163,7 +163,9 @@ class TablePlayer(threading.Thread):
             time.sleep(max(0.0, self.start_at - time.time()))
             began = time.perf_counter()
             hand: Hand | None = None
-            while time.time() < self.stop_at:
+            # The first command is always sent: a window a loaded machine let pass before the
+            # loop began still yields one measured command, never an empty sample.
+            while hand is None or time.time() < self.stop_at:
                 if hand is None or hand.is_over:
                     outcome = self._timed(lambda: self.app.start_hand(self.table_id))
                     self.hand_ids.append(str(outcome.hand_id))

@@ -194,3 +194,15 @@ def test_filled_store_copies_tables_whose_hands_and_scores_replay(tmp_path: Path
         assert app.audit.run().problems == []  # the copies' hash chains are whole
     finally:
         app.close()
+
+
+def test_a_latency_sample_measures_a_command_however_long_its_table_takes_to_set_up(
+        tmp_path: Path) -> None:
+    """The window opens after the table is created and seated: a window shorter than that
+    set-up (a loaded machine) still measures the command that starts in it."""
+    database = parse_database_url(str(tmp_path / "latency.sqlite"), tmp_path)
+    app = Referee(persistence_env(database))
+    try:
+        assert len(growth.command_latency(app, 1e-9, seed=5)) >= 1
+    finally:
+        app.close()
