@@ -31,6 +31,8 @@ class ServiceReason(StrEnum):
     MISSING_FIELD = "MISSING_FIELD"
     INVALID_ID = "INVALID_ID"
     INVALID_REQUEST = "INVALID_REQUEST"
+    # A witness's cosignature whose form, signature or tree does not check (AddCosignature).
+    INVALID_COSIGNATURE = "INVALID_COSIGNATURE"
     # UNAUTHENTICATED
     MISSING_CREDENTIALS = "MISSING_CREDENTIALS"
     INVALID_TOKEN = "INVALID_TOKEN"
@@ -45,6 +47,8 @@ class ServiceReason(StrEnum):
     AUDIT_REQUIRED = "AUDIT_REQUIRED"
     PLATFORM_REQUIRED = "PLATFORM_REQUIRED"
     SPECTATOR_DELAYED = "SPECTATOR_DELAYED"
+    # A cosignature by a key the operator did not list as a witness (AddCosignature).
+    UNKNOWN_WITNESS = "UNKNOWN_WITNESS"
     # DEADLINE_EXCEEDED
     REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
     # RESOURCE_EXHAUSTED

@@ -357,7 +357,8 @@ async def create_server(config: Config, *, metrics_port: int | None = None) -> R
         raise
     app = await loop.run_in_executor(
         executor, lambda: Referee(_persistence(config), metrics=metrics,
-                                  signer=Signer.from_text(config.signing_key)))
+                                  signer=Signer.from_text(config.signing_key),
+                                  witnesses=config.witness_keys))
     hub = FeedHub(app, executor)
     active_tables = ActiveTables()
     hub.add_listener(active_tables.observe)

@@ -28,7 +28,7 @@ EXIT_OUTPUT_CLOSED = 141
 # and imports it only when run, so `fiftyk --help` and the client commands start fast. Without
 # the extra such a command is left out, and the help names it.
 SUBCOMMAND_MODULES = ("adjudicate", "health", "rules", "serve", "demo", "replay", "migrate",
-                      "verify")
+                      "verify", "witness")
 SubcommandRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
 

@@ -51,9 +51,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Check a fiftyk-evidence/1 file: signature, hash chain, deal commitment,"
         " the deck recomputed from the revealed seed, a seat-entropy deal's draw (every"
         " revealed contribution opens its commitment, withheld seats, no re-draw, the"
-        " signatures of seats with keys of their own), ledger inclusion and checkpoint, each"
-        " --receipt against the deal, and the re-ruling of the whole hand. One line per"
-        " check; exit 1 at the first failure.",
+        " signatures of seats with keys of their own), ledger inclusion and checkpoint, the"
+        " witnesses' cosignatures (one from each --witness-key), each --receipt against the"
+        " deal, and the re-ruling of the whole hand. One line per check; exit 1 at the"
+        " first failure.",
     )
     check.add_argument("file", help="evidence JSON (from `fiftyk export`), or - for stdin")
     check.add_argument("--key", action="append", metavar="FILE",
@@ -64,6 +65,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     check.add_argument("--since", metavar="FILE",
                        help="an earlier evidence file: check that its ledger checkpoint is a"
                             " prefix of this one's (nothing was rolled back or rewritten)")
+    check.add_argument("--witness-key", action="append", metavar="FILE",
+                       help="a witness's public key (PEM or hex; repeat for several): require"
+                            " a valid cosignature by it of a ledger tree that holds the hand"
+                            " (`fiftyk witness`); without one the check fails")
     check.add_argument("--receipt", action="append", metavar="FILE",
                        help="a seat-entropy receipt the referee signed (ContributeEntropy's"
                             " receipt_json; repeat for several): check that the deal holds"
@@ -110,6 +115,8 @@ def run_verify(args: argparse.Namespace) -> int:
         since = _read_json(args.since) if args.since else None
         receipts = [_read_json(path) for path in args.receipt or ()]
         trusted = _trusted_keys(args.key)
+        witnesses = [load_public_key(Path(p).read_text(encoding="utf-8"))
+                     for p in args.witness_key or ()]
     except OSError as error:
         print(f"fiftyk verify: cannot read {error.filename}: {error.strerror}",
               file=sys.stderr)
@@ -118,13 +125,14 @@ def run_verify(args: argparse.Namespace) -> int:
         print(f"fiftyk verify: not a JSON evidence file: {error}", file=sys.stderr)
         return EXIT_UNREADABLE
     except SignatureError as error:
-        print(f"fiftyk verify: --key: {error}", file=sys.stderr)
+        print(f"fiftyk verify: --key or --witness-key: {error}", file=sys.stderr)
         return EXIT_UNREADABLE
     if not isinstance(evidence, dict) or (since is not None and not isinstance(since, dict)) \
             or not all(isinstance(receipt, dict) for receipt in receipts):
         print("fiftyk verify: the evidence is not a JSON object", file=sys.stderr)
         return EXIT_UNREADABLE
-    report = verify(evidence, trusted=trusted, since=since, receipts=receipts)
+    report = verify(evidence, trusted=trusted, since=since, receipts=receipts,
+                    witnesses=witnesses)
     for line in report.lines:
         print(line)
     failure = report.failure

@@ -35,21 +35,27 @@ from fiftyk_referee.service.trust.chain_store import ChainedEventStore, ChainedM
 from fiftyk_referee.service.trust.integrity import IntegrityAudit
 from fiftyk_referee.service.trust.ledger import HandLog
 from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
+from fiftyk_referee.service.trust.witness import WitnessCosignatures, WitnessKeys
 
 TABLE_SNAPSHOT_INTERVAL = 50
+# A witness cosigns each larger tree it sees: its stream grows with the ledger.
+COSIGNATURES_SNAPSHOT_INTERVAL = 50
 
 
 class Referee(UseCases, Audits, NamedCommands):
     """The referee: tables, hands, their history, and the global feed."""
 
     name = "Referee"
-    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Table: TABLE_SNAPSHOT_INTERVAL}
-    snapshotting_projectors: ClassVar[dict[type[Any], Any]] = {Table: replay}
+    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {
+        Table: TABLE_SNAPSHOT_INTERVAL, WitnessCosignatures: COSIGNATURES_SNAPSHOT_INTERVAL}
+    snapshotting_projectors: ClassVar[dict[type[Any], Any]] = {Table: replay,
+                                                               WitnessCosignatures: replay}
     snapshot_class = AggregateSnapshot
 
     def __init__(self, env: EnvType | None = None, *, metrics: MetricsHook | None = None,
                  max_attempts: int = DEFAULT_MAX_ATTEMPTS, signer: Signer | None = None,
-                 owns: Callable[[UUID], bool] | None = None) -> None:
+                 owns: Callable[[UUID], bool] | None = None,
+                 witnesses: WitnessKeys | None = None) -> None:
         register_legacy_topics()
         super().__init__(env)
         # Which new table ids this store may take: all of them, unless it is one shard of
@@ -59,6 +65,8 @@ class Referee(UseCases, Audits, NamedCommands):
         # The development key unless the composition root passes the configured one.
         self.signer = signer if signer is not None else Signer.from_text(DEV_SIGNING_KEY)
         self.ledger = HandLog(self.recorder, self.mapper, self.signer)
+        # The witnesses whose cosignatures it keeps (FIFTYK_REFEREE_WITNESS_KEYS).
+        self.witnesses = witnesses if witnesses is not None else WitnessKeys()
         self.audit = IntegrityAudit(self, metrics=metrics)
         self.cache = AggregateCache(self.repository)
         self.runner = CommandRunner(self.cache, self.save, self._outcome_of_receipt,

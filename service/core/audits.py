@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import EventSourcingError
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import IntegrityError, StoredEvent
 
 from fiftyk_referee.domain.chain import check_stream
 from fiftyk_referee.domain.errors import RuleError
@@ -27,7 +28,15 @@ from fiftyk_referee.service.core.cache import replay
 from fiftyk_referee.service.core.commands import ContributeEntropy
 from fiftyk_referee.service.core.queries import Queries, parse_id
 from fiftyk_referee.service.core.runner import Outcome
-from fiftyk_referee.service.errors import DataLoss, InvalidArgument, NotFound, ServiceReason
+from fiftyk_referee.service.errors import (
+    Conflict,
+    DataLoss,
+    FieldViolation,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ServiceReason,
+)
 from fiftyk_referee.service.trust.chain_store import ChainedEventStore, chained_event
 from fiftyk_referee.service.trust.evidence import DISTRIBUTION, build_evidence, engine_version
 from fiftyk_referee.service.trust.integrity import IntegrityAudit
@@ -43,8 +52,17 @@ from fiftyk_referee.service.trust.verifier import (
     Verifier,
     rules_engine,
 )
+from fiftyk_referee.service.trust.witness import (
+    MAX_COSIGNATURE_CHARS,
+    UnknownWitness,
+    WitnessCosignatures,
+    WitnessKeys,
+    check_cosignature,
+    witness_stream,
+)
 
 RULING_FORMAT = "fiftyk-ruling/1"
+COSIGNATURE_SAVE_ATTEMPTS = 3
 
 
 class Audits(Queries):
@@ -53,6 +71,7 @@ class Audits(Queries):
     signer: Signer
     ledger: HandLog
     audit: IntegrityAudit
+    witnesses: WitnessKeys
 
     def _stored_events(self, stream: UUID) -> list[StoredEvent]:
         events = self.events
@@ -89,7 +108,8 @@ class Audits(Queries):
                           since_size: int | None = None) -> dict[str, Any]:
         """A stored hand's evidence as the store holds it now (docs/fairness.md), unsigned."""
         hand, stored = self._stored_hand(hand_id)
-        evidence = build_evidence(game_of(hand), hand, stored, self.ledger)
+        evidence = build_evidence(game_of(hand), hand, stored, self.ledger,
+                                  cosignatures=self.latest_cosignatures())
         ledger = evidence.get("ledger")
         if since_size and ledger is not None:
             if not 0 < since_size <= ledger["size"]:
@@ -106,6 +126,100 @@ class Audits(Queries):
                         since_size: int | None = None) -> dict[str, Any]:
         """A stored hand's evidence, signed by the referee (`fiftyk verify` checks it)."""
         return self.signer.sign(self.unsigned_evidence(hand_id, since_size=since_size))
+
+    def published_checkpoint(self, since_size: int | None = None
+                             ) -> tuple[dict[str, Any], list[str] | None]:
+        """The latest signed checkpoint (docs/fairness.md#witnesses) and, for
+        0 < since_size <= its size, the consistency proof from that tree (else None)."""
+        checkpoint = self.ledger.published()
+        size = int(checkpoint["size"])
+        if since_size is None or not 0 < since_size <= size:
+            return checkpoint, None
+        return checkpoint, self.ledger.consistency(since_size, size)
+
+    def hands_checkpoint(self, hand_ids: Sequence[str]
+                         ) -> tuple[dict[str, Any], dict[str, int]] | None:
+        """The latest signed checkpoint and the leaf index of each of these hands its tree
+        includes; None when it includes none of them."""
+        if not hand_ids:
+            return None
+        checkpoint = self.ledger.published()
+        size = int(checkpoint["size"])
+        indexes = {hand_id: index for hand_id in hand_ids
+                   if (index := self.ledger.index_of(hand_id)) is not None and index < size}
+        return (checkpoint, indexes) if indexes else None
+
+    def latest_cosignatures(self) -> list[tuple[str, dict[str, Any]]]:
+        """Each configured witness's latest cosignature kept (name, cosignature), in the
+        order the operator listed them; a witness that cosigned nothing yet is left out."""
+        found = []
+        for witness in self.witnesses:
+            book = self._cosignatures_of(witness.key_id)
+            if book is not None and book.latest is not None:
+                found.append((witness.name, book.latest))
+        return found
+
+    def _cosignatures_of(self, witness_key_id: str) -> WitnessCosignatures | None:
+        try:
+            # A copy (the library's default): add_cosignature records on it.
+            book = self.repository.get(witness_stream(witness_key_id), projector_func=replay)
+        except AggregateNotFoundError:
+            return None
+        return book if isinstance(book, WitnessCosignatures) else None
+
+    def add_cosignature(self, text: str) -> tuple[str, bool]:
+        """Keep a witness's cosignature of a tree this ledger holds: (the witness's name,
+        whether it was stored now — not when one of this size or larger is kept already).
+        PermissionDenied UNKNOWN_WITNESS for a key the operator did not list,
+        InvalidArgument INVALID_COSIGNATURE for one that does not check."""
+        if len(text) > MAX_COSIGNATURE_CHARS:
+            raise InvalidArgument(ServiceReason.INVALID_COSIGNATURE,
+                                  f"a cosignature has at most {MAX_COSIGNATURE_CHARS}"
+                                  f" characters, not {len(text)}",
+                                  field_violations=[FieldViolation("cosignature_json",
+                                                                   "too long")])
+        try:
+            document = json.loads(text)
+            signer = check_cosignature(document, [w.key for w in self.witnesses])
+        except UnknownWitness as error:
+            raise PermissionDenied(ServiceReason.UNKNOWN_WITNESS,
+                                   f"{error} (the operator lists witnesses in"
+                                   " FIFTYK_REFEREE_WITNESS_KEYS)") from None
+        except (ValueError, RecursionError) as error:  # JSON, or CosignatureError
+            raise InvalidArgument(ServiceReason.INVALID_COSIGNATURE, str(error),
+                                  field_violations=[FieldViolation("cosignature_json",
+                                                                   "not a cosignature")]
+                                  ) from None
+        witness = self.witnesses.by_key_id(signer)
+        if witness is None:  # pragma: no cover - check_cosignature checked the key
+            raise PermissionDenied(ServiceReason.UNKNOWN_WITNESS, f"no witness {signer}")
+        self._check_cosigned_tree(document)
+        for _ in range(COSIGNATURE_SAVE_ATTEMPTS):
+            book = self._cosignatures_of(signer) or WitnessCosignatures(signer)
+            if book.latest is not None and int(book.latest["size"]) >= document["size"]:
+                return witness.name, False
+            book.record(document)
+            try:
+                self.save(book)
+            except IntegrityError:  # another process kept one first: read it and decide again
+                continue
+            return witness.name, True
+        raise Conflict(ServiceReason.CONCURRENT_UPDATE,
+                       "other cosignatures of this witness were stored meanwhile; retry")
+
+    def _check_cosigned_tree(self, document: Mapping[str, Any]) -> None:
+        """Refuse a cosignature of a tree this ledger does not hold."""
+        self.ledger.refresh()
+        log, size = self.ledger.view()
+        cosigned = int(document["size"])
+        if cosigned > size:
+            raise InvalidArgument(ServiceReason.INVALID_COSIGNATURE,
+                                  f"the cosignature is of a tree of {cosigned} hands; this"
+                                  f" referee's ledger holds {size}")
+        if log.root(cosigned).hex() != document["root"]:
+            raise InvalidArgument(ServiceReason.INVALID_COSIGNATURE,
+                                  f"the cosignature's root is not this ledger's root of its"
+                                  f" first {cosigned} hands")
 
     def entropy_receipt(self, outcome: Outcome) -> dict[str, Any] | None:
         """The referee's signed receipt for an accepted commitment or contribution
@@ -139,8 +253,9 @@ class Audits(Queries):
             hand = self._replayed(uid, stored)
         except DataLoss as error:
             return Report([Line("replay", FAILED, error.message)])
-        evidence = self.signer.sign(build_evidence(game_of(hand), hand, stored, self.ledger,
-                                                   chain=chain))
+        evidence = self.signer.sign(build_evidence(
+            game_of(hand), hand, stored, self.ledger, chain=chain,
+            cosignatures=self.latest_cosignatures()))
         report = Verifier(evidence, trusted=[self.signer.public], rules=rules_engine()).run()
         if report.ok:
             report.lines.append(self._table_link_line(evidence))

@@ -2,7 +2,9 @@
 
 What the audit role (and, for the feed and rulings, the platform) reads: `GetHandHistory`
 and `GetHandAt` with every card, `ExportTranscript` (the signed evidence), `VerifyHand`,
-`Adjudicate` (a signed ruling on any transcript), `ReadEvents` and `GetFeedHead`.
+`Adjudicate` (a signed ruling on any transcript), `ReadEvents` and `GetFeedHead`; and what
+anyone may read or a witness give: `GetCheckpoint` (the ledger's latest signed checkpoint)
+and `AddCosignature` (a witness's cosignature of one, docs/fairness.md#witnesses).
 """
 
 from __future__ import annotations
@@ -121,6 +123,29 @@ class AuditRpcs(Rpcs):
         if not principal.audit:
             auth.require_platform(principal)
         return pb.GetFeedHeadResponse(position=await self.edge.call(self.edge.app.head_position))
+
+    @rpc
+    async def GetCheckpoint(self, request: pb.GetCheckpointRequest, context: Context
+                            ) -> pb.GetCheckpointResponse:
+        # Any credential, or none (one presented must hold): a count and a hash.
+        self.edge.principal(context)
+        since = request.since_size if request.HasField("since_size") else None
+        checkpoint, proof = await self.edge.call(self.edge.app.published_checkpoint, since)
+        response = pb.GetCheckpointResponse(
+            checkpoint_json=json.dumps(checkpoint, ensure_ascii=False))
+        if proof is not None and since is not None:
+            response.consistency.CopyFrom(pb.ConsistencyProof(
+                from_size=since, to_size=int(checkpoint["size"]), hashes=proof))
+        return response
+
+    @rpc
+    async def AddCosignature(self, request: pb.AddCosignatureRequest, context: Context
+                             ) -> pb.AddCosignatureResponse:
+        # Any credential, or none: the witness's key, one the operator listed, is checked.
+        self.edge.principal(context)
+        witness, stored = await self.edge.call(self.edge.app.add_cosignature,
+                                               request.cosignature_json)
+        return pb.AddCosignatureResponse(witness=witness, stored=stored)
 
 
 __all__ = ["AuditRpcs"]

@@ -507,6 +507,20 @@ class RefereeClient:
         evidence: dict[str, Any] = json.loads(response.evidence_json)
         return evidence
 
+    def checkpoint(self, since_size: int | None = None) -> pb.GetCheckpointResponse:
+        """The ledger's latest signed checkpoint (`checkpoint_json`) and, from `since_size`
+        hands, the consistency proof (any credential, or none)."""
+        response: pb.GetCheckpointResponse = self.stub.GetCheckpoint(
+            pb.GetCheckpointRequest(since_size=since_size), **self._kw())
+        return response
+
+    def add_cosignature(self, cosignature: dict[str, Any] | str) -> pb.AddCosignatureResponse:
+        """Give the referee a witness's cosignature (the witness's key is the credential)."""
+        text = cosignature if isinstance(cosignature, str) else json.dumps(cosignature)
+        response: pb.AddCosignatureResponse = self.stub.AddCosignature(
+            pb.AddCosignatureRequest(cosignature_json=text), **self._kw())
+        return response
+
     def verify_hand(self, hand_id: str) -> pb.VerifyHandResponse:
         """The referee's checks of a stored hand (audit)."""
         response: pb.VerifyHandResponse = self.stub.VerifyHand(

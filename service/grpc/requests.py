@@ -25,12 +25,14 @@ from google.protobuf.message import Message
 from fiftyk_referee.domain.table import MAX_PLAYER_ID_LENGTH
 from fiftyk_referee.service.errors import FieldViolation, InvalidArgument, ServiceReason
 from fiftyk_referee.service.grpc.paging import MAX_TABLE_NAME_LENGTH
+from fiftyk_referee.service.trust.witness import MAX_COSIGNATURE_CHARS
 
 MAX_REQUEST_ID_LENGTH = 128
 MAX_POSITION = 2**63 - 1
 MAX_LENGTHS: dict[str, dict[str, int]] = {
     "CreateTable": {"name": MAX_TABLE_NAME_LENGTH},
     "ListTables": {"player_id": MAX_PLAYER_ID_LENGTH},
+    "AddCosignature": {"cosignature_json": MAX_COSIGNATURE_CHARS},
 }
 _HAND_COMMAND = ("table_id", "hand_id")
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -61,6 +63,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "DeleteWebhook": ("webhook_id",),
     "ListWebhookDeadLetters": ("webhook_id",),
     "RedeliverWebhookEvents": ("webhook_id",),
+    "AddCosignature": ("cosignature_json",),
 }
 
 

@@ -7,6 +7,8 @@ gives a seat its player answers with the seat's token.
 
 from __future__ import annotations
 
+import json
+
 from google.protobuf import timestamp_pb2
 
 from fiftyk_referee.domain.errors import Reason, RuleError
@@ -182,12 +184,18 @@ class TableRpcs(Rpcs):
         table = await self.edge.call(self.edge.app.get_table, request.table_id)
         table_message = table_to_proto(table.view())
         hands = []
+        ledger = await self.edge.call(self.edge.app.hands_checkpoint,
+                                      [row.hand_id for row in sheet.hands])
         for row in sheet.hands:
             score = pb.HandScore(hand_id=row.hand_id, hand_number=row.number)
             edge_for(row.game).fill_score(row.result, score)
+            if ledger is not None and row.hand_id in ledger[1]:
+                score.ledger_index = ledger[1][row.hand_id]
             hands.append(score)
-        return pb.GetScoresResponse(hands=hands, totals=list(table_message.scores),
-                                    match_over=sheet.match_over, version=sheet.version)
+        return pb.GetScoresResponse(
+            hands=hands, totals=list(table_message.scores), match_over=sheet.match_over,
+            version=sheet.version,
+            checkpoint_json=json.dumps(ledger[0], ensure_ascii=False) if ledger else "")
 
     @rpc
     async def ListTables(self, request: pb.ListTablesRequest, context: Context

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -281,6 +282,12 @@ class WatchRpcs(Rpcs):
                              table_id: str, views: StreamAggregates | None
                              ) -> pb.WatchTableResponse:
         message = pb.WatchTableResponse(event=event_to_proto(event, public))
+        if isinstance(public, HandRecorded):
+            # The hand's leaf and the latest checkpoint that includes it, for the seats to keep.
+            ledger = await self.edge.call(self.edge.app.hands_checkpoint, [public.hand_id])
+            if ledger is not None:
+                message.checkpoint_json = json.dumps(ledger[0], ensure_ascii=False)
+                message.ledger_index = ledger[1][public.hand_id]
         is_table_event = event.aggregate_id == table_id
         if not is_table_event:
             message.hand_id = event.aggregate_id

@@ -54,6 +54,7 @@ from fiftyk_referee.service.ops.webhook_settings import (
     parse_webhook_settings,
 )
 from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, SignatureError, Signer
+from fiftyk_referee.service.trust.witness import WitnessKeys
 
 DATA_DIR_ENV = "FIFTYK_DATA_DIR"
 DEFAULT_DATA_DIR = Path("data")
@@ -323,6 +324,19 @@ def _read_key_file(path: Path) -> str:
                           f" {error.strerror}") from None
 
 
+def read_witness_keys(path: Path) -> WitnessKeys:
+    """The witnesses listed in the file `FIFTYK_REFEREE_WITNESS_KEYS` names."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{keys.WITNESS_KEYS}: cannot read {path}:"
+                          f" {getattr(error, 'strerror', None) or error}") from None
+    try:
+        return WitnessKeys.parse(text)
+    except ValueError as error:
+        raise ConfigError(f"{keys.WITNESS_KEYS}: {path}: {error}") from None
+
+
 def _env_text(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name)
     return value if value is not None and value.strip() != "" else None
@@ -365,6 +379,9 @@ class Config:
     # The Ed25519 key that signs evidence, rulings and checkpoints (service/trust/signing.py):
     # FIFTYK_SIGNING_KEY (hex or PEM), or the PEM file FIFTYK_SIGNING_KEY_FILE names.
     signing_key: str = field(default=DEV_SIGNING_KEY, repr=False)
+    # The witnesses whose cosignatures the referee accepts and keeps (service/trust/witness.py):
+    # the file FIFTYK_REFEREE_WITNESS_KEYS names, of `NAME PUBLIC_KEY` lines; none by default.
+    witness_keys: WitnessKeys = field(default_factory=WitnessKeys)
     create_schema: bool = True
     workers: int = field(default_factory=default_workers)
     db_pool_size: int | None = None  # None: one connection per worker thread
@@ -440,6 +457,8 @@ class Config:
                 name.strip() for name in text.split(",") if name.strip())
         if (text := _env_text(source, keys.SIGNING_KEY_FILE)) is not None:
             values["signing_key"] = _read_key_file(Path(text.strip()).expanduser())
+        if (text := _env_text(source, keys.WITNESS_KEYS)) is not None:
+            values["witness_keys"] = read_witness_keys(Path(text.strip()).expanduser())
         if (text := _env_text(source, DATA_DIR_ENV)) is not None:
             values["data_dir"] = Path(text.strip()).expanduser()
         return cls(**values)

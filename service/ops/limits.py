@@ -5,10 +5,11 @@ Rates are set per role (`player`, `audit`, `platform`, `anonymous`) and per RPC 
 - `create`: CreateTable, JoinTable, ReplaceSeat, ReissueSeatToken, RegisterWebhook,
   DeleteWebhook, RedeliverWebhookEvents — new tables, seats, seat tokens and webhooks;
 - `command`: LeaveTable, StartHand, ContributeEntropy, Act and its aliases Play, Pass,
-  Resign and the games' legacy RPCs (`GameBundle.legacy_rpcs`), CloseTable, AbortTable;
+  Resign and the games' legacy RPCs (`GameBundle.legacy_rpcs`), CloseTable, AbortTable,
+  AddCosignature;
 - `read`: GetTable, GetHandView, ListLegalPlays, GetScores, GetHandHistory, GetHandAt,
   ExportTranscript, ReadEvents, GetFeedHead, ListTables, ListWebhooks,
-  ListWebhookDeadLetters;
+  ListWebhookDeadLetters, GetCheckpoint;
 - `adjudicate`: Adjudicate, VerifyHand (re-rule a whole transcript: the costliest calls);
 - `watch`: opening a WatchTable stream.
 
@@ -57,7 +58,8 @@ METHOD_CLASSES: Mapping[str, str] = {
     "CloseTable": "command", "AbortTable": "command", "ReplaceSeat": "create",
     "ReissueSeatToken": "create", "RegisterWebhook": "create", "DeleteWebhook": "create",
     "RedeliverWebhookEvents": "create", "ListWebhooks": "read",
-    "ListWebhookDeadLetters": "read",
+    "ListWebhookDeadLetters": "read", "GetCheckpoint": "read",
+    "AddCosignature": "command",
     "Adjudicate": "adjudicate", "VerifyHand": "adjudicate",
     "WatchTable": "watch",
 }

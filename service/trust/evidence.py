@@ -13,6 +13,7 @@ deck come from the hand's game.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -69,9 +70,13 @@ def deal_inputs(game: Game, hand: GameHand) -> dict[str, Any]:
 
 
 def build_evidence(game: Game, hand: GameHand, stored: list[StoredEvent], ledger: HandLog, *,
-                   chain: ChainCheck | None = None) -> dict[str, Any]:
+                   chain: ChainCheck | None = None,
+                   cosignatures: Sequence[tuple[str, Mapping[str, Any]]] = ()
+                   ) -> dict[str, Any]:
     """The unsigned evidence of a hand (the caller signs it); `chain`: the check of these
-    very events, when the caller already made it."""
+    very events, when the caller already made it; `cosignatures`: each witness's latest
+    (its name, the cosignature), read before the ledger so that none is of a larger tree
+    than the one the evidence states."""
     hand_id = str(hand.id)
     if chain is None:
         chain = check_stream(hand_id, [chained_event(e) for e in stored])
@@ -100,8 +105,21 @@ def build_evidence(game: Game, hand: GameHand, stored: list[StoredEvent], ledger
             "size": inclusion.size, "proof": inclusion.proof,
             "checkpoint": ledger.checkpoint(inclusion.size),
         }
+        if cosignatures:
+            evidence["ledger"]["cosignatures"] = [
+                witnessed(name, cosignature, ledger, inclusion.size)
+                for name, cosignature in cosignatures]
     return evidence
 
 
+def witnessed(name: str, cosignature: Mapping[str, Any], ledger: HandLog, size: int
+              ) -> dict[str, Any]:
+    """A witness's cosignature as evidence carries it: with the consistency proof from its
+    tree to the evidence's (None when it is of a larger tree than the ledger holds now)."""
+    cosigned = int(cosignature["size"])
+    proof = ledger.consistency(cosigned, size) if 0 < cosigned <= size else None
+    return {"witness": name, "cosignature": dict(cosignature), "consistency": proof}
+
+
 __all__ = ["DISTRIBUTION", "EVIDENCE_FORMAT", "build_evidence", "deal_inputs", "engine_version",
-           "stored_events_json"]
+           "stored_events_json", "witnessed"]

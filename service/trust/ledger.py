@@ -81,6 +81,8 @@ class HandLog:
         self._index: dict[str, int] = {}
         self._position = 0
         self._last: tuple[int, str, int] | None = None  # the last record read: position, id
+        # The latest checkpoint signed here, with the log and size it is of.
+        self._published: tuple[MerkleLog, int, dict[str, Any]] | None = None
 
     def _reset(self) -> None:
         self._log, self._records, self._index, self._position = MerkleLog(), [], {}, 0
@@ -163,14 +165,35 @@ class HandLog:
                          root=log.root(size).hex(),
                          proof=[p.hex() for p in log.inclusion_proof(index, size)])
 
-    def checkpoint(self, size: int | None = None) -> dict[str, Any]:
+    def checkpoint(self, size: int | None = None, log: MerkleLog | None = None
+                   ) -> dict[str, Any]:
         """A signed checkpoint of the first `size` leaves (all read so far by default)."""
-        log = self._log
+        log = self._log if log is None else log
         size = len(log) if size is None else size
         return self._signer.sign({
             "format": CHECKPOINT_FORMAT, "size": size, "root": log.root(size).hex(),
             "time": self._now().isoformat(),
         })
+
+    def published(self) -> dict[str, Any]:
+        """The latest checkpoint, as published (GetCheckpoint, WatchTable, GetScores): of
+        every leaf in the store now, signed once per size (the log is append-only, so a
+        size asked again is answered with the checkpoint signed then)."""
+        self.refresh()
+        with self._lock:
+            log, size = self._log, len(self._log)
+            cached = self._published
+        if cached is not None and cached[0] is log and cached[1] == size:
+            return cached[2]
+        made = self.checkpoint(size, log)
+        with self._lock:
+            self._published = (log, size, made)
+        return made
+
+    def index_of(self, hand_id: str) -> int | None:
+        """The hand's leaf index in the log read so far (None: not in it)."""
+        with self._lock:
+            return self._index.get(hand_id)
 
     def consistency(self, old_size: int, size: int | None = None) -> list[str]:
         """The proof that the first `old_size` leaves are a prefix of the first `size`."""

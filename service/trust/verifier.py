@@ -8,8 +8,10 @@ commitment; the deck recomputed from the revealed inputs by the algorithm the de
 revealed contribution opens its seat's commitment, the withheld seats are those that
 committed and did not reveal, and no earlier draw of the hand was abandoned: a re-draw);
 the transcript's deal; the ledger (inclusion proof, signed checkpoint, and with an earlier
-checkpoint its consistency); each seat's receipt given (`service/trust/entropy_receipts.py`:
-the deal holds what the referee accepted); and the re-ruling of the whole transcript against
+checkpoint its consistency); the witnesses' cosignatures (each intact and of a tree the
+checkpoint extends; one covering the hand from each witness key given); each seat's
+receipt given (`service/trust/entropy_receipts.py`: the deal holds what the referee
+accepted); and the re-ruling of the whole transcript against
 the ruling the live hand reached. The first failure stops the run with its reason.
 
 Only the standard library, `cryptography` and the pure domain (the fairness modules and the
@@ -52,6 +54,7 @@ from fiftyk_referee.service.trust.entropy_receipts import (
     seat_signed,
 )
 from fiftyk_referee.service.trust.signing import SignatureError
+from fiftyk_referee.service.trust.witness import CosignatureError, check_cosignature
 
 EVIDENCE_FORMAT = "fiftyk-evidence/1"
 CHECKPOINT_FORMAT = "fiftyk-checkpoint/1"
@@ -145,12 +148,14 @@ class Verifier:
                  trusted: list[Ed25519PublicKey] | None = None,
                  since: Mapping[str, Any] | None = None,
                  rules: Rules | None = None,
-                 receipts: list[Mapping[str, Any]] | None = None) -> None:
+                 receipts: list[Mapping[str, Any]] | None = None,
+                 witnesses: list[Ed25519PublicKey] | None = None) -> None:
         self.evidence = evidence
         self.trusted = trusted
         self.since = since
         self.rules = rules
         self.receipts = receipts or []
+        self.witnesses = witnesses or []
 
     def run(self) -> Report:
         """Every check in order, stopping at the first failure."""
@@ -181,6 +186,9 @@ class Verifier:
         yield "ledger", self._ledger
         if self.since is not None:
             yield "consistency", self._consistency
+        ledger = self.evidence.get("ledger")
+        if self.witnesses or (isinstance(ledger, Mapping) and ledger.get("cosignatures")):
+            yield "witnesses", self._witnesses
         for receipt in self.receipts:
             yield "receipt", partial(self._receipt, receipt)
         yield "re-rule", self._rerule
@@ -472,6 +480,63 @@ class Verifier:
             raise CheckFailed(f"the ledger was rewritten: {error}") from None
         return OK, f"the checkpoint of {old['size']} hands is a prefix of {new['size']}"
 
+    def _witnesses(self) -> tuple[str, str]:
+        """Every witness cosignature the evidence carries is intact and of a tree its
+        checkpoint extends; each witness key given has one that covers the hand."""
+        wanted = {signing.key_id(key) for key in self.witnesses}
+        ledger = self.evidence.get("ledger")
+        if not isinstance(ledger, Mapping):
+            raise CheckFailed("the hand is not in the ledger, so no witness cosigned a tree"
+                              f" that holds it (witness key(s) {', '.join(sorted(wanted))}"
+                              " required)")
+        checkpoint = _get(ledger, "checkpoint", Mapping)
+        size, index = int(checkpoint["size"]), int(ledger["index"])
+        root = bytes.fromhex(str(checkpoint["root"]))
+        covering: dict[str, str] = {}
+        earlier: list[str] = []
+        for entry in _get(ledger, "cosignatures", list) if ledger.get("cosignatures") else []:
+            if not isinstance(entry, Mapping):
+                raise CheckFailed("a cosignature entry is not an object")
+            name, document = str(entry.get("witness")), entry.get("cosignature")
+            try:
+                signer = check_cosignature(document)
+            except CosignatureError as error:
+                raise CheckFailed(f"witness {name}: {error}") from None
+            assert isinstance(document, Mapping)  # check_cosignature checked it
+            cosigned = int(document["size"])
+            who = f"witness {name} ({signer})"
+            if cosigned > size:
+                raise CheckFailed(f"{who} cosigned a tree of {cosigned} hands; this evidence's"
+                                  f" ledger holds {size}: the ledger was rolled back after"
+                                  " the witness saw it")
+            proof = entry.get("consistency")
+            if not isinstance(proof, list):
+                raise CheckFailed(f"{who}: no consistency proof from its tree of {cosigned}"
+                                  f" hands to the checkpoint's {size}")
+            try:
+                verify_consistency(cosigned, bytes.fromhex(str(document["root"])), size, root,
+                                   [bytes.fromhex(str(p)) for p in proof])
+            except ProofError as error:
+                raise CheckFailed(f"{who} cosigned a tree of {cosigned} hands that this"
+                                  f" ledger does not extend: the ledger was rewritten after"
+                                  f" the witness saw it ({error})") from None
+            if index < cosigned:
+                covering.setdefault(signer, f"{name} ({signer}, {cosigned} hands)")
+            else:
+                earlier.append(f"{name} ({cosigned} hands, before this hand)")
+        missing = sorted(wanted - set(covering))
+        before = f"; cosigned only earlier trees: {', '.join(earlier)}" if earlier else ""
+        if missing:
+            raise CheckFailed(f"no cosignature by witness key {', '.join(missing)} covers"
+                              f" this hand (hand {index} of the ledger's {size}): the"
+                              " witness has not cosigned a tree that holds it, or the referee"
+                              f" did not keep its cosignature{before}")
+        shown = ("; ".join(covering.values()) or "none covers this hand yet") + before
+        pinned = (f"every witness key given ({len(wanted)}) cosigned a tree that holds the hand"
+                  if wanted else "witness keys not given (--witness-key requires them)")
+        return OK, (f"hand {index} is in the trees cosigned by {shown}; each tree is a prefix"
+                    f" of the checkpoint's; {pinned}")
+
     def _rerule(self) -> tuple[str, str]:
         if self.rules is None:
             return SKIPPED, "no rules engine was given to this verifier"
@@ -487,11 +552,13 @@ class Verifier:
 
 def verify(evidence: Mapping[str, Any], *, trusted: list[Ed25519PublicKey] | None = None,
            since: Mapping[str, Any] | None = None,
-           receipts: list[Mapping[str, Any]] | None = None) -> Report:
-    """Run every check over an evidence document, the rules engine's included, and each
-    seat-entropy receipt given against it."""
+           receipts: list[Mapping[str, Any]] | None = None,
+           witnesses: list[Ed25519PublicKey] | None = None) -> Report:
+    """Run every check over an evidence document, the rules engine's included, each
+    seat-entropy receipt given against it, and a covering cosignature of each witness key
+    given."""
     return Verifier(evidence, trusted=trusted, since=since, rules=rules_engine(),
-                    receipts=receipts).run()
+                    receipts=receipts, witnesses=witnesses).run()
 
 
 __all__ = ["FAILED", "NO_CHAIN", "OK", "SKIPPED", "UNVERIFIED", "CheckFailed", "Line", "Report",

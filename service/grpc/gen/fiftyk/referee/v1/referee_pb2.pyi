@@ -2188,10 +2188,15 @@ class HandScore(_message.Message):
     SHENGJI_FIELD_NUMBER: _builtins.int
     GAME_RESULT_FIELD_NUMBER: _builtins.int
     GAME_OUTCOME_FIELD_NUMBER: _builtins.int
+    LEDGER_INDEX_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand."""
     hand_number: _builtins.int
     """hand_number counts the table's hands from 1."""
+    ledger_index: _builtins.int
+    """ledger_index is the hand's leaf index in the referee's ledger of finished hands (the
+    response's `checkpoint_json` includes it); unset for a hand stored before the ledger.
+    """
     @_builtins.property
     def result(self) -> Global___HandResult:
         """result is a 五十K hand's scoring. 0.2: `game_outcome` holds the same as a
@@ -2226,13 +2231,19 @@ class HandScore(_message.Message):
         shengji: Global___ShengjiResult | None = ...,
         game_result: _struct_pb2.Struct | None = ...,
         game_outcome: _any_pb2.Any | None = ...,
+        ledger_index: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game_outcome", b"game_outcome", "game_result", b"game_result", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_ledger_index", b"_ledger_index", "game_outcome", b"game_outcome", "game_result", b"game_result", "ledger_index", b"ledger_index", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_outcome", b"game_outcome", "game_result", b"game_result", "hand_id", b"hand_id", "hand_number", b"hand_number", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ledger_index", b"_ledger_index", "game_outcome", b"game_outcome", "game_result", b"game_result", "hand_id", b"hand_id", "hand_number", b"hand_number", "ledger_index", b"ledger_index", "outcome", b"outcome", "result", b"result", "shengji", b"shengji"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__ledger_index: _TypeAlias = _typing.Literal["ledger_index"]  # noqa: Y015
+    _WhichOneofArgType__ledger_index: _TypeAlias = _typing.Literal["_ledger_index", b"_ledger_index"]  # noqa: Y015
     _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["result", "shengji", "game_result"]  # noqa: Y015
     _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ledger_index) -> _WhichOneofReturnType__ledger_index | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
 
 Global___HandScore: _TypeAlias = HandScore  # noqa: Y015
@@ -2247,10 +2258,16 @@ class GetScoresResponse(_message.Message):
     TOTALS_FIELD_NUMBER: _builtins.int
     MATCH_OVER_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    CHECKPOINT_JSON_FIELD_NUMBER: _builtins.int
     match_over: _builtins.bool
     """match_over is set once the match ended."""
     version: _builtins.int
     """version is the table's event version the answer reflects."""
+    checkpoint_json: _builtins.str
+    """checkpoint_json is the referee's latest signed "fiftyk-checkpoint/1" (as GetCheckpoint
+    returns it), whose tree includes every hand listed with a `ledger_index`; empty when
+    no hand of the table is in the ledger (docs/fairness.md#witnesses).
+    """
     @_builtins.property
     def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandScore]:
         """hands are the completed hands in order."""
@@ -2266,10 +2283,11 @@ class GetScoresResponse(_message.Message):
         totals: _abc.Iterable[Global___SideScore] | None = ...,
         match_over: _builtins.bool = ...,
         version: _builtins.int = ...,
+        checkpoint_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hands", b"hands", "match_over", b"match_over", "totals", b"totals", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checkpoint_json", b"checkpoint_json", "hands", b"hands", "match_over", b"match_over", "totals", b"totals", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3586,8 +3604,19 @@ class WatchTableResponse(_message.Message):
     HAND_ID_FIELD_NUMBER: _builtins.int
     HAND_FIELD_NUMBER: _builtins.int
     TABLE_FIELD_NUMBER: _builtins.int
+    CHECKPOINT_JSON_FIELD_NUMBER: _builtins.int
+    LEDGER_INDEX_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """hand_id identifies the hand the event belongs to; empty for table events."""
+    checkpoint_json: _builtins.str
+    """checkpoint_json is set on the `table.hand_recorded` event of a hand in the ledger (every
+    finished hand of a referee that chains its events): the referee's latest signed
+    "fiftyk-checkpoint/1" (as GetCheckpoint returns it) when the message was sent, whose
+    tree includes the hand — its leaf `ledger_index` is below the checkpoint's size. A seat
+    that keeps it can later hold the referee to it (docs/fairness.md#witnesses).
+    """
+    ledger_index: _builtins.int
+    """ledger_index is the hand's leaf index in the ledger; set with `checkpoint_json`."""
     @_builtins.property
     def event(self) -> Global___Event:
         """event is the public event, its payload as the caller may see it (another seat's cards
@@ -3613,17 +3642,27 @@ class WatchTableResponse(_message.Message):
         hand_id: _builtins.str = ...,
         hand: Global___HandView | None = ...,
         table: Global___TableView | None = ...,
+        checkpoint_json: _builtins.str | None = ...,
+        ledger_index: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_hand", b"_hand", "_table", b"_table", "event", b"event", "hand", b"hand", "table", b"table"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_checkpoint_json", b"_checkpoint_json", "_hand", b"_hand", "_ledger_index", b"_ledger_index", "_table", b"_table", "checkpoint_json", b"checkpoint_json", "event", b"event", "hand", b"hand", "ledger_index", b"ledger_index", "table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand", b"_hand", "_table", b"_table", "event", b"event", "hand", b"hand", "hand_id", b"hand_id", "table", b"table"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_checkpoint_json", b"_checkpoint_json", "_hand", b"_hand", "_ledger_index", b"_ledger_index", "_table", b"_table", "checkpoint_json", b"checkpoint_json", "event", b"event", "hand", b"hand", "hand_id", b"hand_id", "ledger_index", b"ledger_index", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__checkpoint_json: _TypeAlias = _typing.Literal["checkpoint_json"]  # noqa: Y015
+    _WhichOneofArgType__checkpoint_json: _TypeAlias = _typing.Literal["_checkpoint_json", b"_checkpoint_json"]  # noqa: Y015
     _WhichOneofReturnType__hand: _TypeAlias = _typing.Literal["hand"]  # noqa: Y015
     _WhichOneofArgType__hand: _TypeAlias = _typing.Literal["_hand", b"_hand"]  # noqa: Y015
+    _WhichOneofReturnType__ledger_index: _TypeAlias = _typing.Literal["ledger_index"]  # noqa: Y015
+    _WhichOneofArgType__ledger_index: _TypeAlias = _typing.Literal["_ledger_index", b"_ledger_index"]  # noqa: Y015
     _WhichOneofReturnType__table: _TypeAlias = _typing.Literal["table"]  # noqa: Y015
     _WhichOneofArgType__table: _TypeAlias = _typing.Literal["_table", b"_table"]  # noqa: Y015
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__checkpoint_json) -> _WhichOneofReturnType__checkpoint_json | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__hand) -> _WhichOneofReturnType__hand | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ledger_index) -> _WhichOneofReturnType__ledger_index | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__table) -> _WhichOneofReturnType__table | None: ...
 
@@ -5039,6 +5078,157 @@ class TableEntropyContributed(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableEntropyContributed: _TypeAlias = TableEntropyContributed  # noqa: Y015
+
+@_typing.final
+class GetCheckpointRequest(_message.Message):
+    """GetCheckpointRequest asks for the latest signed ledger checkpoint."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SINCE_SIZE_FIELD_NUMBER: _builtins.int
+    since_size: _builtins.int
+    """since_size, when set, asks for the consistency proof from the tree of that many hands
+    (a checkpoint the caller holds) to the one returned. 0 or unset asks for none; a size
+    above the log's gets none either: the log then holds fewer hands than the caller's
+    checkpoint — it was rolled back, which the caller sees from the returned size.
+    """
+    def __init__(
+        self,
+        *,
+        since_size: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_since_size", b"_since_size", "since_size", b"since_size"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_since_size", b"_since_size", "since_size", b"since_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__since_size: _TypeAlias = _typing.Literal["since_size"]  # noqa: Y015
+    _WhichOneofArgType__since_size: _TypeAlias = _typing.Literal["_since_size", b"_since_size"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__since_size) -> _WhichOneofReturnType__since_size | None: ...
+
+Global___GetCheckpointRequest: _TypeAlias = GetCheckpointRequest  # noqa: Y015
+
+@_typing.final
+class GetCheckpointResponse(_message.Message):
+    """GetCheckpointResponse returns the checkpoint and the consistency proof asked for."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHECKPOINT_JSON_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_FIELD_NUMBER: _builtins.int
+    checkpoint_json: _builtins.str
+    """checkpoint_json is a "fiftyk-checkpoint/1" object signed by the referee: {"format",
+    "size", "root", "time", "signature"} (docs/fairness.md#checkpoints): the first `size`
+    finished hands of its ledger hash to `root` (RFC 6962).
+    """
+    @_builtins.property
+    def consistency(self) -> Global___ConsistencyProof:
+        """consistency is the proof that the tree of `since_size` hands is a prefix of this one;
+        set when 0 < since_size <= the checkpoint's size.
+        """
+
+    def __init__(
+        self,
+        *,
+        checkpoint_json: _builtins.str = ...,
+        consistency: Global___ConsistencyProof | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_consistency", b"_consistency", "consistency", b"consistency"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_consistency", b"_consistency", "checkpoint_json", b"checkpoint_json", "consistency", b"consistency"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__consistency: _TypeAlias = _typing.Literal["consistency"]  # noqa: Y015
+    _WhichOneofArgType__consistency: _TypeAlias = _typing.Literal["_consistency", b"_consistency"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__consistency) -> _WhichOneofReturnType__consistency | None: ...
+
+Global___GetCheckpointResponse: _TypeAlias = GetCheckpointResponse  # noqa: Y015
+
+@_typing.final
+class ConsistencyProof(_message.Message):
+    """ConsistencyProof proves that one Merkle tree of the ledger extends another (RFC 9162)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FROM_SIZE_FIELD_NUMBER: _builtins.int
+    TO_SIZE_FIELD_NUMBER: _builtins.int
+    HASHES_FIELD_NUMBER: _builtins.int
+    from_size: _builtins.int
+    """from_size is the earlier tree's size (hands)."""
+    to_size: _builtins.int
+    """to_size is the later tree's size: the checkpoint's."""
+    @_builtins.property
+    def hashes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """hashes are the proof's node hashes, 64 hex digits each, in RFC 9162's order (at most
+        about 2 log2(to_size); empty when the sizes are equal).
+        """
+
+    def __init__(
+        self,
+        *,
+        from_size: _builtins.int = ...,
+        to_size: _builtins.int = ...,
+        hashes: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_size", b"from_size", "hashes", b"hashes", "to_size", b"to_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConsistencyProof: _TypeAlias = ConsistencyProof  # noqa: Y015
+
+@_typing.final
+class AddCosignatureRequest(_message.Message):
+    """AddCosignatureRequest carries a witness's cosignature."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COSIGNATURE_JSON_FIELD_NUMBER: _builtins.int
+    cosignature_json: _builtins.str
+    """cosignature_json is a "fiftyk-cosignature/1" object signed by the witness's Ed25519 key
+    (docs/fairness.md#cosignatures): {"format", "referee_key_id", "size", "root", "time",
+    "signature"}, at most 4,096 characters. Its tree must be one the referee's ledger holds
+    (`size` hands, no more than it has, hashing to `root`).
+    """
+    def __init__(
+        self,
+        *,
+        cosignature_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cosignature_json", b"cosignature_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddCosignatureRequest: _TypeAlias = AddCosignatureRequest  # noqa: Y015
+
+@_typing.final
+class AddCosignatureResponse(_message.Message):
+    """AddCosignatureResponse says what the referee kept."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WITNESS_FIELD_NUMBER: _builtins.int
+    STORED_FIELD_NUMBER: _builtins.int
+    witness: _builtins.str
+    """witness is the name the referee's operator gave the witness's key."""
+    stored: _builtins.bool
+    """stored is set when the cosignature was kept now; unset when the referee already held
+    one of this witness for this size or a larger one (a retry changes nothing).
+    """
+    def __init__(
+        self,
+        *,
+        witness: _builtins.str = ...,
+        stored: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["stored", b"stored", "witness", b"witness"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddCosignatureResponse: _TypeAlias = AddCosignatureResponse  # noqa: Y015
 
 @_typing.final
 class GetFeedHeadRequest(_message.Message):

@@ -206,6 +206,16 @@ class RefereeServiceStub:
                 request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsRequest.SerializeToString,
                 response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsResponse.FromString,
                 _registered_method=True)
+        self.GetCheckpoint = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/GetCheckpoint',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetCheckpointRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetCheckpointResponse.FromString,
+                _registered_method=True)
+        self.AddCosignature = channel.unary_unary(
+                '/fiftyk.referee.v1.RefereeService/AddCosignature',
+                request_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AddCosignatureRequest.SerializeToString,
+                response_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AddCosignatureResponse.FromString,
+                _registered_method=True)
 
 
 class RefereeServiceServicer:
@@ -503,6 +513,31 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetCheckpoint(self, request, context):
+        """GetCheckpoint returns the referee's latest signed ledger checkpoint — how many finished
+        hands its Merkle log holds and the log's root (docs/fairness.md#witnesses) — and, from
+        an earlier size, the consistency proof that the log extends that tree (O(log n)
+        hashes). Any credential, or none: a checkpoint shows a hand count and a hash, nothing
+        of any hand.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddCosignature(self, request, context):
+        """AddCosignature gives the referee a witness's cosignature of one of its checkpoints
+        (`fiftyk witness`, docs/fairness.md#witnesses). The referee keeps it (as an event: it
+        survives restarts) and puts it in the evidence of every hand it covers. Accepted only
+        when signed by a witness key the referee's operator configured
+        (FIFTYK_REFEREE_WITNESS_KEYS): another key is refused PERMISSION_DENIED
+        (UNKNOWN_WITNESS), a signature or tree that does not check INVALID_ARGUMENT
+        (INVALID_COSIGNATURE). Any credential, or none: the witness's signature is its
+        credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -675,6 +710,16 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.RedeliverWebhookEvents,
                     request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsRequest.FromString,
                     response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsResponse.SerializeToString,
+            ),
+            'GetCheckpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCheckpoint,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetCheckpointRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetCheckpointResponse.SerializeToString,
+            ),
+            'AddCosignature': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddCosignature,
+                    request_deserializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AddCosignatureRequest.FromString,
+                    response_serializer=fiftyk_dot_referee_dot_v1_dot_referee__pb2.AddCosignatureResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1597,6 +1642,60 @@ class RefereeService:
             '/fiftyk.referee.v1.RefereeService/RedeliverWebhookEvents',
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsRequest.SerializeToString,
             fiftyk_dot_referee_dot_v1_dot_referee__pb2.RedeliverWebhookEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCheckpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/GetCheckpoint',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetCheckpointRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.GetCheckpointResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddCosignature(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fiftyk.referee.v1.RefereeService/AddCosignature',
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.AddCosignatureRequest.SerializeToString,
+            fiftyk_dot_referee_dot_v1_dot_referee__pb2.AddCosignatureResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -225,6 +225,23 @@ class RefereeServiceStub:
     """RedeliverWebhookEvents sends dead letters again (the named ones, or all). Platform
     credential.
     """
+    GetCheckpoint: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetCheckpointRequest, _referee_pb2.GetCheckpointResponse]
+    """GetCheckpoint returns the referee's latest signed ledger checkpoint — how many finished
+    hands its Merkle log holds and the log's root (docs/fairness.md#witnesses) — and, from
+    an earlier size, the consistency proof that the log extends that tree (O(log n)
+    hashes). Any credential, or none: a checkpoint shows a hand count and a hash, nothing
+    of any hand.
+    """
+    AddCosignature: _grpc.UnaryUnaryMultiCallable[_referee_pb2.AddCosignatureRequest, _referee_pb2.AddCosignatureResponse]
+    """AddCosignature gives the referee a witness's cosignature of one of its checkpoints
+    (`fiftyk witness`, docs/fairness.md#witnesses). The referee keeps it (as an event: it
+    survives restarts) and puts it in the evidence of every hand it covers. Accepted only
+    when signed by a witness key the referee's operator configured
+    (FIFTYK_REFEREE_WITNESS_KEYS): another key is refused PERMISSION_DENIED
+    (UNKNOWN_WITNESS), a signature or tree that does not check INVALID_ARGUMENT
+    (INVALID_COSIGNATURE). Any credential, or none: the witness's signature is its
+    credential.
+    """
 
 @_typing.type_check_only
 class RefereeServiceAsyncStub(RefereeServiceStub):
@@ -378,6 +395,23 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     """
     RedeliverWebhookEvents: _aio.UnaryUnaryMultiCallable[_referee_pb2.RedeliverWebhookEventsRequest, _referee_pb2.RedeliverWebhookEventsResponse]  # type: ignore[assignment]
     """RedeliverWebhookEvents sends dead letters again (the named ones, or all). Platform
+    credential.
+    """
+    GetCheckpoint: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetCheckpointRequest, _referee_pb2.GetCheckpointResponse]  # type: ignore[assignment]
+    """GetCheckpoint returns the referee's latest signed ledger checkpoint — how many finished
+    hands its Merkle log holds and the log's root (docs/fairness.md#witnesses) — and, from
+    an earlier size, the consistency proof that the log extends that tree (O(log n)
+    hashes). Any credential, or none: a checkpoint shows a hand count and a hash, nothing
+    of any hand.
+    """
+    AddCosignature: _aio.UnaryUnaryMultiCallable[_referee_pb2.AddCosignatureRequest, _referee_pb2.AddCosignatureResponse]  # type: ignore[assignment]
+    """AddCosignature gives the referee a witness's cosignature of one of its checkpoints
+    (`fiftyk witness`, docs/fairness.md#witnesses). The referee keeps it (as an event: it
+    survives restarts) and puts it in the evidence of every hand it covers. Accepted only
+    when signed by a witness key the referee's operator configured
+    (FIFTYK_REFEREE_WITNESS_KEYS): another key is refused PERMISSION_DENIED
+    (UNKNOWN_WITNESS), a signature or tree that does not check INVALID_ARGUMENT
+    (INVALID_COSIGNATURE). Any credential, or none: the witness's signature is its
     credential.
     """
 
@@ -734,6 +768,35 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.RedeliverWebhookEventsResponse, _abc.Awaitable[_referee_pb2.RedeliverWebhookEventsResponse]]:
         """RedeliverWebhookEvents sends dead letters again (the named ones, or all). Platform
+        credential.
+        """
+
+    @_abc_1.abstractmethod
+    def GetCheckpoint(
+        self,
+        request: _referee_pb2.GetCheckpointRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.GetCheckpointResponse, _abc.Awaitable[_referee_pb2.GetCheckpointResponse]]:
+        """GetCheckpoint returns the referee's latest signed ledger checkpoint — how many finished
+        hands its Merkle log holds and the log's root (docs/fairness.md#witnesses) — and, from
+        an earlier size, the consistency proof that the log extends that tree (O(log n)
+        hashes). Any credential, or none: a checkpoint shows a hand count and a hash, nothing
+        of any hand.
+        """
+
+    @_abc_1.abstractmethod
+    def AddCosignature(
+        self,
+        request: _referee_pb2.AddCosignatureRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.AddCosignatureResponse, _abc.Awaitable[_referee_pb2.AddCosignatureResponse]]:
+        """AddCosignature gives the referee a witness's cosignature of one of its checkpoints
+        (`fiftyk witness`, docs/fairness.md#witnesses). The referee keeps it (as an event: it
+        survives restarts) and puts it in the evidence of every hand it covers. Accepted only
+        when signed by a witness key the referee's operator configured
+        (FIFTYK_REFEREE_WITNESS_KEYS): another key is refused PERMISSION_DENIED
+        (UNKNOWN_WITNESS), a signature or tree that does not check INVALID_ARGUMENT
+        (INVALID_COSIGNATURE). Any credential, or none: the witness's signature is its
         credential.
         """
 
