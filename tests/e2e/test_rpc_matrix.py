@@ -12,11 +12,13 @@ before a game's tables were made receives their events.
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
@@ -28,6 +30,8 @@ from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
+from fiftyk_referee.service.trust.signing import Signer
+from fiftyk_referee.service.trust.witness import cosignature_body
 from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out
 from tests.e2e.test_shengji import play_out as play_out_shengji
 from tests.e2e.test_shengji import step as shengji_step
@@ -185,6 +189,8 @@ READS: dict[str, Read] = {
     "IssueSpectatorToken": lambda c, p: c.issue_spectator_token(p.table.table_id),
     "ListWebhooks": lambda c, p: c.list_webhooks(),
     "ListWebhookDeadLetters": lambda c, p: c.webhook_dead_letters(p.webhook_id),
+    # The ledger's checkpoint: a hand count and a root, for anyone (docs/fairness.md).
+    "GetCheckpoint": lambda c, p: c.checkpoint(1),
 }
 PLATFORM_ONLY = ("IssueSpectatorToken", "ListTables", "ListWebhooks", "ListWebhookDeadLetters")
 
@@ -231,6 +237,9 @@ def _check_answer(rpc: str, answer: Any, credential: str) -> None:
     elif rpc == "ReadEvents" and credential != "audit":
         for event in answer.events:
             _check_event(event, None)
+    elif rpc == "GetCheckpoint":  # a count and a root: nothing of any hand
+        assert set(json.loads(answer.checkpoint_json)) == {"format", "size", "root", "time",
+                                                           "signature"}
 
 
 @pytest.mark.parametrize("phase_name", PHASES)
@@ -253,7 +262,8 @@ def test_every_read_rpc_answers_every_credential_with_a_status_and_no_hidden_car
             _check_answer(rpc, answer, credential)
             outcomes[rpc, credential] = "OK"
     # Each RPC answered its own: the audit key reads everything a phase has to offer.
-    expected_ok = {"GetTable", "GetScores", "ReadEvents", "WatchTable", "GetFeedHead"}
+    expected_ok = {"GetTable", "GetScores", "ReadEvents", "WatchTable", "GetFeedHead",
+                   "GetCheckpoint"}
     if phase.hand_id:
         expected_ok |= {"GetHandView", "GetHandHistory", "GetHandAt", "ExportTranscript"}
     assert {rpc for rpc in READS if outcomes[rpc, "audit"] == "OK"} == expected_ok, outcomes
@@ -268,6 +278,8 @@ def test_every_read_rpc_answers_every_credential_with_a_status_and_no_hidden_car
     for rpc in PLATFORM_ONLY:
         assert {credential for credential in CREDENTIALS
                 if outcomes[rpc, credential] == "OK"} == {"platform"}, (rpc, outcomes)
+    # Every credential, and none, reads the checkpoint.
+    assert {outcomes["GetCheckpoint", credential] for credential in CREDENTIALS} == {"OK"}
     # The lobby is the platform's: a seat or an auditor lists no tables.
     assert outcomes["ListTables", "platform"] == "OK"
     assert outcomes["ListTables", "seat"] == outcomes["ListTables", "audit"] != "OK"
@@ -282,6 +294,28 @@ def test_scores_carry_each_games_own_result(server: LiveServer,
     if phase.game == "shengji":
         assert len(row.shengji.levels_after) == 2  # GetScores answered UNKNOWN here once
     assert sheet.match_over and sheet.totals
+
+
+def test_add_cosignature_answers_every_credential_and_the_checkpoint_holds_the_hand(
+        server: LiveServer, phases: dict[str, Phase]) -> None:
+    """The row of AddCosignature: every credential (and none) is answered alike, since the
+    witness's key is what counts — this referee lists none, so a well-formed cosignature is
+    refused UNKNOWN_WITNESS and a malformed one INVALID_COSIGNATURE; and the game's finished
+    hand is in the tree of the checkpoint its score sheet carries."""
+    phase = phases["finished_hand"]
+    checkpoint = json.loads(server.client().checkpoint().checkpoint_json)
+    assert set(checkpoint) == {"format", "size", "root", "time", "signature"}
+    cosignature = Signer.from_text("c3" * 32).sign(
+        cosignature_body(checkpoint, datetime.now(UTC)))
+    for document, reason in ((cosignature, "UNKNOWN_WITNESS"), ("{}", "INVALID_COSIGNATURE")):
+        assert _entropy_outcomes(
+            server, phase, phases["match_over"],
+            lambda c, document=document: c.add_cosignature(document)) == {
+                credential: reason for credential in CREDENTIALS}
+    scores = phase.table.seats[0].scores(phase.table.table_id)
+    (row,) = [h for h in scores.hands if h.hand_id == phase.hand_id]
+    assert row.HasField("ledger_index")
+    assert row.ledger_index < json.loads(scores.checkpoint_json)["size"]
 
 
 ENTROPY_GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4)}

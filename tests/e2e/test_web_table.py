@@ -16,6 +16,7 @@ import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from fiftyk_referee.service.games.shengji.text import order_of, rules_of, sorted
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
+from fiftyk_referee.service.trust.signing import Signer
+from fiftyk_referee.service.trust.witness import cosignature_body
 from tests.e2e import test_shengji, test_spectators
 from tests.e2e.harness import (
     LiveServer,
@@ -310,6 +313,31 @@ def _fairness_of(browser: WebDriver, site: Site, path: Path) -> str:
                                   " return f && f.dataset.fair !== 'unknown' ? f.dataset.fair"
                                   " : null;")
     return fair
+
+
+def test_the_page_shows_witness_cosignatures_as_present_and_unverified(
+        site: Site, browser: WebDriver, tmp_path: Path) -> None:
+    """The page holds no witness key: a dropped evidence file's cosignatures are named,
+    never called checked; a file without any says so."""
+    evidence = json.loads(EXAMPLE_EVIDENCE.read_text("utf-8"))
+    assert _fairness_of(browser, site, EXAMPLE_EVIDENCE) == "yes"
+    note = browser.find_element(By.CSS_SELECTOR, "#fairness [data-cosignatures=unverified]")
+    assert "No witness cosigned a tree that holds this hand" in note.text
+    witness = Signer.from_text("44" * 32)
+    cosignature = witness.sign(cosignature_body(evidence["ledger"]["checkpoint"],
+                                                datetime.now(UTC)))
+    evidence["ledger"]["cosignatures"] = [{"witness": "alice", "cosignature": cosignature,
+                                           "consistency": []}]
+    path = tmp_path / "cosigned.json"
+    path.write_text(json.dumps(evidence))
+    assert _fairness_of(browser, site, path) == "yes"
+    note = browser.find_element(By.CSS_SELECTOR, "#fairness [data-cosignatures=unverified]")
+    assert f"present, NOT checked here: alice ({witness.key_id}, a tree of 1 hands)" in note.text
+    assert "--witness-key" in note.text
+
+
+EXAMPLE_EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "examples" / \
+    "evidence-qq3.json"
 
 
 def test_a_seat_entropy_deal_checks_out_in_the_browser_and_a_forged_one_does_not(

@@ -79,6 +79,7 @@
 
   async function loadJson(data, what) {
     let signedBy = null;
+    let cosignatures = null;
     try {
       if (data && data.format === REPLAY_FORMAT) { show(data, 0); status(`loaded ${what}`); return; }
       if (data && data.format === EVIDENCE_FORMAT && data.transcript) {
@@ -87,6 +88,13 @@
         // Who signed it is not checked here (the page holds no referee key): the file is
         // unverified, whatever its deal says.
         signedBy = (data.signature && data.signature.key_id) || "nobody";
+        // Witnesses' cosignatures of the ledger (docs/fairness.md#witnesses): shown as present,
+        // not checked here (the page holds no witness key either).
+        cosignatures = ((data.ledger && data.ledger.cosignatures) || []).map((entry) => {
+          const cosigned = entry.cosignature || {};
+          return { witness: String(entry.witness), size: cosigned.size,
+                   key: (cosigned.signature && cosigned.signature.key_id) || "no key" };
+        });
         data = { ...data.transcript, deal: { algorithm: deal.algorithm, seed: deal.seed ?? null,
                                             commitment: deal.commitment, hand_id: data.hand_id,
                                             contributions: deal.contributions,
@@ -102,6 +110,7 @@
         const body = await response.json();
         if (!response.ok) { status(`${what}: ${body.error}`, "error"); return; }
         if (signedBy) body.unverifiedSignature = signedBy;
+        if (cosignatures) body.unverifiedCosignatures = cosignatures;
         show(body, 0);
         status(`${what}: ${body.result.status}, ${body.result.actions_applied} actions applied`);
         return;
@@ -464,6 +473,7 @@
     try {
       const verdict = await FK.fairness.check(inputs);
       const signedBy = doc.unverifiedSignature;
+      const cosignatures = doc.unverifiedCosignatures;
       box.replaceChildren(
         el("p", { class: verdict.ok ? "ok" : "bad", "data-fair": verdict.ok ? "yes" : "no" },
            verdict.ok ? "✔ The deal checks out." : "✘ The deal does NOT check out."),
@@ -472,7 +482,14 @@
           `UNVERIFIED evidence: it says it was signed by ${signedBy}, and this page does not`
           + " check signatures (it holds no referee key; anyone can sign a file with a key of"
           + " their own). Check the whole file with `fiftyk verify FILE --key referee.pub`.")]
-          : []));
+          : []),
+        ...(cosignatures ? [el("p", { class: "unknown", "data-cosignatures": "unverified" },
+          cosignatures.length
+            ? `Witness cosignatures present, NOT checked here: ${cosignatures.map((c) =>
+                `${c.witness} (${c.key}, a tree of ${c.size} hands)`).join("; ")}. Check them`
+              + " with `fiftyk verify FILE --key referee.pub --witness-key witness.pub`."
+            : "No witness cosigned a tree that holds this hand (the file carries no"
+              + " cosignature).")] : []));
     } catch (err) {
       box.replaceChildren(el("p", { class: "bad", "data-fair": "error" }, `cannot check: ${err.message}`));
     }
