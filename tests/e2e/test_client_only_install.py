@@ -35,7 +35,7 @@ EXAMPLES = ROOT / "docs" / "examples"
 # What the plain install leaves out: the commands that run a server or its store.
 SERVER_COMMANDS = {"serve", "migrate"}
 CLIENT_COMMANDS = {"adjudicate", "health", "rules", "demo", "replay", "verify", "export",
-                   "keygen"}
+                   "keygen", "witness"}
 # The progress filter scripts/_venv.sh runs pip's output through (what `./scripts/serve`
 # prints during a first install).
 PIP_PROGRESS = ROOT / "scripts" / "_pip_progress"

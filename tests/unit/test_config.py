@@ -63,6 +63,7 @@ def test_the_pool_matches_the_worker_threads_unless_set() -> None:
 def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
     for name in ("cert.pem", "key.pem", "clients.pem"):
         (tmp_path / name).write_text("PEM")
+    (tmp_path / "witnesses.txt").write_text("# witnesses\nalice " + "ab" * 32 + "\n")
     env = {
         "FIFTYK_DATABASE_URL": "postgresql://u:p@db:6543/referee",
         "FIFTYK_HOST": "0.0.0.0",
@@ -89,6 +90,7 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
         "FIFTYK_WEBHOOKS": "attempts=5,backoff=0.5",
         "FIFTYK_REFLECTION": "true",
         "FIFTYK_TRUSTED_PROXIES": "10.0.0.7, 10.1.0.0/16",
+        "FIFTYK_REFEREE_WITNESS_KEYS": str(tmp_path / "witnesses.txt"),
         **REAL_SECRETS,
     }
     assert set(env) == set(CONFIG_ENV_VARS)
@@ -108,6 +110,7 @@ def test_every_documented_env_var_is_read(tmp_path: Path) -> None:
     assert config.watches.seat == 3
     assert (config.transport.streams, config.transport.request) == (64, 2.5)
     assert (config.webhook_settings.attempts, config.webhook_settings.backoff) == (5, 0.5)
+    assert [witness.name for witness in config.witness_keys] == ["alice"]
     assert config.token_secret == REAL_SECRETS["FIFTYK_TOKEN_SECRET"]
     assert config.audit_key == REAL_SECRETS["FIFTYK_AUDIT_KEY"]
     assert config.platform_key == REAL_SECRETS["FIFTYK_PLATFORM_KEY"]
@@ -411,3 +414,13 @@ def test_a_malformed_trusted_proxy_is_refused_naming_it() -> None:
         Config.load({"FIFTYK_TRUSTED_PROXIES": "10.0.0.7,proxy.local"})
     flags = parse_flags("--trusted-proxies", "10.0.0.7,fd00::/8")
     assert len(Config.load({}, flags).trusted_proxy_networks) == 2
+
+
+def test_a_witness_keys_file_that_does_not_read_stops_the_start_with_the_line_at_fault(
+        tmp_path: Path) -> None:
+    listed = tmp_path / "witnesses.txt"
+    listed.write_text("alice " + "ab" * 32 + "\nbob not-a-key\n")
+    with pytest.raises(ConfigError, match=r"FIFTYK_REFEREE_WITNESS_KEYS: .*line 2:"):
+        Config.load({"FIFTYK_REFEREE_WITNESS_KEYS": str(listed)})
+    with pytest.raises(ConfigError, match="cannot read"):
+        Config.load({"FIFTYK_REFEREE_WITNESS_KEYS": str(tmp_path / "missing.txt")})
