@@ -51,9 +51,9 @@ def test_reflection_lists_the_referee_and_health_services_with_every_method(
         expected = pb.DESCRIPTOR.services_by_name["RefereeService"]
         assert set(described.methods_by_name) == set(expected.methods_by_name)
         # 17, Declare and Bury (Shengji), IssueSpectatorToken, VerifyHand and Act, GetFeedHead,
-        # ListTables, the four table lifecycle commands, the five webhook calls and
-        # ContributeEntropy.
-        assert len(described.methods_by_name) == 34
+        # ListTables, the four table lifecycle commands, the five webhook calls,
+        # ContributeEntropy, GetCheckpoint and AddCosignature.
+        assert len(described.methods_by_name) == 36
 
 
 @pytest.mark.parametrize("service", ["", SERVICE_NAME])
