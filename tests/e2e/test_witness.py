@@ -127,6 +127,11 @@ class WitnessCases:
         # Without --witness-key the cosignatures are checked for what they are, not required.
         done = verify_cli(referee.export(later, tmp_path), keys)
         assert done.returncode == 0 and "witness keys not given" in done.stdout
+        # The referee keeps them in its store: a restarted referee still carries them.
+        referee.stop()
+        referee.start()
+        done = verify_cli(referee.export(later, tmp_path), keys, keys.witness_public)
+        assert done.returncode == 0, done.stdout + done.stderr
 
     def test_the_seats_stream_and_scores_carry_the_checkpoint_that_includes_their_hand(
             self, referee: LiveReferee, keys: Keys) -> None:

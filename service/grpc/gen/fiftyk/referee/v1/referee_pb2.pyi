@@ -2449,8 +2449,10 @@ class ExportTranscriptResponse(_message.Message):
     evidence_json: _builtins.str
     """evidence_json is the hand's "fiftyk-evidence/1" object, signed by the referee
     (docs/fairness.md): the transcript, the ruling, the deal's inputs, every stored event
-    with its hash chain, the hand's inclusion proof and a signed ledger checkpoint.
-    `fiftyk verify` checks it offline.
+    with its hash chain, the hand's inclusion proof and a signed ledger checkpoint, and
+    the latest cosignature the referee keeps of each witness it lists, with the
+    consistency proof from the cosigned tree (docs/fairness.md#cosignatures).
+    `fiftyk verify` checks it offline (`--witness-key` requires a witness's cosignature).
     """
     def __init__(
         self,
