@@ -137,17 +137,27 @@ class Audits(Queries):
             return checkpoint, None
         return checkpoint, self.ledger.consistency(since_size, size)
 
-    def hands_checkpoint(self, hand_ids: Sequence[str]
+    def hands_checkpoint(self, hand_ids: Sequence[str], *, fresh: bool = True
                          ) -> tuple[dict[str, Any], dict[str, int]] | None:
         """The latest signed checkpoint and the leaf index of each of these hands its tree
-        includes; None when it includes none of them."""
+        includes; None when it includes none of them. `fresh=False` (a stream replaying a
+        table's history): the last checkpoint signed here when it includes them all, without
+        reading the store again."""
         if not hand_ids:
             return None
-        checkpoint = self.ledger.published()
-        size = int(checkpoint["size"])
-        indexes = {hand_id: index for hand_id in hand_ids
-                   if (index := self.ledger.index_of(hand_id)) is not None and index < size}
+        if not fresh:
+            found = self._included(self.ledger.published(fresh=False), hand_ids)
+            if len(found[1]) == len(hand_ids):
+                return found
+        checkpoint, indexes = self._included(self.ledger.published(), hand_ids)
         return (checkpoint, indexes) if indexes else None
+
+    def _included(self, checkpoint: dict[str, Any], hand_ids: Sequence[str]
+                  ) -> tuple[dict[str, Any], dict[str, int]]:
+        size = int(checkpoint["size"])
+        return checkpoint, {hand_id: index for hand_id in hand_ids
+                            if (index := self.ledger.index_of(hand_id)) is not None
+                            and index < size}
 
     def latest_cosignatures(self) -> list[tuple[str, dict[str, Any]]]:
         """Each configured witness's latest cosignature kept (name, cosignature), in the

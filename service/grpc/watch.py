@@ -284,7 +284,8 @@ class WatchRpcs(Rpcs):
         message = pb.WatchTableResponse(event=event_to_proto(event, public))
         if isinstance(public, HandRecorded):
             # The hand's leaf and the latest checkpoint that includes it, for the seats to keep.
-            ledger = await self.edge.call(self.edge.app.hands_checkpoint, [public.hand_id])
+            ledger = await self.edge.call(self.edge.app.hands_checkpoint, [public.hand_id],
+                                          fresh=False)
             if ledger is not None:
                 message.checkpoint_json = json.dumps(ledger[0], ensure_ascii=False)
                 message.ledger_index = ledger[1][public.hand_id]

@@ -175,10 +175,15 @@ class HandLog:
             "time": self._now().isoformat(),
         })
 
-    def published(self) -> dict[str, Any]:
+    def published(self, *, fresh: bool = True) -> dict[str, Any]:
         """The latest checkpoint, as published (GetCheckpoint, WatchTable, GetScores): of
         every leaf in the store now, signed once per size (the log is append-only, so a
-        size asked again is answered with the checkpoint signed then)."""
+        size asked again is answered with the checkpoint signed then). `fresh=False`: the
+        last one signed here, without reading the store, when there is one."""
+        with self._lock:
+            cached = self._published
+        if not fresh and cached is not None and cached[0] is self._log:
+            return cached[2]
         self.refresh()
         with self._lock:
             log, size = self._log, len(self._log)

@@ -3612,10 +3612,12 @@ class WatchTableResponse(_message.Message):
     """hand_id identifies the hand the event belongs to; empty for table events."""
     checkpoint_json: _builtins.str
     """checkpoint_json is set on the `table.hand_recorded` event of a hand in the ledger (every
-    finished hand of a referee that chains its events): the referee's latest signed
-    "fiftyk-checkpoint/1" (as GetCheckpoint returns it) when the message was sent, whose
-    tree includes the hand — its leaf `ledger_index` is below the checkpoint's size. A seat
-    that keeps it can later hold the referee to it (docs/fairness.md#witnesses).
+    finished hand of a referee that chains its events): a "fiftyk-checkpoint/1" signed by
+    the referee (as GetCheckpoint returns it) whose tree includes the hand — its leaf
+    `ledger_index` is below the checkpoint's size; for a live event the latest, for one
+    replayed from the table's history the latest the serving process signed that includes
+    it. A seat that keeps it can later hold the referee to it
+    (docs/fairness.md#witnesses).
     """
     ledger_index: _builtins.int
     """ledger_index is the hand's leaf index in the ledger; set with `checkpoint_json`."""
