@@ -17,6 +17,9 @@ verifying a 200-event hand takes at most 20 ms. Also the Merkle log against `pym
   application on SQLite, from `StartHand` to the dealt hand, every answer's signed receipt
   made as the gRPC edge makes it: seats sending their bytes directly (4 contributions)
   against commit, then reveal (4 commitments, 4 reveals).
+- `witness` (`--only-witness` alone): what witnesses cost the referee per call — signing a
+  checkpoint, serving the latest, GetCheckpoint with a proof, AddCosignature, an export
+  carrying two witnesses' cosignatures against none.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
+import json
 import statistics
 import tempfile
 import time
@@ -43,6 +47,7 @@ from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.ops.config import parse_database_url
 from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
 from fiftyk_referee.service.trust.verifier import Verifier, rules_engine
+from fiftyk_referee.service.trust.witness import WitnessKeys, cosignature_body, public_key_line
 
 DEFAULT_HANDS = 6
 DEFAULT_REPEAT = 20
@@ -191,6 +196,50 @@ def verify_times(repeat: int) -> VerifyTimes:
     return VerifyTimes(len(evidence["events"]), with_rules, alone, verify_hand)
 
 
+def witness_rows(hands: int, repeat: int) -> list[tuple[str, str]]:
+    """What witnesses cost the referee, as CPU per call through the application on SQLite
+    (`docs/fairness.md#witnesses`): signing a new checkpoint, serving the latest (a size
+    seen before), GetCheckpoint's use case with a consistency proof, AddCosignature of a new
+    tree (stored) and of one kept already (a retry), and an evidence export with two
+    witnesses' cosignatures against none."""
+    alice, bob = Signer.from_text("a1" * 32), Signer.from_text("b1" * 32)
+    witnesses = WitnessKeys.parse(f"{public_key_line('alice', alice.public)}\n"
+                                  f"{public_key_line('bob', bob.public)}\n")
+    stored: list[float] = []
+    with tempfile.TemporaryDirectory() as directory:
+        env = persistence_env(parse_database_url("", Path(directory)), cache_size=100)
+        app = Referee(env, witnesses=witnesses)
+        try:
+            hand_id = ""
+            for _ in range(hands):
+                hand_id, _, _ = _play(app, "classic", 4)
+                for signer in (alice, bob):
+                    text = json.dumps(signer.sign(cosignature_body(app.ledger.published(),
+                                                                   datetime.now(UTC))))
+                    started = time.process_time()
+                    app.add_cosignature(text)
+                    stored.append((time.process_time() - started) * MS)
+            sign = _timed(lambda: app.ledger.checkpoint(), repeat)
+            latest = _timed(lambda: app.ledger.published(), repeat)
+            proof = _timed(lambda: app.published_checkpoint(1), repeat)
+            retry = _timed(lambda: app.add_cosignature(text), repeat)
+            with_witnesses = _timed(lambda: app.export_evidence(hand_id), repeat)
+            app.witnesses = WitnessKeys()
+            without = _timed(lambda: app.export_evidence(hand_id), repeat)
+        finally:
+            app.close()
+    return [
+        ("witness: sign a checkpoint of a new size", f"{sign.cpu:.2f} ms CPU"),
+        ("witness: the latest checkpoint, size seen before", f"{latest.cpu:.2f} ms CPU"),
+        ("witness: GetCheckpoint's use case, proof from 1", f"{proof.cpu:.2f} ms CPU"),
+        ("witness: AddCosignature, a new tree (stored)",
+         f"{statistics.median(stored):.2f} ms CPU (median of {len(stored)})"),
+        ("witness: AddCosignature, a tree kept already", f"{retry.cpu:.2f} ms CPU"),
+        ("witness: export with 2 witnesses / with none",
+         f"{with_witnesses.cpu:.2f} / {without.cpu:.2f} ms CPU"),
+    ]
+
+
 def merkle_rows(leaves_count: int) -> list[tuple[str, str]]:
     """Our RFC 6962 code against pymerkle: agreement and timings."""
     data = [f"leaf {i}".encode() for i in range(leaves_count)]
@@ -247,11 +296,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help=f"seat-entropy draws per protocol (default {DEFAULT_DRAWS})")
     parser.add_argument("--only-draws", action="store_true",
                         help="measure the seat-entropy draws alone")
+    parser.add_argument("--only-witness", action="store_true",
+                        help="measure what witnesses cost the referee alone (--hands hands,"
+                             " --repeat calls)")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `scripts/bench fairness` and print a table."""
+    if args.only_witness:
+        _print(witness_rows(args.hands, args.repeat))
+        return 0
     direct, committed = draw_cpu(args.draws)
     draw_rows = [
         ("draw CPU, direct (4 contributions)", f"{direct:.1f} ms (median of {args.draws})"),
@@ -274,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
         (f"VerifyHand of a {events}-event hand", str(times.verify_hand)),
         *merkle_rows(args.leaves),
         *draw_rows,
+        *witness_rows(args.hands, args.repeat),
     ]
     _print(rows)
     return 0
@@ -286,4 +342,4 @@ def _print(rows: list[tuple[str, str]]) -> None:
 
 
 __all__ = ["Timing", "VerifyTimes", "add_parser", "command_cpu", "draw_cpu", "merkle_rows",
-           "run", "verify_times"]
+           "run", "verify_times", "witness_rows"]

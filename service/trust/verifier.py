@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -502,7 +502,7 @@ class Verifier:
                 signer = check_cosignature(document)
             except CosignatureError as error:
                 raise CheckFailed(f"witness {name}: {error}") from None
-            assert isinstance(document, Mapping)  # check_cosignature checked it
+            document = cast(Mapping[str, Any], document)  # check_cosignature checked it
             cosigned = int(document["size"])
             who = f"witness {name} ({signer})"
             if cosigned > size:
