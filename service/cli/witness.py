@@ -258,11 +258,9 @@ class Witness:
                                answer.checkpoint_json)
         size = int(checkpoint["size"])
         if held is not None and size == int(held["checkpoint"]["size"]):
-            if held.get("delivered"):
-                print(f"fiftyk witness: {size} hands, root {checkpoint['root']}: nothing new"
-                      " since the checkpoint cosigned last")
-                return 0
-            return self.deliver(held["checkpoint"], held["cosignature"])
+            # Nothing new: give the last cosignature again (the referee keeps one per size,
+            # so it changes nothing there, and it restores one the referee lost).
+            return self.deliver(held["checkpoint"], held["cosignature"], again=True)
         if size == 0:
             print("fiftyk witness: the referee's ledger is empty: nothing to cosign")
             return 0
@@ -316,7 +314,8 @@ class Witness:
             "problem": problem, "cosigned": cosigned, "offered": offered})
         return EXIT_REFUSED
 
-    def deliver(self, checkpoint: dict[str, Any], cosignature: dict[str, Any]) -> int:
+    def deliver(self, checkpoint: dict[str, Any], cosignature: dict[str, Any], *,
+                again: bool = False) -> int:
         """Give the cosignature to the referee; note in the state that it took it."""
         try:
             answer = self.client.add_cosignature(cosignature)
@@ -325,6 +324,12 @@ class Witness:
                   f" {checkpoint['root']}, but the referee did not take the cosignature:"
                   f" {describe_rpc_error(self.address, error)}", file=sys.stderr)
             return EXIT_UNUSABLE
+        if again:
+            print(f"fiftyk witness: {checkpoint['size']} hands, root {checkpoint['root']}:"
+                  " nothing new since the checkpoint cosigned last; the referee"
+                  f" {'had lost its cosignature, given again' if answer.stored else 'holds it'}"
+                  f" (witness {answer.witness})")
+            return 0
         self.state.keep(checkpoint, cosignature, delivered=True)
         print(f"fiftyk witness: cosigned {checkpoint['size']} hands, root {checkpoint['root']};"
               f" the referee keeps it as witness {answer.witness}"

@@ -188,6 +188,25 @@ class WitnessCases:
         again = client.add_cosignature(WITNESS.sign(body))
         assert again.witness == "alice" and not again.stored
 
+    def test_cosignatures_deleted_from_the_database_are_given_again_by_the_witness(
+            self, referee: LiveReferee, keys: Keys, tmp_path: Path) -> None:
+        hand_id = referee.play("shengji", random.Random(5))
+        state = tmp_path / "witness"
+        assert run_witness(referee.server, keys, state).returncode == 0
+        referee.stop()
+        referee.database().delete(str(witness_stream(WITNESS.key_id)))
+        referee.start()
+        done = verify_cli(referee.export(hand_id, tmp_path), keys, keys.witness_public)
+        assert done.returncode == 1 and "no cosignature by witness key" in done.stderr
+        again = run_witness(referee.server, keys, state)
+        assert again.returncode == 0, again.stderr
+        assert "nothing new since the checkpoint cosigned last; the referee had lost its" \
+            " cosignature, given again" in again.stdout
+        done = verify_cli(referee.export(hand_id, tmp_path), keys, keys.witness_public)
+        assert done.returncode == 0, done.stdout + done.stderr
+        held = run_witness(referee.server, keys, state)
+        assert held.returncode == 0 and "the referee holds it (witness alice)" in held.stdout
+
     @pytest.mark.parametrize("game", sorted(GAMES))
     def test_a_rolled_back_ledger_with_its_checkpoints_deleted_is_caught_by_the_witness(
             self, referee: LiveReferee, keys: Keys, tmp_path: Path, game: str) -> None:
