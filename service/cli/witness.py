@@ -253,8 +253,8 @@ class Witness:
             checkpoint = self.checked(json.loads(answer.checkpoint_json), held, answer)
         except Refused as refusal:
             return self.refuse(str(refusal), held, answer.checkpoint_json)
-        except ValueError as error:
-            return self.refuse(f"the referee's answer is not a checkpoint: {error}", held,
+        except (ValueError, KeyError, TypeError) as error:
+            return self.refuse(f"the referee's answer is not a checkpoint: {error!r}", held,
                                answer.checkpoint_json)
         size = int(checkpoint["size"])
         if held is not None and size == int(held["checkpoint"]["size"]):

@@ -7,14 +7,18 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fiftyk_referee.domain.merkle import MerkleLog, leaf_hash
 from fiftyk_referee.service.cli.main import main
 from fiftyk_referee.service.cli.verify import EXIT_FAILED
+from fiftyk_referee.service.cli.witness import Refused, Witness
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.trust.signing import Signer, public_pem
 from fiftyk_referee.service.trust.verifier import OK, Report, verify
 from fiftyk_referee.service.trust.witness import (
@@ -184,3 +188,41 @@ def test_a_witness_whose_state_is_unreadable_stops_and_leaves_it_as_it_was(
     assert code == 2
     assert "latest.json is unreadable" in err.getvalue() and "never delete it" in err.getvalue()
     assert (state / "latest.json").read_text() == "{not json"
+
+
+def test_the_witness_refuses_a_checkpoint_that_does_not_extend_the_one_it_cosigned() -> None:
+    """`Witness.checked` on real checkpoints of a real Merkle log (no referee needed): an
+    extension passes with its proof; a smaller tree, another root of the same size, a
+    missing or wrong proof and another referee key are refused, each saying why."""
+    referee = Signer.from_text("66" * 32)
+    log = MerkleLog([leaf_hash(f"hand {i}".encode()) for i in range(5)])
+    forked = MerkleLog([leaf_hash(f"other {i}".encode()) for i in range(5)])
+
+    def checkpoint(tree: MerkleLog, size: int, signer: Signer = referee) -> dict[str, Any]:
+        return signer.sign({"format": "fiftyk-checkpoint/1", "size": size,
+                            "root": tree.root(size).hex(), "time": WHEN.isoformat()})
+
+    def answer(tree: MerkleLog, old: int, size: int) -> pb.GetCheckpointResponse:
+        proof = pb.ConsistencyProof(from_size=old, to_size=size, hashes=[
+            p.hex() for p in tree.consistency_proof(old, size)])
+        return pb.GetCheckpointResponse(consistency=proof)
+
+    witness = Witness.__new__(Witness)
+    witness.referee_keys = [referee.public]
+    held = {"checkpoint": checkpoint(log, 3)}
+    assert witness.checked(checkpoint(log, 5), held, answer(log, 3, 5))["size"] == 5
+    assert witness.checked(checkpoint(log, 5), None, pb.GetCheckpointResponse())["size"] == 5
+    refusals = [
+        (checkpoint(log, 2), pb.GetCheckpointResponse(), "ROLLED BACK: the referee's ledger"
+         " holds 2 hands, fewer than the 3"),
+        (checkpoint(forked, 3), pb.GetCheckpointResponse(), "FORKED: the referee's tree of 3"
+         " hands has root"),
+        (checkpoint(log, 5), pb.GetCheckpointResponse(), "FORKED: the referee gave no"
+         " consistency proof from the 3 hands"),
+        (checkpoint(forked, 5), answer(forked, 3, 5), "FORKED: the referee's tree of 5 hands"
+         " does not extend the 3"),
+        (checkpoint(log, 5, OTHER), answer(log, 3, 5), "the checkpoint's signature: signed by"),
+    ]
+    for offered, given, reason in refusals:
+        with pytest.raises(Refused, match=re.escape(reason)):
+            witness.checked(offered, held, given)
