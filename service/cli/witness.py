@@ -250,7 +250,8 @@ class Witness:
                   file=sys.stderr)
             return EXIT_UNUSABLE
         try:
-            checkpoint = self.checked(json.loads(answer.checkpoint_json), held, answer)
+            checkpoint = extending(json.loads(answer.checkpoint_json), held, answer,
+                                   self.referee_keys)
         except Refused as refusal:
             return self.refuse(str(refusal), held, answer.checkpoint_json)
         except (ValueError, KeyError, TypeError) as error:
@@ -267,41 +268,6 @@ class Witness:
         cosignature = self.signer.sign(cosignature_body(checkpoint, datetime.now(UTC)))
         self.state.keep(checkpoint, cosignature, delivered=False)
         return self.deliver(checkpoint, cosignature)
-
-    def checked(self, checkpoint: Any, held: dict[str, Any] | None, answer: Any
-                ) -> dict[str, Any]:
-        """The referee's checkpoint if it is signed by its key and extends the one held."""
-        if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
-            raise Refused(f"the referee's answer is not a {CHECKPOINT_FORMAT}")
-        try:
-            signing.verify(checkpoint, self.referee_keys)
-        except SignatureError as error:
-            raise Refused(f"the checkpoint's signature: {error}") from None
-        size, root = int(checkpoint["size"]), str(checkpoint["root"])
-        if held is None:
-            return checkpoint
-        old = held["checkpoint"]
-        old_size, old_root = int(old["size"]), str(old["root"])
-        if size < old_size:
-            raise Refused(f"ROLLED BACK: the referee's ledger holds {size} hands, fewer than"
-                          f" the {old_size} of the checkpoint this witness cosigned")
-        if size == old_size:
-            if root != old_root:
-                raise Refused(f"FORKED: the referee's tree of {size} hands has root {root},"
-                              f" the one this witness cosigned has root {old_root}")
-            return checkpoint
-        proof = answer.consistency if answer.HasField("consistency") else None
-        if proof is None or proof.from_size != old_size or proof.to_size != size:
-            raise Refused(f"FORKED: the referee gave no consistency proof from the {old_size}"
-                          f" hands this witness cosigned to its {size}")
-        try:
-            verify_consistency(old_size, bytes.fromhex(old_root), size, bytes.fromhex(root),
-                               [bytes.fromhex(h) for h in proof.hashes])
-        except (ProofError, ValueError) as error:
-            raise Refused(f"FORKED: the referee's tree of {size} hands does not extend the"
-                          f" {old_size} this witness cosigned ({error}): the ledger was"
-                          " rewritten") from None
-        return checkpoint
 
     def refuse(self, problem: str, held: dict[str, Any] | None, offered: str) -> int:
         """Say so with both checkpoints, keep the refusal, exit 1."""
@@ -337,4 +303,42 @@ class Witness:
         return 0
 
 
-__all__ = ["add_parser", "run_keygen", "run_witness"]
+
+def extending(checkpoint: Any, held: dict[str, Any] | None, answer: Any,
+            referee_keys: list[Ed25519PublicKey]) -> dict[str, Any]:
+    """The referee's checkpoint if it is signed by one of its keys and extends the one held
+    (`answer`: GetCheckpoint's, with the consistency proof); Refused says why not."""
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
+        raise Refused(f"the referee's answer is not a {CHECKPOINT_FORMAT}")
+    try:
+        signing.verify(checkpoint, referee_keys)
+    except SignatureError as error:
+        raise Refused(f"the checkpoint's signature: {error}") from None
+    size, root = int(checkpoint["size"]), str(checkpoint["root"])
+    if held is None:
+        return checkpoint
+    old = held["checkpoint"]
+    old_size, old_root = int(old["size"]), str(old["root"])
+    if size < old_size:
+        raise Refused(f"ROLLED BACK: the referee's ledger holds {size} hands, fewer than"
+                      f" the {old_size} of the checkpoint this witness cosigned")
+    if size == old_size:
+        if root != old_root:
+            raise Refused(f"FORKED: the referee's tree of {size} hands has root {root},"
+                          f" the one this witness cosigned has root {old_root}")
+        return checkpoint
+    proof = answer.consistency if answer.HasField("consistency") else None
+    if proof is None or proof.from_size != old_size or proof.to_size != size:
+        raise Refused(f"FORKED: the referee gave no consistency proof from the {old_size}"
+                      f" hands this witness cosigned to its {size}")
+    try:
+        verify_consistency(old_size, bytes.fromhex(old_root), size, bytes.fromhex(root),
+                           [bytes.fromhex(h) for h in proof.hashes])
+    except (ProofError, ValueError) as error:
+        raise Refused(f"FORKED: the referee's tree of {size} hands does not extend the"
+                      f" {old_size} this witness cosigned ({error}): the ledger was"
+                      " rewritten") from None
+    return checkpoint
+
+
+__all__ = ["Refused", "add_parser", "extending", "run_keygen", "run_witness"]

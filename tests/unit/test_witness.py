@@ -17,7 +17,7 @@ import pytest
 from fiftyk_referee.domain.merkle import MerkleLog, leaf_hash
 from fiftyk_referee.service.cli.main import main
 from fiftyk_referee.service.cli.verify import EXIT_FAILED
-from fiftyk_referee.service.cli.witness import Refused, Witness
+from fiftyk_referee.service.cli.witness import Refused, extending
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.trust.signing import Signer, public_pem
 from fiftyk_referee.service.trust.verifier import OK, Report, verify
@@ -191,9 +191,10 @@ def test_a_witness_whose_state_is_unreadable_stops_and_leaves_it_as_it_was(
 
 
 def test_the_witness_refuses_a_checkpoint_that_does_not_extend_the_one_it_cosigned() -> None:
-    """`Witness.checked` on real checkpoints of a real Merkle log (no referee needed): an
-    extension passes with its proof; a smaller tree, another root of the same size, a
-    missing or wrong proof and another referee key are refused, each saying why."""
+    """The witness's check (`extending`) on real checkpoints of a real Merkle log (no
+    referee needed): an extension passes with its proof; a smaller tree, another root of
+    the same size, a missing or wrong proof and another referee key are refused, each
+    saying why."""
     referee = Signer.from_text("66" * 32)
     log = MerkleLog([leaf_hash(f"hand {i}".encode()) for i in range(5)])
     forked = MerkleLog([leaf_hash(f"other {i}".encode()) for i in range(5)])
@@ -207,11 +208,10 @@ def test_the_witness_refuses_a_checkpoint_that_does_not_extend_the_one_it_cosign
             p.hex() for p in tree.consistency_proof(old, size)])
         return pb.GetCheckpointResponse(consistency=proof)
 
-    witness = Witness.__new__(Witness)
-    witness.referee_keys = [referee.public]
+    keys = [referee.public]
     held = {"checkpoint": checkpoint(log, 3)}
-    assert witness.checked(checkpoint(log, 5), held, answer(log, 3, 5))["size"] == 5
-    assert witness.checked(checkpoint(log, 5), None, pb.GetCheckpointResponse())["size"] == 5
+    assert extending(checkpoint(log, 5), held, answer(log, 3, 5), keys)["size"] == 5
+    assert extending(checkpoint(log, 5), None, pb.GetCheckpointResponse(), keys)["size"] == 5
     refusals = [
         (checkpoint(log, 2), pb.GetCheckpointResponse(), "ROLLED BACK: the referee's ledger"
          " holds 2 hands, fewer than the 3"),
@@ -225,4 +225,4 @@ def test_the_witness_refuses_a_checkpoint_that_does_not_extend_the_one_it_cosign
     ]
     for offered, given, reason in refusals:
         with pytest.raises(Refused, match=re.escape(reason)):
-            witness.checked(offered, held, given)
+            extending(offered, held, given, keys)
