@@ -125,14 +125,25 @@ def postgres_url(postgres_server: ThrowawayPostgres) -> str:
     return postgres_server.url(TEST_DATABASE)
 
 
-@pytest.fixture
-def fresh_postgres_db(postgres_server: ThrowawayPostgres) -> Iterator[str]:
-    """URL of a brand-new empty database, dropped after the test."""
+def _new_database(postgres_server: ThrowawayPostgres) -> Iterator[str]:
     name = f"fiftyk_{uuid.uuid4().hex[:16]}"
     admin_url = postgres_server.url("postgres")
     create_database(admin_url, name)
     yield postgres_server.url(name)
     drop_database(admin_url, name)
+
+
+@pytest.fixture
+def fresh_postgres_db(postgres_server: ThrowawayPostgres) -> Iterator[str]:
+    """URL of a brand-new empty database, dropped after the test."""
+    yield from _new_database(postgres_server)
+
+
+@pytest.fixture(scope="class")
+def class_postgres_db(postgres_server: ThrowawayPostgres) -> Iterator[str]:
+    """URL of a brand-new empty database shared by one test class (a server the class's
+    tests share runs on it), dropped after the class."""
+    yield from _new_database(postgres_server)
 
 
 @pytest.fixture
