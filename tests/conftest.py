@@ -37,22 +37,30 @@ UNIT_TESTS = Path(__file__).resolve().parent / "unit"
 # started last would keep one worker busy while the others have long finished.
 SLOWEST_FIRST = (
     "e2e/test_failover.py",
-    "unit/test_hand_playouts.py",
     "bench/test_bench_suite.py",
-    "e2e/test_client_only_install.py",
-    "unit/shengji/test_playouts.py",
     "e2e/test_web_table.py",
-    "unit/test_public_events.py",
-    "e2e/test_crash_consistency.py",
-    "e2e/test_transport_limits.py",
-    "e2e/test_rpc_matrix.py",
-    "e2e/test_processes.py",
+    "e2e/test_commit_reveal.py",
     "e2e/test_store_outage.py",
-    "e2e/test_fairness.py",
-    "e2e/test_two_replicas.py",
-    "integration/test_cache_consistency.py",
+    "bench/test_bench_webhooks.py",
+    "integration/test_fairness.py",
+    "e2e/test_rpc_matrix.py",
     "unit/test_legal_plays.py",
+    "e2e/test_fairness.py",
+    "e2e/test_crash_consistency.py",
+    "e2e/test_client_only_install.py",
+    "e2e/test_transport_limits.py",
+    "e2e/test_webhook_process.py",
+    "e2e/test_demo_and_replay.py",
+    "e2e/test_ipv6.py",
+    "e2e/test_processes.py",
+    "e2e/test_webhooks_off_loopback.py",
+    "e2e/test_table_lifecycle.py",
+    "e2e/test_tls.py",
+    "integration/test_shards.py",
     "e2e/test_full_hands.py",
+    "unit/test_hand_playouts.py",
+    "integration/test_application.py",
+    "e2e/test_sizes_and_paging.py",
 )
 
 
@@ -125,14 +133,25 @@ def postgres_url(postgres_server: ThrowawayPostgres) -> str:
     return postgres_server.url(TEST_DATABASE)
 
 
-@pytest.fixture
-def fresh_postgres_db(postgres_server: ThrowawayPostgres) -> Iterator[str]:
-    """URL of a brand-new empty database, dropped after the test."""
+def _new_database(postgres_server: ThrowawayPostgres) -> Iterator[str]:
     name = f"fiftyk_{uuid.uuid4().hex[:16]}"
     admin_url = postgres_server.url("postgres")
     create_database(admin_url, name)
     yield postgres_server.url(name)
     drop_database(admin_url, name)
+
+
+@pytest.fixture
+def fresh_postgres_db(postgres_server: ThrowawayPostgres) -> Iterator[str]:
+    """URL of a brand-new empty database, dropped after the test."""
+    yield from _new_database(postgres_server)
+
+
+@pytest.fixture(scope="class")
+def class_postgres_db(postgres_server: ThrowawayPostgres) -> Iterator[str]:
+    """URL of a brand-new empty database shared by one test class (a server the class's
+    tests share runs on it), dropped after the class."""
+    yield from _new_database(postgres_server)
 
 
 @pytest.fixture

@@ -20,7 +20,8 @@ to its own metrics and loggers, so `/metrics` and the server's log show deliveri
 
 Life cycle. The child stops when its stdin reaches its end: the parent closed it (a graceful
 shutdown: an attempt in flight ends within the attempt timeout, the leases are given back)
-or the parent died (even by SIGKILL: the kernel closes the pipe). If the child dies while
+or the parent died (even by SIGKILL: the kernel closes the pipe); stopped while still
+starting (before it began delivering), it ends at once (`child.py`). If the child dies while
 the server runs, the parent logs a warning, counts `fiftyk_webhook_process_restarts_total`
 and starts another after a pause (`RESTART_PAUSE_SECONDS`, doubling while it keeps dying, up
 to `MAX_RESTART_PAUSE_SECONDS`). The new child uses the same lease holder, so it takes the
@@ -34,7 +35,6 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -50,8 +50,10 @@ from fiftyk_referee.service.ops.webhook_settings import WebhookSettings
 from fiftyk_referee.service.platform.webhook_store import WebhookStore
 from fiftyk_referee.service.webhooks.dispatcher import RETRIED_FAILURES, WebhookDispatcher
 
-CHILD_MAIN = ("import sys; from fiftyk_referee.service.webhooks.process import child_main;"
-              " sys.exit(child_main())")
+# The child starts in `child.py`, which imports nothing of the referee's until it watches
+# its stdin (a stop before it begins delivering ends it at once), then calls `child_main`.
+CHILD_MAIN = ("import sys; from fiftyk_referee.service.webhooks.child import main;"
+              " sys.exit(main())")
 RELAY_SECONDS = 0.2  # how often the child reports its metric calls and log records
 FOLLOW_SECONDS = 0.1  # how often the child looks at the feed's head
 RESTART_PAUSE_SECONDS = 1.0
@@ -148,6 +150,7 @@ class DeliveryProcess:
         self._child: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
         self.restarts = 0
+        self.exit_status: int | None = None  # the last child's, once it has ended
 
     @staticmethod
     def new_holder() -> str:
@@ -197,6 +200,7 @@ class DeliveryProcess:
             if child is not None:
                 self._relay(child.stdout)
                 code = child.wait()
+                self.exit_status = code
                 self._sink.forget_all()
                 if self._stopping.is_set():
                     return
@@ -244,6 +248,7 @@ class DeliveryProcess:
                 child.kill()
                 with contextlib.suppress(subprocess.TimeoutExpired):  # stuck in the kernel
                     child.wait(KILL_WAIT_SECONDS)
+            self.exit_status = child.returncode
         if self._thread is not None:
             self._thread.join(KILL_WAIT_SECONDS)
             self._thread = None
@@ -354,15 +359,9 @@ def _follow_head(app: Referee, dispatcher: WebhookDispatcher,
             dispatcher.poke()
 
 
-def child_main() -> int:
-    """The delivery process: read the spec from stdin, deliver until stdin ends."""
-    # Signals are the parent's to act on (a terminal's Ctrl-C reaches the whole group): it
-    # stops this process by closing the pipe, after the commands have drained.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_IGN)
-    line = sys.stdin.buffer.readline()
-    if not line:  # the server stopped before it said what to do
-        return 0
+def child_main(line: bytes, begin: Callable[[], None], closed: threading.Event) -> int:
+    """The delivery process, once `child.main` has read its spec (`line`) and watches its
+    stdin: deliver from `begin` until stdin ends (`closed`)."""
     spec = DeliverySpec.from_line(line)
     os.nice(spec.settings.niceness)
     relay = Relay(sys.stdout.buffer)
@@ -374,7 +373,7 @@ def child_main() -> int:
             logging.DEBUG if spec.log_level.upper() == "DEBUG" else logging.WARNING)
     relay.start()
     try:
-        _deliver(spec, relay)
+        _deliver(spec, relay, begin, closed)
     except Exception:  # the server logs it, then starts another process
         log.exception("webhook delivery process failed")
         return 1
@@ -383,7 +382,8 @@ def child_main() -> int:
     return 0
 
 
-def _deliver(spec: DeliverySpec, relay: Relay) -> None:
+def _deliver(spec: DeliverySpec, relay: Relay, begin: Callable[[], None],
+             closed: threading.Event) -> None:
     """Run the dispatcher on the event store until stdin ends, then stop it."""
     app = Referee(spec.persistence)
     stopping = threading.Event()
@@ -395,9 +395,10 @@ def _deliver(spec: DeliverySpec, relay: Relay) -> None:
                                        holder=spec.holder)
         follower = threading.Thread(target=_follow_head, args=(app, dispatcher, stopping),
                                     name="follow-head", daemon=True)
+        begin()  # from here on, the end of stdin stops the deliveries gracefully
         follower.start()
         dispatcher.start()
-        sys.stdin.buffer.read()  # until the server closes the pipe, or dies
+        closed.wait()  # until the server closes the pipe, or dies
         stopping.set()
         dispatcher.stop()
         follower.join()

@@ -81,18 +81,23 @@ def events(table: Seated, name: str) -> list[pb.Event]:
 
 
 class CommitRevealCases:
-    """The cases every backend must pass; subclasses provide `database_url`."""
+    """The cases every backend must pass; subclasses provide `database_url`. The class's
+    tests share one referee: each plays tables of its own, and the operator's tampering
+    touches only the table it is given."""
 
-    @pytest.fixture
-    def database_url(self, tmp_path: Path) -> str | None:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def database_url(cls) -> str | None:
         raise NotImplementedError
 
-    @pytest.fixture
-    def server(self, database_url: str | None, tmp_path: Path) -> Iterator[LiveServer]:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def server(cls, database_url: str | None,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         settings: dict[str, Any] = {}
         if database_url:
             settings["database_url"] = database_url
-        live = LiveServer(server_config(tmp_path, **settings))
+        live = LiveServer(server_config(tmp_path_factory.mktemp("commit-reveal"), **settings))
         yield live
         live.stop()
 
@@ -339,8 +344,9 @@ def quietly_redraw(table: Table) -> None:
 class TestSQLite(CommitRevealCases):
     """The server on SQLite in a temporary directory."""
 
-    @pytest.fixture
-    def database_url(self, tmp_path: Path) -> str | None:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def database_url(cls) -> str | None:
         return None
 
 
@@ -348,6 +354,7 @@ class TestSQLite(CommitRevealCases):
 class TestPostgreSQL(CommitRevealCases):
     """The server on a fresh database of the throwaway PostgreSQL server."""
 
-    @pytest.fixture
-    def database_url(self, fresh_postgres_db: str) -> str | None:
-        return fresh_postgres_db
+    @pytest.fixture(scope="class")
+    @classmethod
+    def database_url(cls, class_postgres_db: str) -> str | None:
+        return class_postgres_db

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,13 +31,12 @@ from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.trust.signing import Signer
 from fiftyk_referee.service.trust.witness import cosignature_body
-from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out
+from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out, table_feed
 from tests.e2e.test_shengji import play_out as play_out_shengji
 from tests.e2e.test_shengji import step as shengji_step
 from tests.support.webhook_receiver import WebhookReceiver
 
-WATCH_SECONDS = 1.5  # how long the events after a watch's first message are collected
-WATCH_FIRST_MESSAGE_BOUND = 120  # a bound for the first message, not a speed assertion
+WATCH_BOUND_SECONDS = 120  # a bound for a watch's whole history, not a speed assertion
 MID_HAND_ACTIONS = 3
 ARRIVAL_TIMEOUT_SECONDS = 120  # a deadline for deliveries, not a speed assertion
 UNKNOWN_WEBHOOK = "6f1c1bbf-7d0e-4c1e-9d1a-3d2b8f1f0a11"
@@ -71,6 +69,7 @@ class Phase:
     hand_id: str
     webhook_id: str = ""
     receiver: WebhookReceiver | None = None  # the endpoint registered before the tables
+    last_position: int = 0  # the feed position of the table's (and its hands') last event
 
 
 def _seated(server: LiveServer, game: str, preset: str, players: int, hands: int,
@@ -129,6 +128,10 @@ def phases(request: pytest.FixtureRequest, server: LiveServer) -> Iterator[dict[
     last = _advance(game, one, one.platform.start_hand(one.table_id).hand, None, rng)
     assert one.platform.get_table(one.table_id).match_over
     found["match_over"] = Phase(game, one, last.hand_id, webhook_id, receiver)
+    audit = server.audit()
+    for phase in found.values():
+        hand_ids = set(audit.get_table(phase.table.table_id).hand_ids)
+        phase.last_position = table_feed(audit, phase.table.table_id, hand_ids)[-1].position
     yield found
     server.platform().delete_webhook(webhook_id)
     receiver.close()
@@ -149,25 +152,19 @@ def _client(server: LiveServer, phase: Phase, other: Phase, credential: str) -> 
     return server.client()
 
 
-def _watch(client: RefereeClient, table_id: str) -> list[pb.WatchTableResponse]:
-    """The stream's first message (however long a loaded machine takes to send it, within a
-    generous bound) and what follows it for WATCH_SECONDS; a refusal is raised as it came."""
+def _watch(client: RefereeClient, phase: Phase) -> list[pb.WatchTableResponse]:
+    """The stream's messages up to the table's last event (its whole history: the phase's
+    table is left as it is), within a generous bound; a refusal is raised as it came."""
     messages: list[pb.WatchTableResponse] = []
-    stream = client.watch(table_id, include_views=True, timeout=WATCH_FIRST_MESSAGE_BOUND)
-    stop: threading.Timer | None = None
+    stream = client.watch(phase.table.table_id, include_views=True, timeout=WATCH_BOUND_SECONDS)
     try:
         for message in stream:
             messages.append(message)
-            if stop is None:
-                stop = threading.Timer(WATCH_SECONDS, stream.cancel)  # type: ignore[attr-defined]
-                stop.start()
-    except grpc.RpcError as error:
-        ended = (grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED)
-        if error.code() not in ended or not messages:
-            raise
+            if message.event.position >= phase.last_position:
+                break
+        else:
+            raise AssertionError(f"the watch ended before position {phase.last_position}")
     finally:
-        if stop is not None:
-            stop.cancel()
         stream.cancel()  # type: ignore[attr-defined]
     return messages
 
@@ -183,7 +180,7 @@ READS: dict[str, Read] = {
     "ReadEvents": lambda c, p: c.read_events(limit=50),
     "GetFeedHead": lambda c, p: c.feed_head(),
     "ListTables": lambda c, p: c.list_tables(game=p.game),
-    "WatchTable": lambda c, p: _watch(c, p.table.table_id),
+    "WatchTable": _watch,
     "ExportTranscript": lambda c, p: c.export_transcript(p.hand_id or p.table.table_id),
     # Not a read of the table's state, but it changes nothing: the platform's spectator token.
     "IssueSpectatorToken": lambda c, p: c.issue_spectator_token(p.table.table_id),

@@ -152,12 +152,13 @@ def open_hand(driver: WebDriver, site: Site, hand_id: str, version: int) -> None
 
 
 def at_version(driver: WebDriver, version: int) -> dict[str, Any]:
-    """Move the slider to a version (keyboard on the range input) and read the page."""
+    """Move the slider to a version (keyboard on the range input) and read the page. The
+    key presses go in one command: the page gets one key event per step, as from a held key."""
     slider = driver.find_element(By.ID, "slider")
     now = int(slider.get_attribute("value") or "1")
     key = Keys.ARROW_RIGHT if version > now else Keys.ARROW_LEFT
-    for _ in range(abs(version - now)):
-        slider.send_keys(key)
+    if version != now:
+        slider.send_keys(key * abs(version - now))
     wait_for(driver, f"return document.getElementById('version').dataset.version == '{version}'")
     return read(driver)
 
