@@ -27,6 +27,9 @@
   };
 
   function payloadKey(event) { return event.name.replace(".", "_"); }
+  // An event's payload: its 0.2 field where its game has one, else the game's own message
+  // (`game_event`, with its `@type`).
+  function payloadOf(event) { return event[payloadKey(event)] ?? event.game_event; }
 
   function status(text, kind) {
     const node = $("status");
@@ -64,7 +67,7 @@
   function pushState(event) {
     const prev = view.states[view.states.length - 1];
     let state;
-    if (!prev) state = view.game.start(event[payloadKey(event)]);
+    if (!prev) state = view.game.start(payloadOf(event));
     else { state = structuredClone(prev); view.game.apply(state, event); }
     view.states.push(state);
   }
@@ -200,7 +203,6 @@
       return;
     }
     const event = data;
-    const key = payloadKey(event);
     if (event.name === "table.opened") {
       live.game = event.table_opened.game;
       const policy = event.table_opened.spectators || {};
@@ -229,7 +231,7 @@
                     deal: live.deal && live.deal.hand_id === event.aggregate_id ? live.deal : null };
       show(doc, 0);
       view.follow = true;
-      status(`table ${live.table}: hand ${event[key].hand_number}`);
+      status(`table ${live.table}: hand ${payloadOf(event).hand_number}`);
       return;
     }
     if (!view.doc || view.doc.hand_id !== event.aggregate_id) return;
