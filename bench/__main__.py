@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 
 from bench import (
     compare,
+    doudizhu_check,
+    doudizhu_speed,
     e2e,
     fairness,
     hand,
@@ -26,7 +28,8 @@ BenchRegistrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"
 BENCHMARKS: list[BenchRegistrar] = [rules.add_parser, store.add_parser, e2e.add_parser,
                                     hand.add_parser, suite.add_parser, shengji.add_parser,
                                     transport.add_parser, web.add_parser, fairness.add_parser,
-                                    webhooks.add_parser, ledger.add_parser, compare.add_parser]
+                                    webhooks.add_parser, ledger.add_parser, compare.add_parser,
+                                    doudizhu_check.add_parser, doudizhu_speed.add_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -40,6 +40,11 @@ import grpc
 from bench.arguments import positive
 from bench.machine import process_cpu_seconds
 from fiftyk_referee.domain.cards import Card, parse_cards
+from fiftyk_referee.domain.doudizhu.combinations import Combination as DoudizhuCombination
+from fiftyk_referee.domain.doudizhu.combinations import readings as ddz_readings
+from fiftyk_referee.domain.doudizhu.legal import legal_plays as ddz_legal_plays
+from fiftyk_referee.domain.doudizhu.rulesets import ROB as DOUDIZHU_ROB
+from fiftyk_referee.domain.doudizhu.rulesets import DoudizhuRules
 from fiftyk_referee.domain.errors import RuleError
 from fiftyk_referee.domain.fiftyk.combinations import Combination, classify
 from fiftyk_referee.domain.fiftyk.legal import legal_plays
@@ -50,6 +55,7 @@ from fiftyk_referee.domain.shengji.cards import LEVEL_RANK, POINTS, TrumpOrder, 
 from fiftyk_referee.domain.shengji.play import lead_examples
 from fiftyk_referee.domain.shengji.rulesets import ShengjiRules
 from fiftyk_referee.domain.shengji.tricks import TrickRules
+from fiftyk_referee.service.games.doudizhu import doudizhu_pb2 as ddz_pb
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
@@ -66,8 +72,9 @@ SETUP_TIMEOUT_SECONDS = 120.0  # worker start, channels and first deals, before 
 RESULT_GRACE_SECONDS = 120.0  # after the window: in-flight calls finish, results travel
 ILLEGAL_ACCEPTED = "ILLEGAL_ACCEPTED"
 DEFAULT_GAME = "fiftyk"
-DEFAULT_PRESETS = {"fiftyk": "classic", "shengji": "tractor"}
+DEFAULT_PRESETS = {"fiftyk": "classic", "shengji": "tractor", "doudizhu": "classic"}
 SHENGJI_DECLARING, SHENGJI_BURYING = "declaring", "burying"
+DOUDIZHU_BIDDING = "bidding"
 
 
 class WindowProbe(Protocol):
@@ -304,7 +311,55 @@ class ShengjiBot(TableBot):
         return "Play", lambda: client.play(table, hand, cards)
 
 
-BOTS: dict[str, type[TableBot]] = {"fiftyk": FiftykBot, "shengji": ShengjiBot}
+class DoudizhuBot(TableBot):
+    """A 斗地主 table: the first seat to bid bids 3 (`rob` bidding: calls, and the others
+    pass), so every hand is played, never redealt; then a legal play at random, or a pass
+    now and then when it may pass. 斗地主 is newer than the 0.2 API: every command is Act."""
+
+    rules: DoudizhuRules
+    phase = DOUDIZHU_BIDDING
+    bids = 0
+    top: DoudizhuCombination | None = None
+
+    def follow(self, view: pb.HandView) -> None:
+        """The phase, the bids so far and the play to beat, read from the view."""
+        state = ddz_pb.HandView()
+        if not view.game_view.Unpack(state):
+            raise RuntimeError(f"not a 斗地主 view: {view.game_view.type_url}")
+        self.phase, self.bids = state.phase, len(state.bids)
+        self.top = None
+        if state.HasField("top"):
+            found = ddz_readings(parse_cards(list(state.top.cards)), self.rules.combos)
+            self.top = next((c for c in found if c.kind == state.top.combination_type),
+                            found[0] if found else None)
+
+    def step(self, stats: LoopStats) -> bool:
+        """One command; when it ends the bidding, every seat's cards are read again (the
+        landlord took the 底牌)."""
+        bidding = self.phase == DOUDIZHU_BIDDING
+        going_on = super().step(stats)
+        if going_on and bidding and self.phase != DOUDIZHU_BIDDING:
+            return self.resync()
+        return going_on
+
+    def next_command(self, seat: int) -> tuple[str, Callable[[], Any]]:
+        """("Act", the call to send it): a bid, a call, a pass, or a play."""
+        client, table, hand = self.seats[seat], self.table_id, self.hand_id
+        if self.phase == DOUDIZHU_BIDDING:
+            if self.bids:
+                return "Act", lambda: client.act(table, hand, "pass")
+            if self.rules.bidding == DOUDIZHU_ROB:
+                return "Act", lambda: client.act(table, hand, "call")
+            return "Act", lambda: client.act(table, hand, "bid", value="3")
+        plays = ddz_legal_plays(parse_cards(self.cards[seat]), self.top, self.rules.combos)
+        if self.top is not None and (not plays or self.rng.random() < PASS_PROBABILITY):
+            return "Act", lambda: client.act(table, hand, "pass")
+        cards = self.rng.choice(plays).card_strings()
+        return "Act", lambda: client.act(table, hand, "play", cards)
+
+
+BOTS: dict[str, type[TableBot]] = {"fiftyk": FiftykBot, "shengji": ShengjiBot,
+                                   "doudizhu": DoudizhuBot}
 
 
 def _table_loop(bot: TableBot, window: Window) -> LoopStats:
@@ -423,7 +478,7 @@ def _run_processes(target: Callable[..., None], jobs: list[tuple[Any, ...]],
 
 
 def table_players(rules: Rules) -> int:
-    """The most seats the ruleset allows (four in both games' presets)."""
+    """The most seats the ruleset allows (four in 五十K's and 升级's presets, three in 斗地主)."""
     return next(n for n in range(8, 1, -1) if _allows(rules, n))
 
 
@@ -645,8 +700,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     e2e.add_argument("--processes", type=int, default=2, help="load-generating processes")
     e2e.add_argument("--game", choices=sorted(BOTS), default=DEFAULT_GAME,
                      help="the game the tables play (default fiftyk)")
-    e2e.add_argument("--preset", help="the tables' preset (default: classic for fiftyk,"
-                     " tractor for shengji)")
+    e2e.add_argument("--preset", help="the tables' preset (default: classic for fiftyk"
+                     " and doudizhu, tractor for shengji)")
     e2e.add_argument("--illegal-rate", type=float, default=0.0,
                      help="chance per command that a bot also plays out of turn on purpose")
     e2e.add_argument("--platform-key", default=DEV_PLATFORM_KEY,

@@ -22,6 +22,7 @@ from bench.e2e import (
     ECHO_METHOD,
     ECHO_STRUCTURES,
     EXECUTOR,
+    DoudizhuBot,
     EchoServerProcess,
     LoopStats,
     ShengjiBot,
@@ -30,6 +31,7 @@ from bench.e2e import (
     setup_tables,
 )
 from fiftyk_referee.domain.games import game_named, hosted
+from fiftyk_referee.service.games.doudizhu import doudizhu_pb2 as ddz_pb
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
 from tests.e2e.harness import LiveServer, server_config
@@ -49,8 +51,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         live.stop()
 
 
-def _bot(server: LiveServer, game: str, seed: int) -> TableBot:
-    (table,) = setup_tables(server.target, 1, DEFAULT_PRESETS[game], DEV_PLATFORM_KEY, game)
+def _bot(server: LiveServer, game: str, seed: int, preset: str | None = None) -> TableBot:
+    (table,) = setup_tables(server.target, 1, preset or DEFAULT_PRESETS[game],
+                            DEV_PLATFORM_KEY, game)
     rules = game_named(game).rules_from_json(table["ruleset"])
     bot = BOTS[game](server.client(), table["table_id"], table["tokens"], rules, seed)
     bot.window = ALWAYS
@@ -86,7 +89,8 @@ def test_a_bot_plays_whole_hands_of_its_game_with_every_command_accepted(
         assert view.hand_id == bot.hand_id and view.status == pb.HAND_STATUS_COMPLETED
         assert bot.turn is None
     expected = {"fiftyk": {"StartHand", "Play", "Pass"},
-                "shengji": {"StartHand", "Act", "Play"}}[game]
+                "shengji": {"StartHand", "Act", "Play"},
+                "doudizhu": {"StartHand", "Act"}}[game]
     assert set(sent) == expected
 
 
@@ -103,6 +107,29 @@ def test_a_shengji_bot_knows_every_seats_cards_once_the_deal_is_over(
         view = client.hand_view(bot.table_id, seat=seat)
         assert sorted(bot.cards[seat]) == sorted(view.own_cards)
     assert stats.errors == {}
+
+
+@pytest.mark.parametrize("preset", ["classic", "rob"])
+def test_a_doudizhu_bot_plays_every_hand_and_knows_the_landlords_cards_after_the_bidding(
+    server: LiveServer, preset: str,
+) -> None:
+    bot = _bot(server, "doudizhu", seed=13, preset=preset)
+    assert isinstance(bot, DoudizhuBot)
+    stats = LoopStats()
+    bot.deal(stats)
+    while bot.phase == "bidding":
+        assert bot.step(stats)
+    for seat, client in enumerate(bot.seats):
+        view = client.hand_view(bot.table_id, seat=seat)
+        assert sorted(bot.cards[seat]) == sorted(view.own_cards)
+    assert sorted(len(cards) for cards in bot.cards) == [17, 17, 20]  # the landlord took 3
+    while bot.step(stats):
+        pass
+    final = bot.seats[0].hand_view(bot.table_id, seat=0)
+    state = ddz_pb.HandView()
+    assert final.game_view.Unpack(state)
+    assert state.phase == "over" and not state.redeal  # played, never redealt
+    assert stats.errors == {} and stats.rejected == {}
 
 
 def test_bench_e2e_refuses_a_game_it_has_no_bot_for(capsys: pytest.CaptureFixture[str]) -> None:

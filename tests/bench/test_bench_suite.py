@@ -41,6 +41,8 @@ FIGURES = {
     "e2e.postgresql.echo_ratio", "e2e.memory_per_idle_table_kib",
     "e2e.postgresql_shengji.commands_per_second", "e2e.postgresql_shengji.errors",
     "e2e.shengji_cost_ratio", "e2e.shengji_rate_ratio",
+    "e2e.postgresql_doudizhu.commands_per_second", "e2e.postgresql_doudizhu.errors",
+    "e2e.doudizhu_cost_ratio", "e2e.doudizhu_rate_ratio",
     "growth.latency_small_store_ms", "growth.latency_big_store_ms",
 }
 ISSUE_7_TARGETS = {

@@ -47,8 +47,10 @@ NOT_INSTALLED = re.compile(r"Not installed: (.*?) \(pip install 'fiftyk-referee\
 COMMAND_ROW = re.compile(r"^    (\w+)", re.MULTILINE)
 # The first hand `fiftyk demo` prints, per game: its hand id.
 DEMO_HAND = {"fiftyk": re.compile(r"^hand 1 (\S+): dealer seat", re.MULTILINE),
-             "shengji": re.compile(r"^hand 1 (\S+): team 0\+2 at", re.MULTILINE)}
-DEMO_PRESET = {"fiftyk": "classic", "shengji": "tractor"}
+             "shengji": re.compile(r"^hand 1 (\S+): team 0\+2 at", re.MULTILINE),
+             "doudizhu": re.compile(r"^hand 1 (\S+): dealer seat \d, seat \d bids first",
+                                    re.MULTILINE)}
+DEMO_PRESET = {"fiftyk": "classic", "shengji": "tractor", "doudizhu": "rob"}
 # One oracle question per game and the answer docs/oracle.md gives for it.
 QUESTIONS = [
     ({"game": "fiftyk", "kind": "classify", "preset": "classic", "options": {},
@@ -56,6 +58,8 @@ QUESTIONS = [
     ({"game": "shengji", "kind": "classify", "preset": "tractor", "options": {},
       "input": {"level": "10", "trump": "H", "cards": ["KS", "KS", "QS", "QS"]}},
      {"type": "tractor", "components": [["KS", "KS", "QS", "QS"]]}),
+    ({"game": "doudizhu", "kind": "classify", "preset": "classic", "options": {},
+      "input": {"cards": ["5S", "5H", "5C", "SJ", "BJ"]}}, {"type": "INVALID_COMBINATION"}),
 ]
 
 # Runs inside the client-only virtualenv: create a table, then decode a refused call.
@@ -203,7 +207,7 @@ def test_a_command_left_out_without_the_server_extra_says_what_to_install(
     assert done.stderr.startswith(f"fiftyk {command}: needs the server extra")
 
 
-def test_rules_ask_answers_both_games_on_the_client_install(client_python: Path) -> None:
+def test_rules_ask_answers_every_game_on_the_client_install(client_python: Path) -> None:
     lines = "".join(json.dumps(question) + "\n" for question, _ in QUESTIONS)
     done = subprocess.run([str(client_python.parent / "fiftyk"), "rules", "ask"], input=lines,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS,
@@ -225,8 +229,8 @@ def test_adjudicate_rules_on_both_games_on_the_client_install(
     assert json.loads(done.stdout) == adjudicate(json.loads(path.read_text()))
 
 
-@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
-def test_demo_and_replay_run_both_games_on_the_client_install(
+@pytest.mark.parametrize("game", ["fiftyk", "shengji", "doudizhu"])
+def test_demo_and_replay_run_every_game_on_the_client_install(
     client_python: Path, referee: LiveServer, game: str,
 ) -> None:
     fiftyk = str(client_python.parent / "fiftyk")

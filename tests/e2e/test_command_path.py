@@ -17,7 +17,10 @@ import pytest
 
 from fiftyk_referee.service.grpc import auth
 from fiftyk_referee.service.grpc.errors import error_reason
+from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from tests.e2e.harness import LiveServer, Seated, seat_bots
+from tests.e2e.test_doudizhu import doudizhu_table
+from tests.e2e.test_doudizhu import step as doudizhu_step
 from tests.e2e.test_shengji import shengji_table
 from tests.e2e.test_shengji import step as shengji_step
 
@@ -46,41 +49,48 @@ def verifications(monkeypatch: pytest.MonkeyPatch) -> Iterator[Verifications]:
     yield Verifications(monkeypatch)
 
 
-def _fiftyk_step(seated: Seated, turn: int, hand_id: str, rng: random.Random) -> int:
+def _fiftyk_step(seated: Seated, view: pb.HandView, rng: random.Random) -> pb.HandView:
     """The seat to act asks for its legal plays and plays one, or passes when nothing
-    beats (two seat-token calls); the next seat to act."""
-    seat = seated.seats[turn]
-    legal = seat.legal_plays(seated.table_id, hand_id)
+    beats; the acting seat's view after it."""
+    seat = seated.seats[view.turn_seat]
+    legal = seat.legal_plays(seated.table_id, view.hand_id)
     if not legal.plays:
-        return seat.pass_turn(seated.table_id, hand_id).hand.turn_seat
-    return seat.play(seated.table_id, hand_id, rng.choice(list(legal.plays)).cards
-                     ).hand.turn_seat
+        return seat.pass_turn(seated.table_id, view.hand_id).hand
+    return seat.play(seated.table_id, view.hand_id, rng.choice(list(legal.plays)).cards).hand
 
 
-@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+def _shengji_step(seated: Seated, view: pb.HandView, rng: random.Random) -> pb.HandView:
+    """Each seat asked its legal plays until one acts (a seat may also read its view)."""
+    after = shengji_step(seated, view.hand_id, rng)
+    assert after is not None, "nobody had anything to do in a hand in progress"
+    return after
+
+
+Step = Callable[[Seated, pb.HandView, random.Random], pb.HandView]
+# Per hosted game: a table with a bot in every seat, and one step of its bots (seat-token
+# calls only: ListLegalPlays, a view, a command).
+GAMES: dict[str, tuple[Callable[[LiveServer], Seated], Step]] = {
+    "fiftyk": (lambda server: seat_bots(server, "classic", 4, prefix="once"), _fiftyk_step),
+    "shengji": (shengji_table, _shengji_step),
+    "doudizhu": (doudizhu_table, doudizhu_step),
+}
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
 def test_a_seat_token_is_verified_once_per_call(server: LiveServer, game: str,
                                                 verifications: Verifications) -> None:
     rng = random.Random(25)
-    if game == "fiftyk":
-        seated = seat_bots(server, "classic", 4, prefix="once")
-        dealt = seated.platform.start_hand(seated.table_id).hand
-        start = verifications.seat
-        turn = dealt.turn_seat
-        for _ in range(3):
-            turn = _fiftyk_step(seated, turn, dealt.hand_id, rng)
-        calls = 3 * 2
-    else:
-        seated = shengji_table(server)
-        hand_id = seated.platform.start_hand(seated.table_id).hand.hand_id
-        start = verifications.seat
-        calls = 0
-        for _ in range(3):
-            # One step: each seat asked its legal plays until one acts (a seat may also
-            # read its view first); count the calls made with seat tokens by the client.
-            counted = _SeatCalls(seated)
-            assert shengji_step(counted.seated, hand_id, rng) is not None
-            calls += counted.calls
-    assert calls > 0
+    open_table, step = GAMES[game]
+    seated = open_table(server)
+    view = seated.platform.start_hand(seated.table_id).hand
+    start = verifications.seat
+    calls = 0
+    for _ in range(3):
+        # One step; count the calls made with seat tokens by the client.
+        counted = _SeatCalls(seated)
+        view = step(counted.seated, view, rng)
+        calls += counted.calls
+    assert calls >= 3 * 2  # each step asks at least its legal plays and acts
     assert verifications.seat - start == calls
 
 

@@ -76,12 +76,13 @@ class DryRuns:
     refused: set[str] = field(default_factory=set)
 
     def run(self, client: RefereeClient, before: pb.HandView, kind: str,
-            cards: tuple[str, ...]) -> None:
+            cards: tuple[str, ...], value: str | None = None) -> None:
         """One dry run on the hand the caller sees as `before`: an accepted one answers that
         view (nothing more), a refused one names only cards the caller sees or sent."""
         table_id, hand_id = before.table_id, before.hand_id
         try:
-            answer = client.act(table_id, hand_id, kind, cards, validate_only=True)
+            answer = client.act(table_id, hand_id, kind, cards, value=value,
+                                validate_only=True)
         except grpc.RpcError as error:
             details = error_details(error)
             text = " ".join([details.message, *details.metadata.values()])
@@ -102,24 +103,28 @@ class DryRuns:
     def sweep(self, game: str, client: RefereeClient, table_id: str, hand_id: str) -> None:
         """Dry runs of every kind of the game, by one seat, at this moment."""
         before = client.hand_view(table_id, hand_id)
-        for kind, cards in choices(game, client, before):
-            self.run(client, before, kind, cards)
+        for kind, cards, value in choices(game, client, before):
+            self.run(client, before, kind, cards, value)
         assert wire(client.hand_view(table_id, hand_id)) == wire(before)  # nothing recorded
 
 
 def choices(game: str, client: RefereeClient, view: pb.HandView
-            ) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Every kind of the game, with cards the seat holds or may play (and none)."""
+            ) -> Iterator[tuple[str, tuple[str, ...], str | None]]:
+    """Every kind of the game, with cards the seat holds or may play (and none), and values
+    in and out of range for a kind that takes one (斗地主's bid)."""
     legal = client.legal_plays(view.table_id, view.hand_id, max_plays=1)
     own = list(view.own_cards)
     for spec in hosted()[game].action_kinds:
+        if spec.takes_value:
+            for value in ("1", "3", "9"):
+                yield spec.kind, (), value
         if not spec.takes_cards:
-            yield spec.kind, ()
+            yield spec.kind, (), None
             continue
         for play in legal.plays:
-            yield spec.kind, tuple(play.cards)
-        yield spec.kind, tuple(own[:2])
-        yield spec.kind, ()
+            yield spec.kind, tuple(play.cards), None
+        yield spec.kind, tuple(own[:2]), None
+        yield spec.kind, (), None
 
 
 def step(game: str, table: Seated, hand_id: str, rng: random.Random) -> pb.HandView:
@@ -133,6 +138,12 @@ def step(game: str, table: Seated, hand_id: str, rng: random.Random) -> pb.HandV
             return shengji_calls.declare(client, table.table_id, hand_id).hand
         if pb.ACTION_KIND_BURY in legal.actions:
             return shengji_calls.bury(client, table.table_id, hand_id, legal.plays[0].cards).hand
+        spoken = sorted(set(legal.kinds) & {"bid", "call", "rob"})  # 斗地主's bidding
+        if spoken:
+            if rng.random() < 0.5:
+                return client.act(table.table_id, hand_id, spoken[0],
+                                  value="3" if spoken[0] == "bid" else None).hand
+            return client.act(table.table_id, hand_id, "pass").hand
         if legal.may_pass and (not legal.plays or rng.random() < 0.3):
             return client.pass_turn(table.table_id, hand_id).hand
         if legal.plays:
@@ -145,11 +156,18 @@ def step(game: str, table: Seated, hand_id: str, rng: random.Random) -> pb.HandV
 # partner's resign would end it) and a Shengji hand; each played to its end.
 SWEEPS = [("fiftyk", "five_card", 2, None, ()),
           ("fiftyk", "classic", 4, None, (0,)),
-          ("shengji", "shengji_one_pack", 4, {"declare_pacing": "final"}, ())]
+          ("shengji", "shengji_one_pack", 4, {"declare_pacing": "final"}, ()),
+          ("doudizhu", "classic", 3, None, ()),
+          ("doudizhu", "rob", 3, None, ())]
+# The kinds no moment of a hand accepts: nobody resigns in Shengji (docs/shengji.md); a 斗地主
+# room bids by points or by calls and robs, never both (docs/doudizhu.md#bidding).
+NEVER_ACCEPTED = {("shengji", "shengji_one_pack"): {"resign"},
+                  ("doudizhu", "classic"): {"call", "rob"}, ("doudizhu", "rob"): {"bid"}}
 
 
 @pytest.mark.parametrize(("game", "preset", "players", "options", "resigns"), SWEEPS,
-                         ids=["fiftyk-five_card", "fiftyk-classic", "shengji"])
+                         ids=["fiftyk-five_card", "fiftyk-classic", "shengji", "doudizhu-classic",
+                              "doudizhu-rob"])
 def test_every_dry_run_of_every_kind_answers_only_what_the_caller_sees(
         server: LiveServer, game: str, preset: str, players: int,
         options: dict[str, Any] | None, resigns: tuple[int, ...]) -> None:
@@ -172,7 +190,7 @@ def test_every_dry_run_of_every_kind_answers_only_what_the_caller_sees(
     # Every kind was tried both ways; then the seed, now revealed, is in no dry run's answer.
     kinds = {spec.kind for spec in hosted()[game].action_kinds}
     assert runs.refused == kinds
-    assert runs.accepted == (kinds - {"resign"} if game == "shengji" else kinds)
+    assert runs.accepted == kinds - NEVER_ACCEPTED.get((game, preset), set())
     final = table.seats[0].hand_view(table.table_id, hand.hand_id)
     seed = final.deal_seed
     assert seed and opens_commitment(game, preset, final, seed.encode())  # the probe works

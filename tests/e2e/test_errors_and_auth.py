@@ -15,7 +15,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -24,6 +24,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from fiftyk_referee.domain.cards import parse_cards
+from fiftyk_referee.domain.doudizhu.reasons import DoudizhuReason
 from fiftyk_referee.domain.errors import Reason
 from fiftyk_referee.domain.fiftyk.combinations import beats, classify
 from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
@@ -121,6 +122,44 @@ class ShengjiTables:
     triple_led: ShengjiTable  # titanic: seat 0 led 3S3S3S; seat 1 holds 7S7S7S9S
 
 
+@dataclass(frozen=True)
+class DoudizhuSpot:
+    """A 斗地主 hand at a point of its bidding: the client of the seat to speak next."""
+
+    client: RefereeClient
+    table_id: str
+    hand_id: str
+    cards: list[str]  # that seat's cards
+
+    def act(self, kind: str, value: str | None = None) -> Any:
+        """The seat acts `kind` (`play`: its first card)."""
+        cards = self.cards[:1] if kind == "play" else []
+        return self.client.act(self.table_id, self.hand_id, kind, cards, value=value)
+
+
+# 斗地主 hands, each after these words of the bidding (its preset, the words in turn).
+DOUDIZHU_SPOTS: dict[str, tuple[str, list[tuple[str, str | None]]]] = {
+    "dealt": ("classic", []), "bid_2": ("classic", [("bid", "2")]),
+    "landlord": ("classic", [("bid", "3")]), "rob_dealt": ("rob", []),
+    "called": ("rob", [("call", None)]),
+}
+
+
+def _doudizhu_spots(server: LiveServer, platform: RefereeClient) -> dict[str, DoudizhuSpot]:
+    found: dict[str, DoudizhuSpot] = {}
+    for name, (preset, words) in DOUDIZHU_SPOTS.items():
+        table_id = platform.create_table(preset, 3, game="doudizhu").table.table_id
+        seats = [server.client(token=platform.join_table(table_id, f"ddz-{name}-{s}",
+                                                         s).seat_token) for s in range(3)]
+        view = platform.start_hand(table_id).hand
+        for word, points in words:
+            view = seats[view.turn_seat].act(table_id, view.hand_id, word, value=points).hand
+        seat = seats[view.turn_seat]
+        found[name] = DoudizhuSpot(seat, table_id, view.hand_id,
+                                   list(seat.hand_view(table_id, view.hand_id).own_cards))
+    return found
+
+
 @dataclass
 class Arena:
     """Tables in the states the cases need (all classic, four seats)."""
@@ -141,6 +180,8 @@ class Arena:
     sj: ShengjiTables
     aborted: Seated  # a hand dealt, the next seat's token reissued, then aborted
     aborted_hand: pb.HandView
+    # 斗地主 hands at the points its reason codes need, by name (`DOUDIZHU_SPOTS`).
+    ddz: dict[str, DoudizhuSpot] = field(default_factory=dict)
 
     def seat(self, table: Seated, hand: pb.HandView, offset: int = 0) -> RefereeClient:
         """The client of the seat `offset` places after the seat to act."""
@@ -238,7 +279,8 @@ def arena(server: LiveServer) -> Arena:
     platform.abort_table(aborted.table_id, "test")
     return Arena(server, platform, server.audit(), server.client(), fresh, fresh_hand, led,
                  led_hand, spare, partial, idle, over, over_hand.hand_id,
-                 _shengji_tables(server), aborted, aborted_hand)
+                 _shengji_tables(server), aborted, aborted_hand,
+                 _doudizhu_spots(server, platform))
 
 
 @dataclass(frozen=True)
@@ -389,6 +431,23 @@ SHENGJI_CASES = [
          ShengjiReason.MUST_FOLLOW_PAIR, lambda a: _follow(a.sj.pair_led, "7S 9S")),
     Case("Shengji a pair on a triple while holding one", Code.FAILED_PRECONDITION,
          ShengjiReason.MUST_FOLLOW_TRIPLE, lambda a: _follow(a.sj.triple_led, "7S 7S 9S")),
+]
+
+DOUDIZHU_CASES = [
+    Case("斗地主 play while the landlord is bid for", Code.FAILED_PRECONDITION,
+         DoudizhuReason.BIDDING_OPEN, lambda a: a.ddz["dealt"].act("play")),
+    Case("斗地主 bid of 4 points", Code.FAILED_PRECONDITION, DoudizhuReason.INVALID_BID,
+         lambda a: a.ddz["dealt"].act("bid", "4")),
+    Case("斗地主 bid not above the highest", Code.FAILED_PRECONDITION,
+         DoudizhuReason.BID_TOO_LOW, lambda a: a.ddz["bid_2"].act("bid", "1")),
+    Case("斗地主 call in a points room", Code.FAILED_PRECONDITION, DoudizhuReason.WRONG_BIDDING,
+         lambda a: a.ddz["dealt"].act("call")),
+    Case("斗地主 bid once the landlord is known", Code.FAILED_PRECONDITION,
+         DoudizhuReason.NOT_BIDDING, lambda a: a.ddz["landlord"].act("bid", "3")),
+    Case("斗地主 call after a call", Code.FAILED_PRECONDITION, DoudizhuReason.ALREADY_CALLED,
+         lambda a: a.ddz["called"].act("call")),
+    Case("斗地主 rob before a call", Code.FAILED_PRECONDITION, DoudizhuReason.CANNOT_ROB,
+         lambda a: a.ddz["rob_dealt"].act("rob")),
 ]
 
 CASES = [
@@ -553,6 +612,7 @@ CASES = [
     Case("a spectator asks a delayed table's hand", Code.PERMISSION_DENIED,
          ServiceReason.SPECTATOR_DELAYED, _spectator_at_a_ranked_table),
     *SHENGJI_CASES,
+    *DOUDIZHU_CASES,
     Case("deal at a closed table", Code.FAILED_PRECONDITION, Reason.TABLE_CLOSED,
          lambda a: a.platform.start_hand(a.aborted.table_id)),
     Case("act in a voided hand", Code.FAILED_PRECONDITION, Reason.HAND_VOIDED,

@@ -24,6 +24,8 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer, public_pem
 from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
+from tests.e2e.test_doudizhu import doudizhu_table
+from tests.e2e.test_doudizhu import play_out as play_out_doudizhu
 from tests.e2e.test_shengji import play_out as play_out_shengji
 from tests.e2e.test_shengji import shengji_table
 from tests.integration.test_fairness import Database
@@ -59,7 +61,10 @@ class FairnessCases:
         shengji = shengji_table(server)
         view = shengji.platform.start_hand(shengji.table_id).hand
         shengji_hand = play_out_shengji(shengji, view, rng).hand_id
-        return {"fiftyk": fiftyk_hand, "shengji": shengji_hand}
+        doudizhu = doudizhu_table(server, "rob", prefix="fair")
+        view = doudizhu.platform.start_hand(doudizhu.table_id).hand
+        doudizhu_hand = play_out_doudizhu(doudizhu, view, rng).hand_id
+        return {"fiftyk": fiftyk_hand, "shengji": shengji_hand, "doudizhu": doudizhu_hand}
 
     def verify_cli(self, server: LiveServer, hand_id: str, tmp_path: Path
                    ) -> subprocess.CompletedProcess[str]:
@@ -77,7 +82,7 @@ class FairnessCases:
                               capture_output=True, text=True, timeout=CLI_TIMEOUT_SECONDS,
                               check=False)
 
-    def test_hands_of_both_games_verify_and_tampering_is_reported_everywhere(
+    def test_hands_of_every_game_verify_and_tampering_is_reported_everywhere(
             self, server: LiveServer, hands: dict[str, str], database_url: str | None,
             tmp_path: Path) -> None:
         audit = server.audit()

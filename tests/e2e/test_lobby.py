@@ -1,4 +1,4 @@
-"""ListTables through the real API: a lobby of both games, filtered, paged, most recently
+"""ListTables through the real API: a lobby of every game, filtered, paged, most recently
 active first, and current with every command acknowledged before the call."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from tests.e2e import test_shengji
+from tests.e2e import test_doudizhu, test_shengji
 from tests.e2e.harness import LiveServer, server_config
 
 FOLLOW_SECONDS = 60  # a generous bound: the lobby follows within a poll or two
@@ -32,9 +32,10 @@ def ids(response: pb.ListTablesResponse) -> list[str]:
     return [t.table_id for t in response.tables]
 
 
-def test_a_lobby_lists_filters_and_pages_tables_of_both_games(
+def test_a_lobby_lists_filters_and_pages_tables_of_every_game(
         lobby_server: LiveServer) -> None:
     platform = lobby_server.platform()
+    doudizhu = test_doudizhu.doudizhu_table(lobby_server, prefix="lobby").table_id
     waiting = platform.create_table("classic", 4, name="open seats").table.table_id
     platform.join_table(waiting, "ann", 0)
     shengji = test_shengji.shengji_table(lobby_server)
@@ -43,8 +44,9 @@ def test_a_lobby_lists_filters_and_pages_tables_of_both_games(
     platform.close_table(closed, "no players")
 
     everything = platform.list_tables()
-    # Most recent activity first: the close, then the Shengji deal, then ann sitting down.
-    assert ids(everything) == [closed, shengji.table_id, waiting]
+    # Most recent activity first: the close, then the Shengji deal, then ann sitting down,
+    # then the 斗地主 table's seats.
+    assert ids(everything) == [closed, shengji.table_id, waiting, doudizhu]
     assert everything.as_of_position == platform.feed_head()
     by_id = {t.table_id: t for t in everything.tables}
     assert by_id[waiting].state == pb.TABLE_STATE_WAITING
@@ -53,9 +55,12 @@ def test_a_lobby_lists_filters_and_pages_tables_of_both_games(
     assert by_id[shengji.table_id].current_hand_id == hand.hand_id
     assert by_id[shengji.table_id].game == "shengji"
     assert by_id[closed].state == pb.TABLE_STATE_CLOSED and by_id[closed].preset == "qq3"
+    assert by_id[doudizhu].game == "doudizhu" and len(by_id[doudizhu].seats) == 3
 
     assert ids(platform.list_tables(game="shengji")) == [shengji.table_id]
-    assert ids(platform.list_tables(preset="classic")) == [waiting]
+    assert ids(platform.list_tables(game="doudizhu")) == [doudizhu]
+    assert ids(platform.list_tables(preset="classic")) == [waiting, doudizhu]
+    assert ids(platform.list_tables(game="fiftyk", preset="classic")) == [waiting]
     assert ids(platform.list_tables(player_id="ann")) == [waiting]
     assert ids(platform.list_tables(states=[pb.TABLE_STATE_PLAYING,
                                             pb.TABLE_STATE_CLOSED])) == [closed,
@@ -66,7 +71,7 @@ def test_a_lobby_lists_filters_and_pages_tables_of_both_games(
     first = platform.list_tables(page_size=2)
     assert ids(first) == [shengji.table_id, closed] and first.next_page_token
     second = platform.list_tables(page_size=2, page_token=first.next_page_token)
-    assert ids(second) == [waiting] and not second.next_page_token
+    assert ids(second) == [waiting, doudizhu] and not second.next_page_token
 
 
 def test_listing_is_for_the_platform_and_refuses_bad_tokens(lobby_server: LiveServer) -> None:

@@ -26,18 +26,20 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
+from fiftyk_referee.service.games.doudizhu import doudizhu_pb2 as dpb
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.trust.signing import Signer
 from fiftyk_referee.service.trust.witness import cosignature_body
-from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out, table_feed
-from tests.e2e.test_shengji import play_out as play_out_shengji
-from tests.e2e.test_shengji import step as shengji_step
+from tests.e2e.harness import COMPLETED, LiveServer, Seated, table_feed
+from tests.e2e.test_doudizhu import check_event as check_doudizhu_event
 from tests.support.webhook_receiver import WebhookReceiver
 
 WATCH_BOUND_SECONDS = 120  # a bound for a watch's whole history, not a speed assertion
 MID_HAND_ACTIONS = 3
+MAX_ACTIONS_PER_HAND = 5_000  # a bound for a hand played to its end
+PASS_RATE = 0.3  # how often a seat that may pass does
 ARRIVAL_TIMEOUT_SECONDS = 120  # a deadline for deliveries, not a speed assertion
 UNKNOWN_WEBHOOK = "6f1c1bbf-7d0e-4c1e-9d1a-3d2b8f1f0a11"
 # The refusals a read may answer (a credential without access, a phase without a hand).
@@ -57,7 +59,7 @@ def _fiftyk_counts() -> list[tuple[str, str, int]]:
     return [("fiftyk", preset, count) for count, preset in sorted(chosen.items())]
 
 
-TABLES = [*_fiftyk_counts(), ("shengji", "tractor", 4)]
+TABLES = [*_fiftyk_counts(), ("shengji", "tractor", 4), ("doudizhu", "classic", 3)]
 
 
 @dataclass
@@ -83,24 +85,56 @@ def _seated(server: LiveServer, game: str, preset: str, players: int, hands: int
                   [server.client(token=token) for token in tokens], platform)
 
 
-def _advance(game: str, table: Seated, hand: pb.HandView, actions: int | None,
+def _choices(legal: pb.ListLegalPlaysResponse, rng: random.Random
+             ) -> list[tuple[str, list[str], str | None]]:
+    """What a seat tries, in order, from what ListLegalPlays answers alone (every game): a
+    listed play of the one kind that takes cards (now and then a pass first, when it may),
+    then each value its requirements name (a bid's points), then each other open kind as it
+    stands (a call, a pass, a declaration of nothing)."""
+    kinds = set(legal.kinds)
+    tries: list[tuple[str, list[str], str | None]] = []
+    carded = sorted(kinds - {"pass"})
+    if legal.plays and len(carded) == 1:
+        plays = list(legal.plays)
+        rng.shuffle(plays)
+        tries.extend((carded[0], list(play.cards), None) for play in plays[:3])
+        if legal.may_pass and rng.random() < PASS_RATE:
+            tries.insert(0, ("pass", [], None))
+    valued = [(r.kind, [], str(r.count)) for r in legal.requirements if r.kind in kinds]
+    rng.shuffle(valued)
+    tries.extend(valued)
+    tries.extend((kind, [], None) for kind in rng.sample(sorted(kinds), len(kinds)))
+    return tries
+
+
+def _act_once(table: Seated, hand: pb.HandView, rng: random.Random) -> pb.HandView:
+    """One action by a seat that has something to do (ListLegalPlays + Act, every game); a
+    choice the game refuses (a declaration that does not overcall, a second word in one
+    window) is not made and the next is tried. Every answer is the acting seat's own view."""
+    for seat in rng.sample(range(table.players), table.players):
+        client = table.seats[seat]
+        for kind, cards, value in _choices(client.legal_plays(table.table_id, hand.hand_id),
+                                           rng):
+            try:
+                view = client.act(table.table_id, hand.hand_id, kind, cards, value=value).hand
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.FAILED_PRECONDITION:
+                    raise
+                continue
+            assert view.viewer_seat == seat and not view.full_view
+            assert all(not state.cards for state in view.seats)
+            return view
+    raise AssertionError(f"nobody could act in hand {hand.hand_id}, which is not over")
+
+
+def _advance(table: Seated, hand: pb.HandView, actions: int | None,
              rng: random.Random) -> pb.HandView:
     """Play `actions` actions of the hand (None: to its end)."""
-    if actions is None:
-        if game == "shengji":
-            return play_out_shengji(table, hand, rng)
-        return play_out(table, hand, rng)[0]
-    for _ in range(actions):
-        if game == "shengji":
-            view = shengji_step(table, hand.hand_id, rng)
-            assert view is not None
-            hand = view
-        else:
-            seat = table.seats[hand.turn_seat]
-            legal = seat.legal_plays(table.table_id, hand.hand_id)
-            # The deal is random: a seat may hold nothing that beats the trick's top.
-            hand = (seat.play(table.table_id, hand.hand_id, legal.plays[0].cards).hand
-                    if legal.plays else seat.pass_turn(table.table_id, hand.hand_id).hand)
+    for _ in range(MAX_ACTIONS_PER_HAND if actions is None else actions):
+        if hand.status == COMPLETED:
+            return hand
+        hand = _act_once(table, hand, rng)
+    assert actions is not None or hand.status == COMPLETED, "the hand did not end"
     return hand
 
 
@@ -116,16 +150,15 @@ def phases(request: pytest.FixtureRequest, server: LiveServer) -> Iterator[dict[
     fresh = _seated(server, game, preset, players, 2, f"m0-{game}-{players}")
     found["before_deal"] = Phase(game, fresh, "", webhook_id, receiver)
     mid = _seated(server, game, preset, players, 2, f"mm-{game}-{players}")
-    hand = _advance(game, mid, mid.platform.start_hand(mid.table_id).hand, MID_HAND_ACTIONS,
-                    rng)
+    hand = _advance(mid, mid.platform.start_hand(mid.table_id).hand, MID_HAND_ACTIONS, rng)
     assert hand.status != COMPLETED
     found["mid_hand"] = Phase(game, mid, hand.hand_id, webhook_id, receiver)
     two = _seated(server, game, preset, players, 2, f"m2-{game}-{players}")
-    hand = _advance(game, two, two.platform.start_hand(two.table_id).hand, None, rng)
+    hand = _advance(two, two.platform.start_hand(two.table_id).hand, None, rng)
     assert not two.platform.get_table(two.table_id).match_over
     found["finished_hand"] = Phase(game, two, hand.hand_id, webhook_id, receiver)
     one = _seated(server, game, preset, players, 1, f"m1-{game}-{players}")
-    last = _advance(game, one, one.platform.start_hand(one.table_id).hand, None, rng)
+    last = _advance(one, one.platform.start_hand(one.table_id).hand, None, rng)
     assert one.platform.get_table(one.table_id).match_over
     found["match_over"] = Phase(game, one, last.hand_id, webhook_id, receiver)
     audit = server.audit()
@@ -203,6 +236,9 @@ def _check_view(view: pb.HandView, credential: str) -> None:
     if view.HasField("shengji") and view.status != COMPLETED:
         dealer_sees = credential == "seat" and view.shengji.dealer == view.viewer_seat
         assert dealer_sees or not view.shengji.kitty
+    ddz = dpb.HandView()
+    if view.game_view.Unpack(ddz) and not ddz.HasField("landlord") and ddz.phase != "over":
+        assert not ddz.kitty and not ddz.kitty_shown  # the 底牌 before the landlord shows them
 
 
 def _check_event(event: pb.Event, seat: int | None) -> None:
@@ -220,6 +256,8 @@ def _check_event(event: pb.Event, seat: int | None) -> None:
         assert seat == event.shengji_kitty_taken.dealer or not event.shengji_kitty_taken.kitty
     elif kind == "shengji_kitty_buried":
         assert seat == event.shengji_kitty_buried.seat or not event.shengji_kitty_buried.cards
+    else:
+        check_doudizhu_event(event, seat)  # a game newer than 0.2: its own messages
 
 
 def _check_answer(rpc: str, answer: Any, credential: str) -> None:
@@ -287,7 +325,10 @@ def test_scores_carry_each_games_own_result(server: LiveServer,
     phase = phases["match_over"]
     sheet = phase.table.platform.scores(phase.table.table_id)
     (row,) = sheet.hands
-    assert row.WhichOneof("outcome") == ("shengji" if phase.game == "shengji" else "result")
+    assert row.game_outcome.type_url.endswith(f"/fiftyk.games.{phase.game}.v1.HandResult")
+    # The 0.2 field of the `outcome` oneof: 五十K's and Shengji's; a newer game has none.
+    assert row.WhichOneof("outcome") == {"fiftyk": "result", "shengji": "shengji"}.get(
+        phase.game)
     if phase.game == "shengji":
         assert len(row.shengji.levels_after) == 2  # GetScores answered UNKNOWN here once
     assert sheet.match_over and sheet.totals
@@ -315,7 +356,7 @@ def test_add_cosignature_answers_every_credential_and_the_checkpoint_holds_the_h
     assert row.ledger_index < json.loads(scores.checkpoint_json)["size"]
 
 
-ENTROPY_GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4)}
+ENTROPY_GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4), "doudizhu": ("classic", 3)}
 ENTROPY_WINDOW_SECONDS = 300  # the draw stays open for the whole test, however loaded
 
 

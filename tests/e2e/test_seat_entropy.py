@@ -25,12 +25,13 @@ from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.trust.signing import DEV_SIGNING_KEY, Signer
 from fiftyk_referee.service.trust.verifier import Verifier, rules_engine
 from tests.e2e.harness import COMPLETED, LiveServer, Seated, play_out
+from tests.e2e.test_doudizhu import play_out as play_out_doudizhu
 from tests.e2e.test_shengji import play_out as play_out_shengji
 
 LONG_WINDOW = 300  # the seats contribute well within it, however loaded the machine
 SHORT_WINDOW = 1
 WAIT_SECONDS = 120  # a generous bound on a loaded machine, not a speed requirement
-GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4)}
+GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4), "doudizhu": ("classic", 3)}
 
 
 def entropy_table(server: LiveServer, game: str, window: int, *, direct: bool = True
@@ -51,6 +52,7 @@ def entropy_table(server: LiveServer, game: str, window: int, *, direct: bool = 
 PLAY_OUT: dict[str, Callable[[Seated, pb.HandView, random.Random], Any]] = {
     "fiftyk": lambda t, v, r: play_out(t, v, r)[0],
     "shengji": play_out_shengji,
+    "doudizhu": play_out_doudizhu,
 }
 
 
@@ -110,7 +112,8 @@ def test_every_seat_contributes_and_the_hand_verifies(server: LiveServer, game: 
     checked = audit.verify_hand(hand.hand_id)
     assert checked.ok, [(c.check, c.status, c.detail) for c in checked.checks]
     lines = {c.check: c for c in checked.checks}
-    assert DRAW_ALGORITHM in lines["deck"].detail and "4 sent" in lines["deck"].detail
+    detail = lines["deck"].detail
+    assert DRAW_ALGORITHM in detail and f"{table.players} sent" in detail
 
     # A forged contribution, or another seed, is caught even when the referee re-signs.
     signer = Signer.from_text(DEV_SIGNING_KEY)

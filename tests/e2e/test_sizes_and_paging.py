@@ -17,11 +17,11 @@ import pytest
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.grpc.paging import CUT_MARK, MAX_TABLE_NAME_LENGTH
-from tests.e2e import test_shengji
-from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
+from tests.e2e.every_game import GAMES as HOSTED
+from tests.e2e.harness import LiveServer, server_config
 from tests.support.webhook_receiver import WebhookReceiver
 
-GAMES = [("fiftyk", "classic"), ("shengji", "tractor")]
+GAMES = [(game.name, game.preset, game.players) for game in HOSTED.values()]
 SMALLEST_MESSAGE = 4096  # the smallest message size limit the configuration takes
 LEGACY_NAME_LENGTH = 900_000
 LEGACY_TABLES = 3  # together over gRPC's own 2 MiB limit on a sent message
@@ -45,14 +45,14 @@ def live(tmp_path: Path) -> Any:
     server.stop()
 
 
-@pytest.mark.parametrize(("game", "preset"), GAMES)
+@pytest.mark.parametrize(("game", "preset", "players"), GAMES)
 def test_a_table_name_over_128_characters_is_refused_invalid_request(
-        live: LiveServer, game: str, preset: str) -> None:
+        live: LiveServer, game: str, preset: str, players: int) -> None:
     platform = live.platform()
     name = "n" * MAX_TABLE_NAME_LENGTH
-    assert platform.create_table(preset, 4, game=game, name=name).table.name == name
+    assert platform.create_table(preset, players, game=game, name=name).table.name == name
     with pytest.raises(grpc.RpcError) as refused:
-        platform.create_table(preset, 4, game=game, name=name + "n")
+        platform.create_table(preset, players, game=game, name=name + "n")
     details = error_details(refused.value)
     assert (details.code, details.reason) == (grpc.StatusCode.INVALID_ARGUMENT,
                                               "INVALID_REQUEST")
@@ -70,15 +70,15 @@ def test_a_listing_filtered_by_a_player_id_over_128_characters_is_refused(
     assert [v.field for v in details.field_violations] == ["player_id"]
 
 
-@pytest.mark.parametrize(("game", "preset"), GAMES)
+@pytest.mark.parametrize(("game", "preset", "players"), GAMES)
 def test_over_long_names_stored_by_an_older_version_are_shown_cut(
-        live: LiveServer, game: str, preset: str) -> None:
+        live: LiveServer, game: str, preset: str, players: int) -> None:
     """Older versions stored any name: the use case still takes one (the door is the gRPC
     edge), so the store holds what they left."""
     legacy = "L" * LEGACY_NAME_LENGTH
     shown = legacy[:MAX_TABLE_NAME_LENGTH] + CUT_MARK
     ids = [live.run(_in_executor(live, lambda: live.running.app.create_table(
-        preset, None, 4, name=legacy, game=game))).table_id for _ in range(LEGACY_TABLES)]
+        preset, None, players, name=legacy, game=game))).table_id for _ in range(LEGACY_TABLES)]
     platform = live.platform()
     listed = platform.list_tables(game=game, page_size=50)
     assert {t.table_id for t in listed.tables} == set(map(str, ids))
@@ -97,11 +97,11 @@ def _names(count: int) -> list[str]:
     return [f"{index:03d}".ljust(MAX_TABLE_NAME_LENGTH, "x") for index in range(count)]
 
 
-@pytest.mark.parametrize(("game", "preset"), GAMES)
+@pytest.mark.parametrize(("game", "preset", "players"), GAMES)
 def test_list_tables_pages_by_bytes_under_the_message_size_limit(
-        small: LiveServer, game: str, preset: str) -> None:
+        small: LiveServer, game: str, preset: str, players: int) -> None:
     platform = small.platform()
-    created = {platform.create_table(preset, 4, game=game, name=name).table.table_id
+    created = {platform.create_table(preset, players, game=game, name=name).table.table_id
                for name in _names(TABLES)}
     seen: list[str] = []
     token, pages = "", 0
@@ -117,12 +117,12 @@ def test_list_tables_pages_by_bytes_under_the_message_size_limit(
     assert pages > 1
 
 
-@pytest.mark.parametrize(("game", "preset"), GAMES)
+@pytest.mark.parametrize(("game", "preset", "players"), GAMES)
 def test_read_events_pages_by_bytes(
-        small: LiveServer, game: str, preset: str) -> None:
+        small: LiveServer, game: str, preset: str, players: int) -> None:
     platform = small.platform()
     for name in _names(TABLES):
-        platform.create_table(preset, 4, game=game, name=name)
+        platform.create_table(preset, players, game=game, name=name)
     head = platform.feed_head()
     positions: list[int] = []
     after, pages = 0, 0
@@ -139,21 +139,10 @@ def test_read_events_pages_by_bytes(
     assert pages > 1
 
 
-def _played_hand(live: LiveServer, game: str) -> str:
-    """A whole hand played by bots; its id."""
-    rng = random.Random(7)
-    if game == "shengji":
-        table = test_shengji.shengji_table(live)
-        hand = table.platform.start_hand(table.table_id).hand
-        return test_shengji.play_out(table, hand, rng).hand_id
-    seated = seat_bots(live, "classic", 4)
-    view = seated.platform.start_hand(seated.table_id).hand
-    return play_out(seated, view, rng)[0].hand_id
-
-
-@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+@pytest.mark.parametrize("game", sorted(HOSTED))
 def test_hand_history_pages_by_bytes(small: LiveServer, game: str) -> None:
-    hand_id = _played_hand(small, game)
+    hosted = HOSTED[game]
+    hand_id = hosted.play_hand(hosted.open_table(small), random.Random(7)).hand_id
     audit = small.audit()
     versions: list[int] = []
     after, pages = 0, 0

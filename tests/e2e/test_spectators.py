@@ -16,7 +16,8 @@ import pytest
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from tests.e2e import test_shengji
+from tests.e2e import test_doudizhu
+from tests.e2e.every_game import GAMES
 from tests.e2e.harness import LiveServer, Seated, hidden_cards, play_out, server_config
 
 NEGATIVE_WAIT_SECONDS = 0.5  # how long a held-back event is given to leak (never to pass)
@@ -95,10 +96,10 @@ def _refusal(call: Callable[[], object]) -> tuple[grpc.StatusCode, str | None]:
     return code, reason
 
 
-@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+@pytest.mark.parametrize("game", sorted(GAMES))
 def test_a_spectator_follows_a_whole_hand_and_never_sees_a_hidden_card(
         server: LiveServer, game: str) -> None:
-    table = fiftyk_table(server) if game == "fiftyk" else test_shengji.shengji_table(server)
+    table = GAMES[game].open_table(server)
     issued = table.platform.issue_spectator_token(table.table_id)
     assert issued.spectator_token.startswith("fks1.") and issued.expires_at.seconds > 0
     spectator = server.client(token=issued.spectator_token)
@@ -106,8 +107,7 @@ def test_a_spectator_follows_a_whole_hand_and_never_sees_a_hidden_card(
     try:
         view = table.platform.start_hand(table.table_id).hand
         rng = random.Random(game)
-        final = (play_out(table, view, rng)[0] if game == "fiftyk"
-                 else test_shengji.play_out(table, view, rng))
+        final = GAMES[game].play_out(table, view, rng)
         seen = stream.until(lambda m: m.event.name.endswith(".hand_ended"))
     finally:
         stream.close()
@@ -116,6 +116,7 @@ def test_a_spectator_follows_a_whole_hand_and_never_sees_a_hidden_card(
     assert [e.aggregate_version for e in hand_events] == [e.aggregate_version for e in audit]
     for event in hand_events:
         assert not hidden_cards(event) and not shengji_hidden(event), event.name
+        test_doudizhu.check_event(event, None)  # the public's view of a 斗地主 event
     assert spectator.get_table(table.table_id).table_id == table.table_id
 
 

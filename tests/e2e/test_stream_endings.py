@@ -1,7 +1,7 @@
 """How a WatchTable stream ends when nothing is wrong with its client: the server shuts down
 (UNAVAILABLE, SHUTTING_DOWN — never UNKNOWN, whatever the stream was waiting for and however
 short the grace), or the token it was opened with expires (UNAUTHENTICATED, TOKEN_EXPIRED),
-for every kind of watcher of both games."""
+for every kind of watcher of every game."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from fiftyk_referee.service.grpc.auth import issue_seat_token
 from fiftyk_referee.service.grpc.errors import error_reason
-from tests.e2e import test_shengji
+from tests.e2e import test_doudizhu, test_shengji
 from tests.e2e.harness import LiveServer, Seated, seat_bots, server_config
 from tests.e2e.live import StreamEnding
 
@@ -26,6 +26,7 @@ SHORT_TTL_SECONDS = 2
 GAMES: dict[str, Callable[[LiveServer], Seated]] = {
     "fiftyk": lambda live: seat_bots(live, "classic", 4),
     "shengji": test_shengji.shengji_table,
+    "doudizhu": test_doudizhu.doudizhu_table,
 }
 
 

@@ -1,4 +1,4 @@
-"""The table's lifecycle through the real API, for both games: the feed head, the table's
+"""The table's lifecycle through the real API, for every hosted game: the feed head, the table's
 version in hand answers, closing, aborting, replacing a seat and reissuing its token."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from fiftyk_referee.service.games.shengji import client as shengji_calls
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
-from tests.e2e import test_shengji
+from tests.e2e import test_doudizhu, test_shengji
 from tests.e2e.harness import LiveServer, Seated, play_out, seat_bots
 
 Code = grpc.StatusCode
@@ -33,6 +33,13 @@ def _fiftyk_play_out(table: Seated, hand: pb.HandView, rng: random.Random) -> pb
     return play_out(table, hand, rng)[0]
 
 
+def _doudizhu_step(table: Seated, hand_id: str, rng: random.Random) -> pb.HandView | None:
+    return test_doudizhu.step(table, table.platform.hand_view(table.table_id, hand_id), rng)
+
+
+Command = Callable[[RefereeClient, str, str], object]
+
+
 @dataclass(frozen=True)
 class GameUnderTest:
     """How a test seats, steps and finishes a hand of one game."""
@@ -41,13 +48,23 @@ class GameUnderTest:
     seat: Callable[[LiveServer], Seated]
     step: Callable[[Seated, str, random.Random], pb.HandView | None]
     finish: Callable[[Seated, pb.HandView, random.Random], pb.HandView]
+    # A command a seat may send in a hand under way (client, table id, hand id), and which
+    # seat sends it as the hand stands.
+    command: Command
+    commanding_seat: Callable[[pb.HandView], int]
 
 
 GAMES = [
     GameUnderTest("fiftyk", lambda server: seat_bots(server, "classic", 4, prefix="lc"),
-                  _fiftyk_step, _fiftyk_play_out),
+                  _fiftyk_step, _fiftyk_play_out,
+                  lambda client, table_id, hand_id: client.pass_turn(table_id, hand_id),
+                  lambda view: view.turn_seat),
     GameUnderTest("shengji", test_shengji.shengji_table, test_shengji.step,
-                  test_shengji.play_out),
+                  test_shengji.play_out, shengji_calls.declare, lambda view: 0),
+    GameUnderTest("doudizhu", test_doudizhu.doudizhu_table, _doudizhu_step,
+                  test_doudizhu.play_out,
+                  lambda client, table_id, hand_id: client.act(table_id, hand_id, "pass"),
+                  lambda view: view.turn_seat),
 ]
 
 
@@ -85,7 +102,8 @@ def test_the_feed_head_is_the_last_position_without_reading_events(
                                                             "PLATFORM_REQUIRED")
 
 
-def _first_command(table: Seated, hand_id: str) -> pb.PlayResponse | pb.DeclareResponse:
+def _first_command(table: Seated, hand_id: str
+                   ) -> pb.PlayResponse | pb.DeclareResponse | pb.ActResponse:
     """The first command of a fresh hand, answered in full (not only the view)."""
     for client in table.seats:
         legal = client.legal_plays(table.table_id, hand_id)
@@ -93,6 +111,8 @@ def _first_command(table: Seated, hand_id: str) -> pb.PlayResponse | pb.DeclareR
             return shengji_calls.declare(client, table.table_id, hand_id)
         if legal.plays:
             return client.play(table.table_id, hand_id, legal.plays[0].cards)
+        if "pass" in legal.kinds:  # a bid passed (斗地主)
+            return client.act(table.table_id, hand_id, "pass")
     raise AssertionError("nobody could act in a fresh hand")
 
 
@@ -122,9 +142,8 @@ def test_a_reissued_token_resumes_the_seat_mid_hand_and_the_old_one_dies(
                  lambda: old.legal_plays(table.table_id, view.hand_id),
                  lambda: old.scores(table.table_id)):
         assert refusal(call) == (Code.UNAUTHENTICATED, "TOKEN_REVOKED")
-    if game.name == "fiftyk":
-        assert refusal(lambda: old.pass_turn(table.table_id, view.hand_id)) == (
-            Code.UNAUTHENTICATED, "TOKEN_REVOKED")
+    assert refusal(lambda: game.command(old, table.table_id, view.hand_id)) == (
+        Code.UNAUTHENTICATED, "TOKEN_REVOKED")
     # A retry of the same reissue is the same reissue: its token works too.
     again = table.platform.reissue_seat_token(table.table_id, 1, request_id="lost-phone")
     assert again.replayed and again.version == answer.version
@@ -194,10 +213,8 @@ def test_an_aborted_tables_hand_is_void_but_its_transcript_remains(
     again = table.platform.abort_table(table.table_id, "cheating suspected",
                                        request_id="abort-1")
     assert again.replayed and again.voided_hand_id == view.hand_id
-    client = table.seats[view.turn_seat if game.name == "fiftyk" else 0]
-    act = (client.pass_turn if game.name == "fiftyk"
-           else lambda table_id, hand_id: shengji_calls.declare(client, table_id, hand_id))
-    assert refusal(lambda: act(table.table_id, view.hand_id)) == (
+    client = table.seats[game.commanding_seat(view)]
+    assert refusal(lambda: game.command(client, table.table_id, view.hand_id)) == (
         Code.FAILED_PRECONDITION, "HAND_VOIDED")
     assert table.platform.scores(table.table_id).totals == before.totals
     # The voided hand's transcript is still exported, and re-rules as the hand stood.

@@ -226,17 +226,19 @@ def spectators_watching(live: LiveServer) -> float:
     return live.running.metrics.registry.get_sample_value(SPECTATORS_WATCHING) or 0.0
 
 
+# A preset and seat count of each game.
+QUIET_TABLES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4), "doudizhu": ("classic", 3)}
+
+
 def quiet_table(live: LiveServer, game: str) -> tuple[str, str]:
     """A table nobody plays at, and a spectator token for it."""
     platform = live.platform()
-    if game == "shengji":
-        table = platform.create_table("tractor", 4, game="shengji").table
-    else:
-        table = platform.create_table("classic", 4).table
+    preset, players = QUIET_TABLES[game]
+    table = platform.create_table(preset, players, game=game).table
     return table.table_id, platform.issue_spectator_token(table.table_id).spectator_token
 
 
-@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+@pytest.mark.parametrize("game", sorted(QUIET_TABLES))
 def test_streams_dropped_by_their_clients_free_their_places_at_once(
         server: LiveServer, game: str) -> None:
     table_id, token = quiet_table(server, game)
@@ -298,7 +300,7 @@ def test_a_grpc_client_at_the_web_port_is_refused_with_one_warning_and_no_traceb
 
 # -- a shutdown tells the web viewers why their streams end ----------------------------------
 
-@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+@pytest.mark.parametrize("game", sorted(QUIET_TABLES))
 def test_a_shutdown_ends_every_web_stream_with_an_error_event_saying_why(
         tmp_path: Path, game: str) -> None:
     live = LiveServer(server_config(tmp_path, web_port=0))

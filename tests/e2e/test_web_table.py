@@ -1,4 +1,4 @@
-"""The web table in a real browser (Debian's chromium): stored hands of both games, a
+"""The web table in a real browser (Debian's chromium): stored hands of every game, a
 transcript file, the offline page, the fairness check, and a live table followed as a
 spectator. What the page draws is compared with what the referee stored (`GetHandAt`)."""
 
@@ -35,6 +35,7 @@ from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY
 from fiftyk_referee.service.trust.signing import Signer
 from fiftyk_referee.service.trust.witness import cosignature_body
 from tests.e2e import test_shengji, test_spectators
+from tests.e2e.every_game import GAMES
 from tests.e2e.harness import (
     LiveServer,
     Seated,
@@ -70,6 +71,12 @@ class Site:
     web: str
     fiftyk: Stored
     shengji: Stored
+    doudizhu: Stored
+
+    def hand(self, game: str) -> Stored:
+        """The stored hand of a game."""
+        stored: Stored = getattr(self, game)
+        return stored
 
 
 @pytest.fixture(scope="module")
@@ -84,10 +91,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         table = test_shengji.shengji_table(server)
         sj_view = table.platform.start_hand(table.table_id).hand
         sj_final = test_shengji.play_out(table, sj_view, rng)
+        ddz = GAMES["doudizhu"]
+        ddz_table = ddz.open_table(server)
+        ddz_final = ddz.play_hand(ddz_table, rng)
         port = server.running.web_port
         yield Site(server, f"http://127.0.0.1:{port}",
                    Stored(seated.table_id, final.hand_id, final.version),
-                   Stored(table.table_id, sj_final.hand_id, sj_final.version))
+                   Stored(table.table_id, sj_final.hand_id, sj_final.version),
+                   Stored(ddz_table.table_id, ddz_final.hand_id, ddz_final.version))
     finally:
         server.stop()
 
@@ -151,15 +162,21 @@ def open_hand(driver: WebDriver, site: Site, hand_id: str, version: int) -> None
     wait_for(driver, f"return document.getElementById('version').dataset.version == '{version}'")
 
 
-def at_version(driver: WebDriver, version: int) -> dict[str, Any]:
-    """Move the slider to a version (keyboard on the range input) and read the page. The
-    key presses go in one command: the page gets one key event per step, as from a held key."""
+def go_to_version(driver: WebDriver, version: int) -> None:
+    """Move the slider to a version (keyboard on the range input) until the page shows it.
+    The key presses go in one command: the page gets one key event per step, as from a held
+    key."""
     slider = driver.find_element(By.ID, "slider")
     now = int(slider.get_attribute("value") or "1")
     key = Keys.ARROW_RIGHT if version > now else Keys.ARROW_LEFT
     if version != now:
         slider.send_keys(key * abs(version - now))
     wait_for(driver, f"return document.getElementById('version').dataset.version == '{version}'")
+
+
+def at_version(driver: WebDriver, version: int) -> dict[str, Any]:
+    """Move the slider to a version and read the page (a 五十K or 升级 table)."""
+    go_to_version(driver, version)
     return read(driver)
 
 
@@ -271,7 +288,7 @@ def drop_file(driver: WebDriver, path: Path) -> None:
 def test_a_transcript_file_replays_and_its_deal_checks_out(
         site: Site, browser: WebDriver, tmp_path: Path) -> None:
     audit = site.server.audit()
-    for stored in (site.fiftyk, site.shengji):
+    for stored in (site.fiftyk, site.shengji):  # 斗地主's: tests/e2e/test_doudizhu_web.py
         transcript = audit.export_transcript(stored.hand_id)
         path = tmp_path / f"{stored.hand_id}.json"
         path.write_text(json.dumps(transcript))
@@ -631,14 +648,25 @@ def chart_values(driver: WebDriver) -> dict[str, list[str]]:
 
 
 def trick_count(audit: RefereeClient, hand_id: str) -> int:
-    """The tricks a finished hand had."""
-    return sum(1 for e in audit.all_hand_events(hand_id) if e.name.endswith(".trick_won"))
+    """The tricks a finished hand had: those that ended (won in 五十K and 升级; in 斗地主 a
+    round ends when two seats pass) and, in 斗地主, the last round, which the hand's end cuts
+    short (plays after the last trick that ended)."""
+    events = [e.name for e in audit.all_hand_events(hand_id)]
+    ends = [i for i, name in enumerate(events) if name.endswith((".trick_won", ".trick_ended"))]
+    after = ends[-1] if ends else -1
+    return len(ends) + any(name.endswith(".cards_played") for name in events[after + 1:])
 
 
-@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+# API ids and shorthands that are not people's words on the page, but where a game's own words
+# use them: 斗地主's players speak of its multiplier as "× 3" (docs/doudizhu.md#scoring).
+LEAKS = {"team:", "seat:", "no trump", "kitty bonus", "×", "outcome", "undefined", "null"}
+GAME_WORDS = {"doudizhu": {"×"}}
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
 def test_the_chart_and_the_trick_list_hold_only_what_happened_by_the_version_shown(
         site: Site, browser: WebDriver, game: str) -> None:
-    hand = site.fiftyk if game == "fiftyk" else site.shengji
+    hand = site.hand(game)
     audit = site.server.audit()
     tricks = [f"trick {n}" for n in range(1, trick_count(audit, hand.hand_id) + 1)]
     open_hand(browser, site, hand.hand_id, 1)
@@ -646,13 +674,12 @@ def test_the_chart_and_the_trick_list_hold_only_what_happened_by_the_version_sho
     assert chart_values(browser) == {}
     # Every trick of the hand to jump to, and none that it did not have.
     assert browser.execute_script(TRICK_OPTIONS) == tricks
-    drawn = at_version(browser, hand.last_version)
-    assert drawn["version"] == hand.last_version
+    go_to_version(browser, hand.last_version)
     assert browser.execute_script(TRICK_OPTIONS) == tricks
     assert all(len(values) == 1 for values in chart_values(browser).values())
     # People's words, not the API's ids and shorthands.
     text = browser.execute_script(PAGE_TEXT)
-    for leak in ("team:", "seat:", "no trump", "kitty bonus", "×", "outcome", "undefined", "null"):
+    for leak in LEAKS - GAME_WORDS.get(game, set()):
         assert leak not in text, f"{leak!r} in the page: {text}"
     # No empty column: ratings only where the rules rate a hand.
     cells = browser.execute_script(

@@ -2,7 +2,7 @@
 POSTs come from it, not from the server, at the configured niceness), a process killed with
 SIGKILL is started again and no event is lost (at least once: a repeat is the same event,
 same id and body), and it ends with the server — a graceful stop, and a server killed with
-SIGKILL too. On SQLite and on PostgreSQL, with events of both games."""
+SIGKILL too. On SQLite and on PostgreSQL, with events of every hosted game."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 
 from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.ops.config import DEV_PLATFORM_KEY
-from tests.e2e import test_shengji
+from tests.e2e import test_doudizhu, test_shengji
 from tests.e2e.harness import LiveServer, play_out, seat_bots, server_config
 from tests.e2e.live import start_serve, wait_until
 from tests.e2e.test_webhooks import FAST, assert_every_event_once_in_order, feed_after
@@ -60,14 +60,19 @@ def _delivery_pid(server: LiveServer) -> int:
     return pid
 
 
-def _play_both_games(server: LiveServer, prefix: str) -> None:
-    """A 五十K hand played out and a few Shengji actions: events of both games."""
+def _play_every_game(server: LiveServer, prefix: str) -> None:
+    """A 五十K hand played out and a few Shengji and 斗地主 actions: events of every game."""
     fiftyk = seat_bots(server, "classic", 4, prefix=prefix)
     play_out(fiftyk, server.platform().start_hand(fiftyk.table_id).hand, random.Random(1))
     shengji = test_shengji.shengji_table(server)
     hand = server.platform().start_hand(shengji.table_id).hand
     for _ in range(4):
         test_shengji.step(shengji, hand.hand_id, random.Random(2))
+    doudizhu = test_doudizhu.doudizhu_table(server, prefix=f"{prefix}-dd")
+    view = server.platform().start_hand(doudizhu.table_id).hand
+    rng = random.Random(3)
+    for _ in range(4):
+        view = test_doudizhu.step(doudizhu, view, rng)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -79,7 +84,7 @@ def test_deliveries_are_posted_by_a_process_of_their_own(
     try:
         platform = server.platform()
         start = platform.register_webhook(receiver.url).webhook.position
-        _play_both_games(server, "own")
+        _play_every_game(server, "own")
         expected = feed_after(platform, start)
         deliveries = receiver.wait_for(len(expected), WAIT_SECONDS)
         pid = _delivery_pid(server)
@@ -96,7 +101,8 @@ def test_deliveries_are_posted_by_a_process_of_their_own(
     assert niceness == min(19, os.nice(0) + 3)  # FIFTYK_WEBHOOKS niceness
     assert port in remote_ports and port not in own_ports
     assert [d.json["position"] for d in deliveries] == [e.position for e in expected]
-    assert {d.json["event"]["name"].split(".")[0] for d in deliveries} >= {"fiftyk", "shengji"}
+    assert {d.json["event"]["name"].split(".")[0] for d in deliveries} >= {
+        "fiftyk", "shengji", "doudizhu"}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -110,7 +116,7 @@ def test_a_killed_delivery_process_is_restarted_and_loses_no_event(
         start = platform.register_webhook(receiver.url).webhook.position
         receiver.delay = 0.05  # each delivery takes a while: the kill lands among them
         with caplog.at_level(logging.WARNING, "fiftyk_referee.service.webhooks.process"):
-            _play_both_games(server, "before")
+            _play_every_game(server, "before")
             receiver.wait_for(5, WAIT_SECONDS)
             first = _delivery_pid(server)
             os.kill(first, signal.SIGKILL)
@@ -119,7 +125,7 @@ def test_a_killed_delivery_process_is_restarted_and_loses_no_event(
                        and server.running.webhooks.pid not in (None, first),
                        "the delivery process to be started again", WAIT_SECONDS)
             receiver.delay = 0.0
-            _play_both_games(server, "after")
+            _play_every_game(server, "after")
             expected = feed_after(platform, start)
             wait_until(lambda: len({d.json["id"] for d in receiver.accepted()})
                        >= len(expected), "every event to arrive after the restart",

@@ -21,6 +21,7 @@ import pytest
 
 from fiftyk_referee.service.grpc.errors import error_details
 from fiftyk_referee.service.webhooks.transport import ADDRESS_REFUSED, NO_ANSWER, Sender
+from tests.e2e.every_game import GAMES
 from tests.e2e.harness import LiveServer, server_config
 from tests.e2e.live import dead_letters, wait_until
 from tests.support.webhook_receiver import WebhookReceiver
@@ -63,15 +64,16 @@ def test_off_loopback_a_loopback_endpoint_is_refused_at_registration(
         assert target.deliveries == []
 
 
-@pytest.mark.parametrize(("game", "preset"), [("fiftyk", "classic"), ("shengji", "tractor")])
-def test_off_loopback_the_operator_may_allow_loopback_endpoints(
-        tmp_path: Path, game: str, preset: str) -> None:
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_off_loopback_the_operator_may_allow_loopback_endpoints(tmp_path: Path, game: str
+                                                                ) -> None:
     with WebhookReceiver() as target:
         live = _off_loopback(tmp_path, FAST + ",loopback=1")
         try:
             platform = _platform(live)
             platform.register_webhook(target.url, ["table.opened"])
-            table = platform.create_table(preset, 4, game=game).table
+            table = platform.create_table(GAMES[game].preset, GAMES[game].players,
+                                          game=game).table
             deadline = time.monotonic() + WAIT_SECONDS
             while not target.deliveries:
                 assert time.monotonic() < deadline, "nothing was delivered"

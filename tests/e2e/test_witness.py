@@ -1,7 +1,7 @@
 """Witnesses against a referee whose database someone else can write, on SQLite and PostgreSQL.
 
 A real referee (configured with one witness key) and the real `fiftyk witness` command line:
-the witness cosigns the ledger's checkpoints as hands of both games finish, and evidence
+the witness cosigns the ledger's checkpoints as hands of every hosted game finish, and evidence
 exported afterwards carries the cosignature, which `fiftyk verify --witness-key` requires.
 Then someone with the database's password rolls the ledger back (or replaces a finished
 hand with a consistently re-chained one) and deletes the stored checkpoints and
@@ -38,14 +38,14 @@ from fiftyk_referee.service.trust.witness import (
     public_key_line,
     witness_stream,
 )
-from tests.e2e.harness import LiveServer, Seated, play_out, server_config
-from tests.e2e.test_shengji import play_out as play_out_shengji
+from tests.e2e.every_game import GAMES as HOSTED
+from tests.e2e.harness import LiveServer, Seated, server_config
 from tests.integration.test_fairness import Database
 
 CLI = [sys.executable, "-m", "fiftyk_referee.service.cli"]
 CLI_TIMEOUT_SECONDS = 120
 WAIT_SECONDS = 120  # a generous bound on a loaded machine, not a speed requirement
-GAMES = {"fiftyk": ("qq3", 3), "shengji": ("tractor", 4)}
+GAMES = {"fiftyk": ("qq3", 3), "shengji": ("tractor", 4), "doudizhu": ("classic", 3)}
 WITNESS = Signer.from_text("a1" * 32)
 STRANGER = Signer.from_text("b2" * 32)  # a witness key the referee's operator never listed
 REFEREE = Signer.from_text(DEV_SIGNING_KEY)
@@ -89,7 +89,7 @@ class WitnessCases:
         yield referee
         referee.stop()
 
-    def test_a_witness_cosigns_as_hands_of_both_games_finish_and_verify_requires_it(
+    def test_a_witness_cosigns_as_hands_of_every_game_finish_and_verify_requires_it(
             self, referee: LiveReferee, keys: Keys, tmp_path: Path) -> None:
         state = tmp_path / "witness"
         rng = random.Random(29)
@@ -98,15 +98,17 @@ class WitnessCases:
              "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             hands = {game: referee.play(game, rng) for game in GAMES}
-            # The running witness cosigns the two hands' tree and gives it to the referee.
-            evidence = referee.wait_for_cosigned(hands["shengji"], size=2)
+            # The running witness cosigns the hands' tree and gives it to the referee.
+            evidence = referee.wait_for_cosigned(hands[list(GAMES)[-1]], size=len(GAMES))
         finally:
             follower.terminate()
             out, err = follower.communicate(timeout=CLI_TIMEOUT_SECONDS)
-        assert "cosigned 2 hands" in out and "the referee keeps it as witness alice" in out, err
+        assert f"cosigned {len(GAMES)} hands" in out, (out, err)
+        assert "the referee keeps it as witness alice" in out, err
         (entry,) = evidence["ledger"]["cosignatures"]
-        assert entry["witness"] == "alice" and entry["cosignature"]["size"] == 2
-        assert sorted(p.name for p in (state / "cosigned").iterdir())[-1] == "000000000002.json"
+        assert entry["witness"] == "alice" and entry["cosignature"]["size"] == len(GAMES)
+        assert sorted(p.name for p in (state / "cosigned").iterdir())[-1] \
+            == f"{len(GAMES):012d}.json"
         for game, hand_id in hands.items():
             done = verify_cli(referee.export(hand_id, tmp_path), keys, keys.witness_public)
             assert done.returncode == 0, (game, done.stdout, done.stderr)
@@ -119,9 +121,11 @@ class WitnessCases:
         later = referee.play("fiftyk", rng)
         done = verify_cli(referee.export(later, tmp_path), keys, keys.witness_public)
         assert done.returncode == 1 and "FAILED  witnesses:" in done.stdout
-        assert "cosigned only earlier trees: alice (2 hands, before this hand)" in done.stdout
+        assert f"cosigned only earlier trees: alice ({len(GAMES)} hands, before this hand)" \
+            in done.stdout
         once = run_witness(referee.server, keys, state)
-        assert once.returncode == 0 and "cosigned 3 hands" in once.stdout, once.stderr
+        assert once.returncode == 0, once.stderr
+        assert f"cosigned {len(GAMES) + 1} hands" in once.stdout, once.stdout
         done = verify_cli(referee.export(later, tmp_path), keys, keys.witness_public)
         assert done.returncode == 0, done.stdout + done.stderr
         # Without --witness-key the cosignatures are checked for what they are, not required.
@@ -153,9 +157,10 @@ class WitnessCases:
             assert json.loads(scores.checkpoint_json)["size"] >= checkpoint["size"]
         # Anyone may fetch the checkpoint, with the consistency proof from an earlier one.
         answer = referee.server.client().checkpoint(1)
-        assert json.loads(answer.checkpoint_json)["size"] == 2
-        assert (answer.consistency.from_size, answer.consistency.to_size) == (1, 2)
-        assert len(answer.consistency.hashes) == 1
+        assert json.loads(answer.checkpoint_json)["size"] == len(GAMES)
+        assert (answer.consistency.from_size, answer.consistency.to_size) == (1, len(GAMES))
+        # From a tree of one hand: one hash per level above the first leaf.
+        assert len(answer.consistency.hashes) == (len(GAMES) - 1).bit_length()
 
     def test_an_unknown_witness_key_and_a_bad_cosignature_are_refused(
             self, referee: LiveReferee, keys: Keys, tmp_path: Path) -> None:
@@ -329,9 +334,7 @@ class LiveReferee:
         """One whole hand of `game` (at a new table unless one is given); its id."""
         table = table or self.table(game)
         view = table.platform.start_hand(table.table_id).hand
-        if game == "shengji":
-            return play_out_shengji(table, view, rng).hand_id
-        return play_out(table, view, rng)[0].hand_id
+        return HOSTED[game].play_out(table, view, rng).hand_id
 
     def export(self, hand_id: str, folder: Path) -> Path:
         """`fiftyk export` of the hand into a file."""

@@ -300,14 +300,16 @@ class ApplicationCases:
 
     # -- seat entropy (docs/fairness.md#seat-entropy) ----------------------------------------
 
-    @pytest.mark.parametrize(("game", "preset"), [("fiftyk", PRESET), ("shengji", "tractor")])
+    @pytest.mark.parametrize(("game", "preset", "players"), [
+        ("fiftyk", PRESET, PLAYERS), ("shengji", "tractor", 4), ("doudizhu", "classic", 3)])
     def test_a_seat_entropy_deal_is_stored_and_read_back_on_any_process(
-            self, open_app: Callable[..., Referee], game: str, preset: str) -> None:
+            self, open_app: Callable[..., Referee], game: str, preset: str, players: int
+            ) -> None:
         app = open_app()
-        table_id = app.create_table(preset, {}, PLAYERS, game=game,
+        table_id = app.create_table(preset, {}, players, game=game,
                                     entropy_window=ENTROPY_WINDOW,
                                     entropy_direct=True).table_id
-        for seat in range(PLAYERS):
+        for seat in range(players):
             app.join_table(table_id, f"{game}-{seat}", seat)
         opened = app.start_hand(table_id)
         assert opened.hand is None
@@ -317,15 +319,16 @@ class ApplicationCases:
         other = open_app()
         draw = other.get_table(table_id).view().draw
         assert draw is not None and draw.contributed == (0,) and draw.commitment == commitment
-        for seat in range(1, PLAYERS - 1):
+        for seat in range(1, players - 1):
             other.contribute_entropy(table_id, seat, bytes([seat + 1]) * 16)
         with pytest.raises(RuleError) as refused:
             app.contribute_entropy(table_id, 0, b"\x09" * 16)
         assert refused.value.reason == Reason.ENTROPY_ALREADY_SENT
-        dealt = app.contribute_entropy(table_id, PLAYERS - 1, b"\x05" * 64)
+        dealt = app.contribute_entropy(table_id, players - 1, b"\x05" * 64)
         assert dealt.hand is not None and dealt.table is not None
         hand = open_app().get_hand(dealt.hand.id)
-        assert hand.contributions == ("01" * 16, "02" * 16, "03" * 16, "05" * 64)
+        assert hand.contributions == (
+            *(bytes([seat + 1]).hex() * 16 for seat in range(players - 1)), "05" * 64)
         assert hand.commitment == commitment and hand.deck == dealt.hand.deck
         assert app.rebuild_table(table_id).view() == other.get_table(table_id).view()
 

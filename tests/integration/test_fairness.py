@@ -1,6 +1,6 @@
 """Evidence and tampering over a real event store: the same cases on SQLite and PostgreSQL.
 
-Hands of both games are played to the end through the application (the turn clock's own
+Hands of every hosted game are played to the end through the application (the turn clock's own
 decisions play every seat), exported as signed evidence and verified; then the database is
 tampered with by hand — an event's payload edited, an event deleted, two reordered, a
 finished hand replaced by a consistently re-chained one, the ledger rolled back — and the
@@ -21,6 +21,7 @@ import psycopg
 import pytest
 
 from fiftyk_referee.domain.chain import GENESIS, event_hash, seal, unseal
+from fiftyk_referee.domain.game import PASS, Action
 from fiftyk_referee.service.core.application import Referee
 from fiftyk_referee.service.core.store import persistence_env
 from fiftyk_referee.service.errors import DataLoss
@@ -29,7 +30,7 @@ from fiftyk_referee.service.trust.signing import Signer
 from fiftyk_referee.service.trust.verifier import OK, Report, verify
 
 # game, preset, seats: a hand of each game the referee hosts.
-GAMES = [("fiftyk", "qq3", 3), ("shengji", "tractor", 4)]
+GAMES = [("fiftyk", "qq3", 3), ("shengji", "tractor", 4), ("doudizhu", "rob", 3)]
 CLOCK_SECONDS = 30  # the tables run a turn clock so that timeouts can play every seat
 LATER = timedelta(days=1)
 MAX_STEPS = 2_000
@@ -37,14 +38,24 @@ SIGNER = Signer.from_text("11" * 32)
 
 
 def play_hand(app: Referee, table_id: str) -> str:
-    """Deal the table's next hand and let the referee's timeouts play it to the end."""
+    """Deal the table's next hand and let the referee's timeouts play it to the end; a seat
+    that may speak up with an action naming neither cards nor a value (斗地主's `call` and
+    `rob`) does so first, so that a hand whose clock would pass every bid is played out."""
     hand_id = app.start_hand(table_id).hand_id
     assert hand_id is not None
+    specs = {spec.kind: spec for spec in app.get_table(table_id).game.action_kinds}
     for _ in range(MAX_STEPS):
         hand = app.get_hand(hand_id)
         if hand.is_over:
             return hand_id
-        app.time_out(table_id, hand_id, hand.to_act or 0, datetime.now(UTC) + LATER)
+        seat = hand.to_act or 0
+        kinds = app.legal_actions(table_id, hand_id, seat)[0].kinds
+        spoken = sorted(k for k in kinds if k != PASS
+                        and not specs[k].takes_cards and not specs[k].takes_value)
+        if spoken:
+            app.act(table_id, hand_id, seat, Action(spoken[0]))
+        else:
+            app.time_out(table_id, hand_id, seat, datetime.now(UTC) + LATER)
     raise AssertionError("the hand did not end")
 
 

@@ -1,6 +1,6 @@
 """The feed hub's memory: it holds only a few pages of the newest events, however long the
 feed grows, and a watcher further behind reads the older events from the store — every
-event once, in order, for tables of both games."""
+event once, in order, for tables of every hosted game."""
 
 from __future__ import annotations
 
@@ -19,17 +19,17 @@ NEVER_SECONDS = 3_600.0  # the hub's poll interval: it reads when poked
 POLL_SECONDS = 0.02
 HELD_AT_MOST = 4 * PAGE  # a few pages: what watchers near the head need
 EVENTS_WRITTEN = HELD_AT_MOST + PAGE  # more than the hub may hold
-GAMES = (("fiftyk", "classic"), ("shengji", "tractor"))
+GAMES = (("fiftyk", "classic", 4), ("shengji", "tractor", 4), ("doudizhu", "classic", 3))
 
 
 def _write_tables(app: Referee, events: int) -> None:
-    """Tables of both games, seated, until at least `events` events were recorded."""
+    """Tables of every hosted game, seated, until at least `events` events were recorded."""
     start = app.head_position()
     number = 0
     while app.head_position() - start < events:
-        game, preset = GAMES[number % len(GAMES)]
-        table_id = app.create_table(preset, {}, 4, game=game).table_id
-        for seat in range(4):
+        game, preset, players = GAMES[number % len(GAMES)]
+        table_id = app.create_table(preset, {}, players, game=game).table_id
+        for seat in range(players):
             app.join_table(table_id, f"held-{number}-{seat}", seat)
         number += 1
 

@@ -26,9 +26,9 @@ JOIN_TIMEOUT_SECONDS = 60
 POLL_SECONDS = 0.02
 
 
-def seated(app: Referee, game: str, preset: str, prefix: str) -> str:
-    table_id = app.create_table(preset, {}, 4, game=game).table_id
-    for seat in range(4):
+def seated(app: Referee, game: str, preset: str, prefix: str, players: int = 4) -> str:
+    table_id = app.create_table(preset, {}, players, game=game).table_id
+    for seat in range(players):
         app.join_table(table_id, f"{prefix}-{seat}", seat)
     return table_id
 
@@ -70,6 +70,7 @@ class LobbyCases:
             self, open_app: Callable[[], Referee]) -> None:
         app = open_app()
         fiftyk = seated(app, "fiftyk", "classic", "f")
+        doudizhu = seated(app, "doudizhu", "classic", "d", 3)
         shengji = seated(app, "shengji", "tractor", "s")
         hand = app.start_hand(shengji).hand_id
         idle = app.create_table("qq3", {}, 3).table_id
@@ -77,9 +78,9 @@ class LobbyCases:
         # A lobby started over an existing store catches up from the beginning.
         lobby = Lobby(app)
         page = lobby.list_tables(TableQuery())
-        assert [t.table_id for t in page.tables] == [idle, shengji, fiftyk]
+        assert [t.table_id for t in page.tables] == [idle, shengji, doudizhu, fiftyk]
         states = {t.table_id: t.state for t in page.tables}
-        assert states == {idle: CLOSED, shengji: PLAYING, fiftyk: WAITING}
+        assert states == {idle: CLOSED, shengji: PLAYING, doudizhu: WAITING, fiftyk: WAITING}
         assert page.as_of_position == app.head_position()
 
         app.replace_seat(fiftyk, 3, "bot-3")
@@ -95,24 +96,28 @@ class LobbyCases:
             == [fiftyk]
         assert again.list_tables(TableQuery(states=(CLOSED,), game="shengji")).tables[0] \
             .table_id == shengji
+        assert [t.table_id for t in again.list_tables(TableQuery(game="doudizhu")).tables] \
+            == [doudizhu]
         with pytest.raises(RuleError) as refused:
             app.start_hand(shengji)
         assert refused.value.reason == Reason.TABLE_CLOSED
 
     # A seat's action that reaches the game after the table checks: 五十K's resign (any
-    # seat, any time) is accepted; Shengji has no pass, so the game itself refuses it.
-    @pytest.mark.parametrize(("game", "preset", "kind", "game_says"), [
-        ("fiftyk", "classic", "resign", None),
-        ("shengji", "tractor", "pass", ShengjiReason.PASS_NOT_ALLOWED),
+    # seat, any time) is accepted; Shengji has no pass and nobody resigns in 斗地主, so the
+    # game itself refuses those.
+    @pytest.mark.parametrize(("game", "preset", "players", "kind", "game_says"), [
+        ("fiftyk", "classic", 4, "resign", None),
+        ("shengji", "tractor", 4, "pass", ShengjiReason.PASS_NOT_ALLOWED),
+        ("doudizhu", "classic", 3, "resign", Reason.INVALID_ACTION),
     ])
     def test_what_another_replica_changed_on_the_table_counts_at_once(
-            self, open_app: Callable[[], Referee], game: str, preset: str, kind: str,
-            game_says: Reason | None) -> None:
+            self, open_app: Callable[[], Referee], game: str, preset: str, players: int,
+            kind: str, game_says: Reason | None) -> None:
         """A hand command decides on the replica's cached table (no read of the store) and
         names it as a guard: a token reissued, or the table aborted, through another replica
         since is still honoured — the append is refused and the retry reads the table."""
         first, second = open_app(), open_app()
-        table_id = seated(first, game, preset, f"guard-{game}")
+        table_id = seated(first, game, preset, f"guard-{game}", players)
         hand_id = first.start_hand(table_id).hand_id
         generation = first.get_table(table_id).token_generation(1)  # cached by `first`
 

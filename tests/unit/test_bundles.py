@@ -13,6 +13,7 @@ import pytest
 from google.rpc import error_details_pb2
 
 from fiftyk_referee.domain import games as registry
+from fiftyk_referee.domain.doudizhu.reasons import DoudizhuReason
 from fiftyk_referee.domain.errors import GameReason, Reason, RuleError
 from fiftyk_referee.domain.fiftyk.reasons import FiftykReason
 from fiftyk_referee.domain.shengji.reasons import ShengjiReason
@@ -22,7 +23,7 @@ from fiftyk_referee.service.grpc.errors import GAME_KEY, rich_status, status_cod
 from fiftyk_referee.service.grpc.games import GenericEdge, edge_for
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILT_IN = ("fiftyk", "shengji")
+BUILT_IN = ("doudizhu", "fiftyk", "shengji")
 
 
 @pytest.fixture
@@ -99,7 +100,8 @@ def test_the_cores_reasons_name_no_games_own_code() -> None:
 
 
 @pytest.mark.parametrize(("reason", "game"), [(ShengjiReason.WRONG_WINDOW, "shengji"),
-                                              (FiftykReason.DOES_NOT_BEAT, "fiftyk")])
+                                              (FiftykReason.DOES_NOT_BEAT, "fiftyk"),
+                                              (DoudizhuReason.BIDDING_OPEN, "doudizhu")])
 def test_a_games_own_refusal_names_the_game_in_its_error_info(reason: Reason,
                                                               game: str) -> None:
     status = rich_status(RuleError(reason, "refused"))

@@ -55,7 +55,7 @@ def test_help_names_every_game_the_command_line_plays(
     with pytest.raises(SystemExit):
         main(["--help"])
     shown = " ".join(capsys.readouterr().out.split())
-    assert set(cli_games()) == set(hosted()) == {"fiftyk", "shengji"}
+    assert set(cli_games()) == set(hosted()) == {"doudizhu", "fiftyk", "shengji"}
     for name, game in cli_games().items():
         assert f"{game.title} ({name})" in shown
     assert "五十K referee service" not in shown

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from fiftyk_referee.domain.doudizhu.bidding import BID, CALL, ROB_KIND
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.game import Action, Game, GameHand
 from fiftyk_referee.domain.games import hosted
@@ -20,7 +21,8 @@ from tests.unit.shengji.helpers import bury_lowest, close_windows, deck_for
 
 # (game, preset, players): small hands, so every moment of a whole hand is cheap to try.
 TABLES = [("fiftyk", "five_card", 2), ("fiftyk", "classic", 4),
-          ("shengji", "shengji_one_pack", 4)]
+          ("shengji", "shengji_one_pack", 4), ("doudizhu", "classic", 3),
+          ("doudizhu", "rob", 3)]
 MAX_STEPS = 1_000
 
 
@@ -37,6 +39,9 @@ def candidates(game: Game, hand: GameHand, seat: int) -> Iterator[Action]:
     own = list(vars(hand)["hands"][seat])
     texts = [str(card) for card in own]
     for spec in game.action_kinds:
+        if spec.takes_value:  # a value in range, one out of range, one not a number
+            for value in ("1", "3", "9", "x"):
+                yield Action(spec.kind, (), value)
         if not spec.takes_cards:
             yield Action(spec.kind)
             yield Action(spec.kind, tuple(texts[:1]))  # names cards it may not
@@ -83,6 +88,12 @@ def next_action(hand: GameHand, rng: random.Random) -> tuple[int, Action]:
         return seat, Action(DECLARE)
     if BURY in legal.kinds:
         return seat, Action(BURY, legal.plays[0].cards)
+    if BID in legal.kinds or CALL in legal.kinds:  # 斗地主: bid or call, else pass
+        if rng.random() < 0.5:
+            return seat, (Action(BID, (), "3") if BID in legal.kinds else Action(CALL))
+        return seat, Action("pass")
+    if ROB_KIND in legal.kinds:
+        return seat, Action(ROB_KIND if rng.random() < 0.5 else "pass")
     if legal.may_pass and (not legal.plays or rng.random() < 0.3):
         return seat, Action("pass")
     return seat, Action("play", rng.choice(legal.plays).cards)

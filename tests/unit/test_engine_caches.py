@@ -1,8 +1,9 @@
-"""The rules engines' remembered work answers exactly as work done afresh, for both games.
+"""The rules engines' remembered work answers exactly as work done afresh, for every game.
 
 五十K remembers recent readings of plays (`classify`) and of hands (`legal_plays`) in
 bounded caches; Shengji builds each card's sort key and suit group once per trump order
-and shares one follow's match vectors among the candidate plays it checks. Each is checked
+and shares one follow's match vectors among the candidate plays it checks; 斗地主 remembers
+its readings of plays (`readings`) in a bounded cache. Each is checked
 here against the answer computed without it, on seeded random hands.
 """
 
@@ -15,6 +16,12 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from fiftyk_referee.domain.cards import SUITS, Card, make_deck, parse_cards, sort_key
+from fiftyk_referee.domain.doudizhu.combinations import forget_readings as ddz_forget_readings
+from fiftyk_referee.domain.doudizhu.combinations import read_play as ddz_read_play
+from fiftyk_referee.domain.doudizhu.combinations import readings as ddz_readings
+from fiftyk_referee.domain.doudizhu.legal import legal_plays as ddz_legal_plays
+from fiftyk_referee.domain.doudizhu.rulesets import PRESETS as DOUDIZHU_PRESETS
+from fiftyk_referee.domain.doudizhu.rulesets import DoudizhuRules
 from fiftyk_referee.domain.errors import InvalidCombination
 from fiftyk_referee.domain.fiftyk import combinations, legal
 from fiftyk_referee.domain.fiftyk.combinations import classify, forget_readings
@@ -174,3 +181,33 @@ def test_one_follow_check_shared_by_many_candidates_answers_as_fresh_checks(
             pool = held if len(held) > lead.size and rng.random() < 0.7 else hand
             play = rng.sample(pool, lead.size)
             assert shared.error(play) == follow_error(hand, play, lead, order)
+
+
+# -- 斗地主 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", sorted(DOUDIZHU_PRESETS))
+def test_doudizhu_reads_a_play_the_same_in_any_order_first_time_or_remembered(
+    preset: str,
+) -> None:
+    """斗地主 remembers readings per cards as given: every order of a play's cards, read
+    afresh or remembered, has the same readings, and a play on a top reads the same."""
+    combos = DoudizhuRules.from_spec(preset).combos
+    rng = random.Random(SEED)
+    deck = make_deck(1, jokers=True)
+    for _ in range(12):
+        rng.shuffle(deck)
+        hand = deck[:20]  # a landlord's hand
+        leads = ddz_legal_plays(hand, None, combos)
+        for play in rng.sample(leads, min(40, len(leads))):
+            cards = list(play.cards)
+            ddz_forget_readings()
+            first = ddz_readings(cards, combos)
+            assert play in first
+            rng.shuffle(cards)
+            assert ddz_readings(cards, combos) == first  # another order, then remembered
+            assert ddz_readings(cards, combos) == first
+            for top in rng.sample(leads, min(5, len(leads))):
+                remembered = ddz_read_play(cards, top, combos)
+                ddz_forget_readings()
+                assert ddz_read_play(cards, top, combos) == remembered

@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
+from fiftyk_referee.domain.doudizhu import GAME as DOUDIZHU
+from fiftyk_referee.domain.doudizhu.hand import BID, DoudizhuHand
 from fiftyk_referee.domain.fiftyk import GAME
 from fiftyk_referee.domain.fiftyk.hand import Hand
 from fiftyk_referee.domain.fiftyk.rulesets import PRESETS, Ruleset
-from fiftyk_referee.domain.game import Action
+from fiftyk_referee.domain.game import PASS, Action
 from fiftyk_referee.domain.shengji import GAME as SHENGJI
 from fiftyk_referee.domain.shengji.hand import BURY, BURYING, DECLARE, DECLARING, ShengjiHand
 from fiftyk_referee.domain.table import Table
@@ -99,25 +101,74 @@ def test_acting_on_a_private_copy_leaves_a_shengji_hand_untouched() -> None:
         _shengji_step(hand, rng)
 
 
-@pytest.mark.parametrize("game", ["fiftyk", "shengji"])
+def _doudizhu_hand(seed: int) -> DoudizhuHand:
+    hand = DOUDIZHU.deal(table_id="copies", number=1, rules=DOUDIZHU.rules("classic"),
+                         players=3, dealer=0, seat_players=[None] * 3, carry={}, deck=None,
+                         seed=random.Random(seed).randbytes(32))
+    assert isinstance(hand, DoudizhuHand)
+    return hand
+
+
+def _doudizhu_step(hand: DoudizhuHand, rng: random.Random) -> None:
+    """The seat to act bids 3 when it may bid (so the hand is played, never redealt), else
+    plays a listed play or passes."""
+    seat = hand.to_act
+    assert seat is not None
+    legal = hand.legal_actions(seat)
+    if BID in legal.kinds:
+        hand.act(seat, Action(BID, (), "3"))
+    elif legal.plays and (not legal.may_pass or rng.random() >= PASS_PROBABILITY):
+        hand.act(seat, Action.play(rng.choice(legal.plays).cards))
+    else:
+        hand.act(seat, Action(PASS, ()))
+
+
+def test_acting_on_a_private_copy_leaves_a_doudizhu_hand_untouched() -> None:
+    rng = random.Random(9)
+    hand = _doudizhu_hand(9)
+    while not hand.is_over:
+        before = _state(hand)
+        _doudizhu_step(private_copy(hand), rng)
+        assert _state(hand) == before
+        _doudizhu_step(hand, rng)
+    assert hand.action_log[0][1] == BID and len(hand.action_log) > 3  # played, not redealt
+
+
+def _fiftyk_logged(rng: random.Random) -> Any:
+    table = Table.open(GAME, Ruleset.preset_named("classic"), 4)
+    for seat in range(4):
+        table.join(seat, f"p{seat}")
+    hand = table.start_hand(seed=rng.randbytes(32))
+    for _ in range(40):
+        _act(hand, rng)
+    return hand
+
+
+def _shengji_logged(rng: random.Random) -> Any:
+    hand = _shengji_hand(5)
+    for _ in range(150):  # the paced deal's declarations, the bury and some tricks
+        _shengji_step(hand, rng)
+    return hand
+
+
+def _doudizhu_logged(rng: random.Random) -> Any:
+    hand = _doudizhu_hand(5)
+    for _ in range(40):  # the bid and some plays (a hand has at least 20 plays)
+        _doudizhu_step(hand, rng)
+    return hand
+
+
+# A hand of each game with at least 40 actions in its log.
+LOGGED = {"fiftyk": _fiftyk_logged, "shengji": _shengji_logged, "doudizhu": _doudizhu_logged}
+
+
+@pytest.mark.parametrize("game", sorted(LOGGED))
 def test_a_private_copy_shares_the_entries_of_the_hands_action_log(game: str) -> None:
     # The log grows by an entry per action: its entries are immutable, so a command's copy
     # of the hand copies the list (a pointer per entry), never the entries themselves.
-    rng = random.Random(5)
-    if game == "shengji":
-        shengji = _shengji_hand(5)
-        for _ in range(150):  # the paced deal's declarations, the bury and some tricks
-            _shengji_step(shengji, rng)
-        log: list[Any] = shengji.action_log
-        copied: list[Any] = private_copy(shengji).action_log
-    else:
-        table = Table.open(GAME, Ruleset.preset_named("classic"), 4)
-        for seat in range(4):
-            table.join(seat, f"p{seat}")
-        hand = table.start_hand(seed=rng.randbytes(32))
-        for _ in range(40):
-            _act(hand, rng)
-        log, copied = hand.action_log, private_copy(hand).action_log
+    hand = LOGGED[game](random.Random(5))
+    log: list[Any] = hand.action_log
+    copied: list[Any] = private_copy(hand).action_log
     assert len(log) >= 40
     assert copied == log and copied is not log
     assert all(entry is original for entry, original in zip(copied, log, strict=True))

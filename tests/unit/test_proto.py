@@ -159,7 +159,7 @@ def test_cards_travel_as_notation_strings() -> None:
 
 
 def test_every_game_proto_is_a_package_of_its_own_with_its_stubs_in_its_edge_folder() -> None:
-    assert {proto.parts[-3] for proto in GAME_PROTOS} >= {"fiftyk", "shengji"}
+    assert {proto.parts[-3] for proto in GAME_PROTOS} >= {"fiftyk", "shengji", "doudizhu"}
     core = importlib.import_module(f"{GENERATED}.referee_pb2")
     for proto in GAME_PROTOS:
         game = proto.parts[-3]

@@ -79,11 +79,19 @@ def test_public_names_are_lower_snake_case_and_never_a_class_path() -> None:
         assert name == name.lower() and ":" not in name
 
 
-CATALOGS = (TABLE_EVENTS, FIFTYK_EVENTS, SHENGJI_EVENTS)  # every catalog with a message
+# Every catalog with a field of its own in Event's `payload` oneof (0.2's): a game newer
+# than 0.2 (斗地主) has its events' messages in `game_event` alone.
+CATALOGS = (TABLE_EVENTS, FIFTYK_EVENTS, SHENGJI_EVENTS)
 
 
 def _kinds() -> list[EventKind]:
     return [kind for catalog in CATALOGS for kind in catalog]
+
+
+def _all_kinds() -> list[EventKind]:
+    """Every public event: the table's and every hosted game's."""
+    return [kind for catalog in (TABLE_EVENTS, *(game.events for game in hosted().values()))
+            for kind in catalog]
 
 
 @pytest.mark.parametrize("kind", _kinds(), ids=lambda kind: kind.name)
@@ -96,9 +104,11 @@ def test_each_public_event_fills_the_oneof_field_named_after_it(kind: EventKind)
 def test_the_proto_has_no_payload_without_a_public_event() -> None:
     oneof = pb.Event.DESCRIPTOR.oneofs_by_name["payload"]
     # `game_payload` carries the events of a game without messages of its own (JSON values).
-    assert {f.name for f in oneof.fields} == {field for field, _ in payloads().values()} | {
-        "game_payload"}
-    assert set(payloads()) == {kind.public for kind in _kinds()}
+    assert {f.name for f in oneof.fields} == {
+        field for field, _ in payloads().values() if field is not None} | {"game_payload"}
+    assert {field for field, _ in payloads().values() if field is not None} == {
+        kind.name.replace(".", "_") for kind in _kinds()}
+    assert set(payloads()) == {kind.public for kind in _all_kinds()}
 
 
 def test_docs_describe_every_public_event_and_every_field() -> None:
@@ -122,8 +132,8 @@ def test_an_event_of_0_1_0_is_found_under_its_old_topic_too() -> None:
 
 def test_all_published_topics_leave_out_command_receipts() -> None:
     topics = PUBLIC_EVENTS.topics()
-    assert len(topics) == sum(len(stored_topics(kind.stored)) for kind in _kinds())
-    assert set(PUBLIC_EVENTS.names) == {kind.name for kind in _kinds()}
+    assert len(topics) == sum(len(stored_topics(kind.stored)) for kind in _all_kinds())
+    assert set(PUBLIC_EVENTS.names) == {kind.name for kind in _all_kinds()}
     assert not [t for t in topics if "Receipt" in t]
 
 
@@ -289,22 +299,24 @@ def test_every_registered_game_publishes_its_hand_events_through_the_core() -> N
     assert PUBLIC_EVENTS.name_of(opened) == "table.opened"
 
 
-@pytest.mark.parametrize(("name", "preset"), [("fiftyk", "classic"), ("shengji", "tractor")])
+@pytest.mark.parametrize(("name", "preset", "players"), [
+    ("fiftyk", "classic", 4), ("shengji", "tractor", 4), ("doudizhu", "classic", 3)])
 def test_the_dealt_event_shows_every_viewer_the_deal_s_commitment_and_who_sits_where(
-        name: str, preset: str) -> None:
+        name: str, preset: str, players: int) -> None:
     """The commitment a client checks the revealed deck against, and the players seated for
     the hand, are in the deal's event, for seats, spectators and auditors alike."""
     game = hosted()[name]
     rules = game.rules(preset)
     deck = game.base_deck(rules)
-    hand = game.deal(table_id="t", number=1, rules=rules, players=4, dealer=0,
-                     seat_players=[f"p{s}" for s in range(4)], carry={}, deck=deck, seed=None)
+    seated = tuple(f"p{s}" for s in range(players))
+    hand = game.deal(table_id="t", number=1, rules=rules, players=players, dealer=0,
+                     seat_players=list(seated), carry={}, deck=deck, seed=None)
     event = feed_event(next(iter(hand.collect_events())))
     assert event is not None and event.name.endswith(".hand_dealt")
-    for viewer in viewers(4):
+    for viewer in viewers(players):
         public = event.public(viewer)
         assert public.deal_commitment == commitment(None, deck), viewer  # type: ignore[attr-defined]
-        assert public.player_ids == ("p0", "p1", "p2", "p3"), viewer  # type: ignore[attr-defined]
+        assert tuple(public.player_ids) == seated, viewer  # type: ignore[attr-defined]
 
 
 # -- Shengji ---------------------------------------------------------------------------------

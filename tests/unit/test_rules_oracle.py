@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fiftyk_referee.domain.doudizhu.oracle import DOUDIZHU_KINDS
 from fiftyk_referee.domain.fiftyk.oracle import FIFTYK_KINDS
 from fiftyk_referee.domain.shengji.oracle import SHENGJI_KINDS
 from fiftyk_referee.service.cli import oracle
@@ -50,6 +51,9 @@ echo '{"game":"shengji","kind":"classify","preset":"tractor","options":{},
 """
 SH_EXAMPLE = re.compile(r"```sh\necho '(.*?)' \| fiftyk rules ask\n(.*?)\n```", re.DOTALL)
 JSON_EXAMPLES = re.compile(r"```json\n(.*?)```", re.DOTALL)
+
+GAME_KINDS: dict[str, Any] = {"fiftyk": FIFTYK_KINDS, "shengji": SHENGJI_KINDS,
+                             "doudizhu": DOUDIZHU_KINDS}
 
 
 def examples_of(text: str) -> list[tuple[Any, Any]]:
@@ -125,10 +129,9 @@ def test_every_example_of_docs_oracle_md_answers_as_written(question: Any, expec
     assert oracle.answer(question) == expected
 
 
-def test_docs_oracle_md_shows_every_kind_of_both_games() -> None:
+def test_docs_oracle_md_shows_every_kind_of_every_game() -> None:
     shown = {(q.get("game") or "fiftyk", q["kind"]) for q, _ in DOC_EXAMPLES}
-    every = {("fiftyk", kind) for kind in FIFTYK_KINDS} | \
-        {("shengji", kind) for kind in SHENGJI_KINDS}
+    every = {(game, kind) for game, kinds in GAME_KINDS.items() for kind in kinds}
     assert every <= shown
 
 
@@ -826,8 +829,10 @@ def test_the_installed_command_with_stdin_closed_says_so() -> None:
 
 # -- never a crash ---------------------------------------------------------------------------
 
-KINDS = [("fiftyk", kind) for kind in FIFTYK_KINDS] + \
-    [("shengji", kind) for kind in SHENGJI_KINDS]
+KINDS = [(game, kind) for game, kinds in GAME_KINDS.items() for kind in kinds]
+PRESETS = {"fiftyk": ["classic"], "shengji": ["tractor", "titanic", "shengji_one_pack",
+                                                "tractor_qq"],
+           "doudizhu": ["classic", "rob", "douzero"]}
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-300, 300) | st.sampled_from(
         ["2S", "10H", "SJ", "BJ", "AC", "KD", "5C", "H", "10", "2", "A", "dealer", "attackers",
@@ -842,13 +847,12 @@ JSON_VALUES = st.recursive(
 def test_any_input_gets_an_answer_or_a_reason_code_never_a_crash(
         kind: tuple[str, str], data: st.DataObject) -> None:
     game, name = kind
-    table = FIFTYK_KINDS if game == "fiftyk" else SHENGJI_KINDS
-    fields = table[name].fields
+    fields = GAME_KINDS[game][name].fields
     given_input = {field: data.draw(JSON_VALUES, label=field) for field in fields}
-    preset = "classic" if game == "fiftyk" else data.draw(
-        st.sampled_from(["tractor", "titanic", "shengji_one_pack", "tractor_qq"]))
+    preset = data.draw(st.sampled_from(PRESETS[game]))
     options = data.draw(st.dictionaries(
-        st.sampled_from(["packs", "kitty_size", "permanent_two", "band", "min_straight"]),
+        st.sampled_from(["packs", "kitty_size", "permanent_two", "band", "min_straight",
+                         "bidding", "kickers_rocket", "kickers_whole_bomb"]),
         JSON_VALUES, max_size=2), label="options")
     answer = oracle.answer({"game": game, "kind": name, "preset": preset, "options": options,
                             "input": given_input})

@@ -27,6 +27,8 @@ from fiftyk_referee.domain.deal import (
     shuffle_deck,
     shuffled,
 )
+from fiftyk_referee.domain.doudizhu import GAME as DOUDIZHU
+from fiftyk_referee.domain.doudizhu.rulesets import DoudizhuRules
 from fiftyk_referee.domain.errors import Reason, RuleError
 from fiftyk_referee.domain.fiftyk import GAME as FIFTYK
 from fiftyk_referee.domain.fiftyk.rulesets import Ruleset
@@ -113,11 +115,12 @@ def test_a_deal_without_contributions_is_version_1_as_before() -> None:
     assert digest == commitment(SEED, [str(c) for c in deck])
 
 
-# -- the table's draw, for both games --------------------------------------------------------
+# -- the table's draw, for every game ----------------------------------------------------------
 
 GAMES: list[tuple[Game, Rules, int]] = [
     (FIFTYK, Ruleset.from_spec("classic"), 4),
     (SHENGJI, ShengjiRules.from_spec("tractor"), 4),
+    (DOUDIZHU, DoudizhuRules.from_spec("classic"), 3),
 ]
 
 

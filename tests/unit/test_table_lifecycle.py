@@ -1,5 +1,5 @@
 """The table's lifecycle: closing, aborting (voiding a hand), replacing a seat, reissuing its
-token — for both games, each an event that rebuilds the same table."""
+token — for every hosted game, each an event that rebuilds the same table."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fiftyk_referee.domain.games import game_named
 from fiftyk_referee.domain.table import CLOSED, FINISHED, PLAYING, WAITING, Table
 from fiftyk_referee.domain.table_events import TABLE_EVENTS
 
-GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4)}
+GAMES = {"fiftyk": ("classic", 4), "shengji": ("tractor", 4), "doudizhu": ("classic", 3)}
 
 
 def seated(game_name: str) -> Table:
@@ -115,10 +115,12 @@ def test_an_empty_seat_is_joined_not_replaced(table: Table) -> None:
 
 def test_a_token_is_reissued_also_mid_hand(table: Table) -> None:
     table.start_hand()
-    assert table.reissue_token(3) == 1
-    assert table.reissue_token(3) == 2
-    assert [table.token_generation(s) for s in range(4)] == [0, 0, 0, 2]
-    assert rebuilt(table).token_generations == [0, 0, 0, 2]
+    last = table.players - 1
+    assert table.reissue_token(last) == 1
+    assert table.reissue_token(last) == 2
+    expected = [0] * last + [2]
+    assert [table.token_generation(s) for s in range(table.players)] == expected
+    assert rebuilt(table).token_generations == expected
 
 
 def test_a_finished_match_can_still_be_closed() -> None:

@@ -103,7 +103,7 @@ def test_the_offline_page_inlines_everything_and_embeds_the_hand() -> None:
 def test_every_installed_game_has_a_renderer_the_page_loads() -> None:
     index = static_file(INDEX).decode()
     shipped = sorted(installed())
-    assert shipped == ["fiftyk", "shengji"]
+    assert shipped == ["doudizhu", "fiftyk", "shengji"]
     for name in shipped:
         script = f"games/{name}.js"
         assert script in static_files(), f"no renderer for {name}"
