@@ -309,7 +309,7 @@ class CommitRevealCases:
         self.play(table, game, last.hand.hand_id)
         honest = self.verify_cli(server, last.hand.hand_id, tmp_path)
         assert honest.returncode == 0, honest.stdout + honest.stderr
-        assert "1 of 4 seats bound keys of their own and signed what they sent" \
+        assert f"1 of {players} seats bound keys of their own and signed what they sent" \
             in honest.stdout
 
         # The operator's own code commits and reveals for seat 0, past the edge's check.

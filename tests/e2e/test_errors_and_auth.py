@@ -16,6 +16,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
@@ -39,6 +40,8 @@ from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import ERROR_DOMAIN, error_details, error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_TOKEN_SECRET
+from fiftyk_referee.service.trust.signing import Signer
+from fiftyk_referee.service.trust.witness import cosignature_body
 from tests.e2e.harness import LiveServer, Seated, seat_bots, seeded_deck
 from tests.unit.shengji.helpers import deck_for
 
@@ -433,6 +436,11 @@ SHENGJI_CASES = [
          ShengjiReason.MUST_FOLLOW_TRIPLE, lambda a: _follow(a.sj.triple_led, "7S 7S 9S")),
 ]
 
+def _cosigned(checkpoint: dict[str, Any]) -> str:
+    """A well-formed cosignature of `checkpoint` by a witness key no referee lists."""
+    return Signer.from_text("c3" * 32).sign(cosignature_body(checkpoint, datetime.now(UTC)))
+
+
 DOUDIZHU_CASES = [
     Case("斗地主 play while the landlord is bid for", Code.FAILED_PRECONDITION,
          DoudizhuReason.BIDDING_OPEN, lambda a: a.ddz["dealt"].act("play")),
@@ -624,6 +632,11 @@ CASES = [
          lambda a: a.platform.close_table(a.idle.table_id, "x" * 513), field="reason"),
     Case("no such webhook", Code.NOT_FOUND, ServiceReason.WEBHOOK_NOT_FOUND,
          lambda a: a.platform.delete_webhook("6f1c1bbf-7d0e-4c1e-9d1a-3d2b8f1f0a11")),
+    Case("a cosignature by a key the referee does not list", Code.PERMISSION_DENIED,
+         ServiceReason.UNKNOWN_WITNESS, lambda a: a.platform.add_cosignature(
+             _cosigned(json.loads(a.platform.checkpoint().checkpoint_json)))),
+    Case("a cosignature that is not one", Code.INVALID_ARGUMENT,
+         ServiceReason.INVALID_COSIGNATURE, lambda a: a.platform.add_cosignature("{}")),
 ]
 
 

@@ -17,6 +17,7 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from fiftyk_referee.service.grpc.client import RefereeClient
 from fiftyk_referee.service.grpc.errors import error_details, error_reason
 from fiftyk_referee.service.grpc.gen.fiftyk.referee.v1 import referee_pb2 as pb
 from fiftyk_referee.service.ops.config import DEV_AUDIT_KEY, DEV_PLATFORM_KEY
+from fiftyk_referee.service.trust.signing import Signer
+from fiftyk_referee.service.trust.witness import cosignature_body
 from tests.e2e.harness import LiveServer, server_config
 from tests.e2e.live import REPO, ServeProcess, start_serve
 
@@ -44,7 +47,7 @@ RPCS_CALLED = frozenset({
     "Adjudicate", "VerifyHand", "ReadEvents", "WatchTable", "Declare", "Bury", "Act",
     "GetFeedHead", "ListTables", "CloseTable", "AbortTable", "ReplaceSeat",
     "ReissueSeatToken", "RegisterWebhook", "ListWebhooks", "DeleteWebhook",
-    "ListWebhookDeadLetters", "RedeliverWebhookEvents",
+    "ListWebhookDeadLetters", "RedeliverWebhookEvents", "GetCheckpoint", "AddCosignature",
 })
 
 
@@ -169,6 +172,16 @@ def test_a_game_installed_through_an_entry_point_is_played_through_every_rpc(
     # game, which VerifyHand reports like any other failed check.)
     first = audit.verify_hand(hand_id).checks[0]
     assert (first.check, first.status) == ("format", "ok") and "game tiny" in first.detail
+    # Its finished hand is in the ledger's published checkpoint, which a witness cosigns; a
+    # cosignature by a key this referee does not list is refused whatever the game.
+    checkpoint = json.loads(scores.checkpoint_json)
+    assert row.ledger_index < checkpoint["size"] <= json.loads(
+        seats[0].checkpoint().checkpoint_json)["size"]
+    with pytest.raises(grpc.RpcError) as unknown:
+        seats[0].add_cosignature(Signer.from_text("c3" * 32).sign(
+            cosignature_body(checkpoint, datetime.now(UTC))))
+    assert error_reason(unknown.value)[:2] == (grpc.StatusCode.PERMISSION_DENIED,
+                                               "UNKNOWN_WITNESS")
 
     # The table around the hands: listing, spectators, seats, tokens, the match's end.
     assert [t.table_id for t in platform.list_tables(game="tiny").tables] == [table_id]
