@@ -162,7 +162,8 @@ def skewed_hands(draw: st.DrawFn, most: int = 13) -> list[Card]:
             suits = draw(st.permutations(SUITS))[:count]
             hand += [Card(low + offset, suit) for suit in suits]
     hand += [Card(rank, "") for rank in (SMALL_JOKER, BIG_JOKER) if draw(st.booleans())]
-    hand += [c for c in draw(st.lists(st.sampled_from(DECK), max_size=2, unique=True)) if c not in hand]
+    extra = draw(st.lists(st.sampled_from(DECK), max_size=2, unique=True))
+    hand += [c for c in extra if c not in hand]
     hand = draw(st.permutations(hand))
     return hand[:most]
 
