@@ -42,6 +42,9 @@ from fiftyk_referee.domain.transcripts import (
     RESULT_FORMAT,
     TRANSCRIPT_FORMAT,
     InvalidTranscript,
+    card_list,
+    is_int,
+    require,
 )
 
 TRANSCRIPT_TABLE_ID = "transcript"
@@ -61,61 +64,43 @@ class DoudizhuTranscript:
     actions: tuple[Any, ...]
 
 
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise InvalidTranscript(message)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _cards(value: Any, what: str) -> list[str]:
-    _require(isinstance(value, list) and all(isinstance(c, str) for c in value),
-             f"{what} must be a list of card strings")
-    try:
-        return [str(parse_card(c)) for c in value]
-    except RuleError as error:
-        raise InvalidTranscript(f"{what}: {error.message}") from error
-
-
 def load_transcript(data: Any) -> DoudizhuTranscript:
     """Validate the file-level structure, ruleset and deal; raise InvalidTranscript."""
-    _require(isinstance(data, Mapping), "a transcript is a JSON object")
-    _require(data.get("format") == TRANSCRIPT_FORMAT, f'"format" must be "{TRANSCRIPT_FORMAT}"')
-    _require(data.get("game") == GAME_NAME, f'"game" must be "{GAME_NAME}"')
+    require(isinstance(data, Mapping), "a transcript is a JSON object")
+    require(data.get("format") == TRANSCRIPT_FORMAT, f'"format" must be "{TRANSCRIPT_FORMAT}"')
+    require(data.get("game") == GAME_NAME, f'"game" must be "{GAME_NAME}"')
     try:
         rules = DoudizhuRules.from_json(data.get("ruleset"))
     except RuleError as error:
         raise InvalidTranscript(f"ruleset: {error.message}") from error
     players = data.get("players", PLAYERS)
-    _require(_is_int(players) and players == PLAYERS, f'"players" must be {PLAYERS}')
+    require(is_int(players) and players == PLAYERS, f'"players" must be {PLAYERS}')
     dealer = data.get("dealer", PLAYERS - 1)
-    _require(_is_int(dealer) and dealer in range(PLAYERS),
-             f'"dealer" must be a seat 0..{PLAYERS - 1}')
-    _require(("deck" in data) != ("hands" in data), 'give exactly one of "deck" and "hands"')
+    require(is_int(dealer) and dealer in range(PLAYERS),
+            f'"dealer" must be a seat 0..{PLAYERS - 1}')
+    require(("deck" in data) != ("hands" in data), 'give exactly one of "deck" and "hands"')
     deck = _deck_of(data, dealer)
     actions = data.get("actions", [])
-    _require(isinstance(actions, list), '"actions" must be a list')
+    require(isinstance(actions, list), '"actions" must be a list')
     return DoudizhuTranscript(rules, dealer, tuple(deck), tuple(actions))
 
 
 def _deck_of(data: Mapping[str, Any], dealer: int) -> list[str]:
     if "deck" in data:
-        deck = _cards(data["deck"], '"deck"')
+        deck = card_list(data["deck"], '"deck"')
     else:
         hands = data["hands"]
-        _require(isinstance(hands, list) and len(hands) == PLAYERS,
-                 f'"hands" must be a list of {PLAYERS} card lists')
-        parsed = [_cards(h, f"hands[{i}]") for i, h in enumerate(hands)]
-        _require(all(len(h) == HAND_SIZE for h in parsed),
-                 f"every hand must hold {HAND_SIZE} cards")
-        kitty = _cards(data.get("kitty"), '"kitty"')
-        _require(len(kitty) == KITTY_SIZE, f'"kitty" must hold {KITTY_SIZE} cards')
+        require(isinstance(hands, list) and len(hands) == PLAYERS,
+                f'"hands" must be a list of {PLAYERS} card lists')
+        parsed = [card_list(h, f"hands[{i}]") for i, h in enumerate(hands)]
+        require(all(len(h) == HAND_SIZE for h in parsed),
+                f"every hand must hold {HAND_SIZE} cards")
+        kitty = card_list(data.get("kitty"), '"kitty"')
+        require(len(kitty) == KITTY_SIZE, f'"kitty" must hold {KITTY_SIZE} cards')
         order = deal_order(PLAYERS, dealer, PLAYERS * HAND_SIZE)
         deck = [parsed[seat][index // PLAYERS] for index, seat in enumerate(order)] + kitty
-    _require(Counter(parse_card(c) for c in deck) == Counter(BASE_DECK),
-             "the deal must be exactly one 54-card pack")
+    require(Counter(parse_card(c) for c in deck) == Counter(BASE_DECK),
+            "the deal must be exactly one 54-card pack")
     return deck
 
 
@@ -127,7 +112,7 @@ def start_hand(transcript: DoudizhuTranscript) -> DoudizhuHand:
 
 def apply_action(hand: DoudizhuHand, action: Any) -> None:
     """Judge one action; raises RuleError with the reason when it cannot be accepted."""
-    if not isinstance(action, Mapping) or not _is_int(action.get("seat")):
+    if not isinstance(action, Mapping) or not is_int(action.get("seat")):
         raise RuleError(Reason.INVALID_ACTION,
                         'an action is {"seat": s, "bid": n}, {"seat": s, "call"|"rob"|"pass":'
                         ' true} or {"seat": s, "play": [cards]}')
@@ -146,7 +131,7 @@ def apply_action(hand: DoudizhuHand, action: Any) -> None:
         return
     if kind == BID:
         points = action[BID]
-        value = str(points) if _is_int(points) else repr(points)
+        value = str(points) if is_int(points) else repr(points)
         hand.act(seat, Action(BID, (), value))
         return
     if action[kind] is not True:

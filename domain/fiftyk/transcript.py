@@ -30,6 +30,9 @@ from fiftyk_referee.domain.transcripts import (
     RESULT_FORMAT,
     TRANSCRIPT_FORMAT,
     InvalidTranscript,
+    card_list,
+    is_int,
+    require,
 )
 
 TRANSCRIPT_TABLE_ID = "transcript"
@@ -47,67 +50,49 @@ class Transcript:
     actions: tuple[Any, ...]
 
 
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise InvalidTranscript(message)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def load_transcript(data: Any) -> Transcript:
     """Validate the file-level structure, ruleset and deal; raise InvalidTranscript."""
-    _require(isinstance(data, Mapping), "a transcript is a JSON object")
-    _require(data.get("format") == TRANSCRIPT_FORMAT,
-             f'"format" must be "{TRANSCRIPT_FORMAT}"')
+    require(isinstance(data, Mapping), "a transcript is a JSON object")
+    require(data.get("format") == TRANSCRIPT_FORMAT,
+            f'"format" must be "{TRANSCRIPT_FORMAT}"')
     try:
         ruleset = Ruleset.from_json(data.get("ruleset"))
         players = data.get("players")
-        _require(_is_int(players), '"players" must be an integer')
+        require(is_int(players), '"players" must be an integer')
         ruleset.check_players(players)
     except InvalidTranscript:
         raise
     except RuleError as error:
         raise InvalidTranscript(f"ruleset: {error.message}") from error
     dealer = data.get("dealer", players - 1)
-    _require(_is_int(dealer) and 0 <= dealer < players, f'"dealer" must be a seat 0..{players - 1}')
-    _require(("deck" in data) != ("hands" in data), 'give exactly one of "deck" and "hands"')
+    require(is_int(dealer) and 0 <= dealer < players, f'"dealer" must be a seat 0..{players - 1}')
+    require(("deck" in data) != ("hands" in data), 'give exactly one of "deck" and "hands"')
     deck = _deck_of(data, ruleset, players, dealer)
     leader = data.get("first_leader")
-    _require(leader is None or (_is_int(leader) and 0 <= leader < players),
-             f'"first_leader" must be a seat 0..{players - 1}')
+    require(leader is None or (is_int(leader) and 0 <= leader < players),
+            f'"first_leader" must be a seat 0..{players - 1}')
     actions = data.get("actions", [])
-    _require(isinstance(actions, list), '"actions" must be a list')
+    require(isinstance(actions, list), '"actions" must be a list')
     return Transcript(ruleset, players, dealer, tuple(deck), leader, tuple(actions))
-
-
-def _cards(value: Any, what: str) -> list[str]:
-    _require(isinstance(value, list) and all(isinstance(c, str) for c in value),
-             f"{what} must be a list of card strings")
-    try:
-        return [str(parse_card(c)) for c in value]
-    except RuleError as error:
-        raise InvalidTranscript(f"{what}: {error.message}") from error
 
 
 def _deck_of(data: Mapping[str, Any], ruleset: Ruleset, players: int, dealer: int) -> list[str]:
     if "deck" in data:
-        deck = _cards(data["deck"], '"deck"')
+        deck = card_list(data["deck"], '"deck"')
     else:
         hands = data["hands"]
-        _require(isinstance(hands, list) and len(hands) == players,
-                 f'"hands" must be a list of {players} card lists')
-        parsed = [[parse_card(c) for c in _cards(h, f"hands[{i}]")] for i, h in enumerate(hands)]
+        require(isinstance(hands, list) and len(hands) == players,
+                f'"hands" must be a list of {players} card lists')
+        parsed = [[parse_card(c) for c in card_list(h, f"hands[{i}]")] for i, h in enumerate(hands)]
         stock_given = data.get("stock", [])
-        _require(ruleset.has_stock or not stock_given, '"stock" exists only in 5/6-card games')
-        stock = [parse_card(c) for c in _cards(stock_given, '"stock"')]
+        require(ruleset.has_stock or not stock_given, '"stock" exists only in 5/6-card games')
+        stock = [parse_card(c) for c in card_list(stock_given, '"stock"')]
         total = Counter(c for h in parsed for c in h) + Counter(stock)
-        _require(total == Counter(make_deck(ruleset.packs, jokers=ruleset.jokers)),
-                 f"hands and stock must be exactly the {ruleset.deck_size}-card deck")
+        require(total == Counter(make_deck(ruleset.packs, jokers=ruleset.jokers)),
+                f"hands and stock must be exactly the {ruleset.deck_size}-card deck")
         if ruleset.has_stock:
-            _require(all(len(h) == ruleset.hand_size for h in parsed),
-                     f"every hand must hold {ruleset.hand_size} cards")
+            require(all(len(h) == ruleset.hand_size for h in parsed),
+                    f"every hand must hold {ruleset.hand_size} cards")
         lead = lead_card_of(ruleset.first_lead if ruleset.first_lead.startswith("holder")
                             else "holder:3H")
         try:
@@ -132,15 +117,15 @@ def start_hand(transcript: Transcript) -> Hand:
     if transcript.first_leader is not None and rules.first_lead != "previous_first_out":
         derived = first_leader(rules, transcript.deck, transcript.players, transcript.dealer,
                                None)
-        _require(derived == transcript.first_leader,
-                 f'"first_leader" {transcript.first_leader} contradicts the deal (seat'
-                 f" {derived} leads under first_lead={rules.first_lead})")
+        require(derived == transcript.first_leader,
+                f'"first_leader" {transcript.first_leader} contradicts the deal (seat'
+                f" {derived} leads under first_lead={rules.first_lead})")
     return hand
 
 
 def apply_action(hand: Hand, action: Any) -> None:
     """Judge one action; raises RuleError with the reason when it cannot be accepted."""
-    if not isinstance(action, Mapping) or not _is_int(action.get("seat")):
+    if not isinstance(action, Mapping) or not is_int(action.get("seat")):
         raise RuleError(Reason.INVALID_ACTION,
                         'an action is {"seat": s, "play": [cards]} or {"seat": s, "pass": true}')
     seat = action["seat"]

@@ -28,6 +28,9 @@ from fiftyk_referee.domain.transcripts import (
     RESULT_FORMAT,
     TRANSCRIPT_FORMAT,
     InvalidTranscript,
+    card_list,
+    is_int,
+    require,
 )
 
 TRANSCRIPT_TABLE_ID = "transcript"
@@ -48,71 +51,53 @@ class ShengjiTranscript:
     actions: tuple[Any, ...]
 
 
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise InvalidTranscript(message)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _cards(value: Any, what: str) -> list[str]:
-    _require(isinstance(value, list) and all(isinstance(c, str) for c in value),
-             f"{what} must be a list of card strings")
-    try:
-        return [str(parse_card(c)) for c in value]
-    except RuleError as error:
-        raise InvalidTranscript(f"{what}: {error.message}") from error
-
-
 def load_transcript(data: Any) -> ShengjiTranscript:
     """Validate the file-level structure, ruleset and deal; raise InvalidTranscript."""
-    _require(isinstance(data, Mapping), "a transcript is a JSON object")
-    _require(data.get("format") == TRANSCRIPT_FORMAT, f'"format" must be "{TRANSCRIPT_FORMAT}"')
-    _require(data.get("game") == GAME_NAME, f'"game" must be "{GAME_NAME}"')
+    require(isinstance(data, Mapping), "a transcript is a JSON object")
+    require(data.get("format") == TRANSCRIPT_FORMAT, f'"format" must be "{TRANSCRIPT_FORMAT}"')
+    require(data.get("game") == GAME_NAME, f'"game" must be "{GAME_NAME}"')
     try:
         rules = ShengjiRules.from_json(data.get("ruleset"))
     except RuleError as error:
         raise InvalidTranscript(f"ruleset: {error.message}") from error
-    _require(data.get("players", PLAYERS) == PLAYERS and _is_int(data.get("players", PLAYERS)),
-             '"players" must be 4')
+    require(data.get("players", PLAYERS) == PLAYERS and is_int(data.get("players", PLAYERS)),
+            '"players" must be 4')
     dealer = data.get("dealer")
-    _require(dealer is None or (_is_int(dealer) and 0 <= dealer < PLAYERS),
-             '"dealer" must be a seat 0..3 or null')
+    require(dealer is None or (is_int(dealer) and 0 <= dealer < PLAYERS),
+            '"dealer" must be a seat 0..3 or null')
     levels = data.get("levels", [rules.start_level] * 2)
-    _require(isinstance(levels, list) and len(levels) == len(("team 0", "team 1"))
-             and all(lv in LEVELS for lv in levels), f'"levels" are two of {" ".join(LEVELS)}')
-    _require(dealer is not None or levels[0] == levels[1],
-             'a first hand ("dealer": null) needs equal "levels"')
+    require(isinstance(levels, list) and len(levels) == len(("team 0", "team 1"))
+            and all(lv in LEVELS for lv in levels), f'"levels" are two of {" ".join(LEVELS)}')
+    require(dealer is not None or levels[0] == levels[1],
+            'a first hand ("dealer": null) needs equal "levels"')
     room = data.get("room_points", [0] * PLAYERS)
-    _require(isinstance(room, list) and len(room) == PLAYERS and all(_is_int(p) for p in room),
-             '"room_points" are four integers')
-    _require(("deck" in data) != ("hands" in data), 'give exactly one of "deck" and "hands"')
+    require(isinstance(room, list) and len(room) == PLAYERS and all(is_int(p) for p in room),
+            '"room_points" are four integers')
+    require(("deck" in data) != ("hands" in data), 'give exactly one of "deck" and "hands"')
     deck = _deck_of(data, rules, dealer)
     actions = data.get("actions", [])
-    _require(isinstance(actions, list), '"actions" must be a list')
+    require(isinstance(actions, list), '"actions" must be a list')
     return ShengjiTranscript(rules, dealer, (levels[0], levels[1]), tuple(room), tuple(deck),
                              tuple(actions))
 
 
 def _deck_of(data: Mapping[str, Any], rules: ShengjiRules, dealer: int | None) -> list[str]:
     if "deck" in data:
-        deck = _cards(data["deck"], '"deck"')
+        deck = card_list(data["deck"], '"deck"')
     else:
         hands = data["hands"]
-        _require(isinstance(hands, list) and len(hands) == PLAYERS,
-                 '"hands" must be a list of 4 card lists')
-        parsed = [_cards(h, f"hands[{i}]") for i, h in enumerate(hands)]
-        _require(all(len(h) == rules.hand_size for h in parsed),
-                 f"every hand must hold {rules.hand_size} cards")
-        kitty = _cards(data.get("kitty"), '"kitty"')
-        _require(len(kitty) == rules.kitty_size, f'"kitty" must hold {rules.kitty_size} cards')
+        require(isinstance(hands, list) and len(hands) == PLAYERS,
+                '"hands" must be a list of 4 card lists')
+        parsed = [card_list(h, f"hands[{i}]") for i, h in enumerate(hands)]
+        require(all(len(h) == rules.hand_size for h in parsed),
+                f"every hand must hold {rules.hand_size} cards")
+        kitty = card_list(data.get("kitty"), '"kitty"')
+        require(len(kitty) == rules.kitty_size, f'"kitty" must hold {rules.kitty_size} cards')
         first = 0 if dealer is None else (dealer + 1) % PLAYERS
         deck = [parsed[(first + i) % PLAYERS][r]
                 for r in range(rules.hand_size) for i in range(PLAYERS)] + kitty
-    _require(Counter(parse_card(c) for c in deck) == Counter(make_deck(rules.packs, jokers=True)),
-             f"the deal must be exactly the {rules.deck_size} cards of {rules.packs} pack(s)")
+    require(Counter(parse_card(c) for c in deck) == Counter(make_deck(rules.packs, jokers=True)),
+            f"the deal must be exactly the {rules.deck_size} cards of {rules.packs} pack(s)")
     return deck
 
 
@@ -132,7 +117,7 @@ def _card_list(action: Mapping[str, Any], name: str) -> list[Any]:
 
 def apply_action(hand: ShengjiHand, action: Any) -> None:
     """Judge one action; raises RuleError with the reason when it cannot be accepted."""
-    if not isinstance(action, Mapping) or not _is_int(action.get("seat")):
+    if not isinstance(action, Mapping) or not is_int(action.get("seat")):
         raise RuleError(Reason.INVALID_ACTION,
                         'an action is {"seat": s, "declare"|"bury"|"play": [cards]}')
     kinds = [k for k in ("declare", "bury", "play", "pass") if k in action]
