@@ -11,7 +11,6 @@ import asyncio
 import functools
 import os
 import random
-import resource
 import subprocess
 import sys
 import threading
@@ -99,20 +98,27 @@ class ServeProcess:
         return self.stderr_path.read_text(encoding="utf-8").splitlines()
 
 
+# Set RLIMIT_NOFILE to argv[1], then exec argv[2:].
+FILE_LIMIT_SHIM = ("import os, resource, sys; limit = int(sys.argv[1]);"
+                   " resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit));"
+                   " os.execv(sys.argv[2], sys.argv[2:])")
+
+
 def start_serve(args: Sequence[str], env: Mapping[str, str], stderr_path: Path, *,
                 file_limit: int | None = None) -> ServeProcess:
     """Start `fiftyk serve ARGS` and wait for its `fiftyk serving grpc=... metrics=...` line
     (with `file_limit`: under that limit of open file descriptors, RLIMIT_NOFILE)."""
     full_env = {**os.environ, **env}
-
-    def limit_files() -> None:
-        if file_limit is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (file_limit, file_limit))
-
+    command = [FIFTYK, "serve", *args]
+    if file_limit is not None:
+        # The limit is set by a small Python that then becomes `fiftyk serve` (exec keeps the
+        # process), not by a `preexec_fn`: that runs Python in a child forked from this
+        # process while its gRPC threads run, and gRPC's state copied so mid-call once crashed
+        # the child before it could exec (seen under load).
+        command = [sys.executable, "-c", FILE_LIMIT_SHIM, str(file_limit), *command]
     with stderr_path.open("w", encoding="utf-8") as stderr:
-        process = subprocess.Popen([FIFTYK, "serve", *args], cwd=REPO, env=full_env,
-                                   stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                   preexec_fn=limit_files if file_limit else None)
+        process = subprocess.Popen(command, cwd=REPO, env=full_env, stdout=subprocess.PIPE,
+                                   stderr=stderr, text=True)
     if process.stdout is None:  # pragma: no cover - stdout=PIPE always gives one
         raise RuntimeError("no stdout")
     first = process.stdout.readline()

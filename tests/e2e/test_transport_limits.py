@@ -165,6 +165,7 @@ def test_idle_connections_past_the_descriptor_limit_leave_the_server_serving(
 ) -> None:
     with serving(tmp_path, "--transport-limits", "idle=3",
                  file_limit=FILE_LIMIT) as (served, server, probe):
+        assert server.rlimit(psutil.RLIMIT_NOFILE) == (FILE_LIMIT, FILE_LIMIT)
         baseline = server.memory_info().rss
         with probe.running():
             idle = IdleConnections("127.0.0.1", served.grpc_port, IDLE_CONNECTIONS,
